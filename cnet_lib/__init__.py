@@ -12,3 +12,4 @@ from .presets import PRESETS, preset_name, select_preset
 from .schemes import Tableau, get_scheme, register_scheme, scheme_names
 
 __version__ = "0.1.0"
+from .models import ContinuousNet, PreActResidual, Stitch, count_parameters, wide_continuous_net

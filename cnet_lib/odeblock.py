@@ -30,7 +30,6 @@ from typing import Iterator, Optional, Union
 
 import torch
 from torch import nn
-from torch.func import functional_call
 
 from .bases import Basis, CoefficientMap, PiecewiseConstant, _piece, make_basis
 from .integrate import StagePosition, check_n_steps, integrate_positions
@@ -153,15 +152,19 @@ class OdeBlock(nn.Module):
                     self.register_buffer("bn" + _SEP + _key(full), buf.detach().unsqueeze(0).repeat(self.basis.n_intervals, 1))
                     bn_names.append(full)
         self._bn_names = tuple(bn_names)
-        # strip R's own tensors: it is a pure function of (x, θ) from now on
+        # strip R's own tensors: it is a pure function of (x, θ) from now on; each becomes
+        # a plain attribute holding a shape-only placeholder
+        self._slots: dict[str, tuple[nn.Module, str]] = {}
+        self._placeholders: dict[str, torch.Tensor] = {}
         for n in self._param_names + self._bn_names:
             mod, attr = _owner(residual, n)
-            shape = getattr(mod, attr).shape
+            self._placeholders[n] = torch.empty(getattr(mod, attr).shape, device="meta")
             if attr in mod._parameters:
                 del mod._parameters[attr]
             else:
                 del mod._buffers[attr]
-            object.__setattr__(mod, attr, torch.empty(shape, device="meta"))
+            object.__setattr__(mod, attr, self._placeholders[n])
+            self._slots[n] = (mod, attr)
         self.residual = residual
         if self.skip_init:
             self.skip_gain = nn.Parameter(torch.zeros(m))
@@ -193,9 +196,13 @@ class OdeBlock(nn.Module):
         return getattr(self, "bn" + _SEP + _key(name))
 
     # ------------------------------------------------------------------ θ(t)
-    def _tensors_at(self, tau: Fraction, side: int) -> dict[str, torch.Tensor]:
+    def _pieces(self) -> dict[str, tuple[torch.Tensor, ...]]:
+        """θ̂_β of every parameter as views (one unbind per forward: one gradient op each)."""
+        return {n: self.coeffs[_key(n)].unbind(0) for n in self._param_names}
+
+    def _tensors_at(self, tau: Fraction, side: int, pieces) -> dict[str, torch.Tensor]:
         w = self.basis.weights(tau, side)
-        out = {n: _blend(self.coeffs[_key(n)], w) for n in self._param_names}
+        out = {n: _blend(pieces[n], w) for n in self._param_names}
         if self._bn_names:
             piece = _piece(tau, self.basis.n_intervals, side)
             for n in self._bn_names:
@@ -219,16 +226,31 @@ class OdeBlock(nn.Module):
             return torch.tensor(self.epsilon)
         return self.epsilon * _blend(self.skip_gain, self.basis.weights(tau, side))
 
-    def rate(self, pos: StagePosition, x: torch.Tensor) -> torch.Tensor:
+    def _call_residual(self, tensors: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        """R(x, θ): what ``functional_call(self.residual, tensors, (x,))`` does, minus its
+        bookkeeping (R's parameters are plain attributes here, so setting them is enough)."""
+        slots = self._slots
+        try:
+            for n, t in tensors.items():
+                mod, attr = slots[n]
+                mod.__dict__[attr] = t
+            return self.residual(x)
+        finally:
+            for n in tensors:
+                mod, attr = slots[n]
+                mod.__dict__[attr] = self._placeholders[n]
+
+    def rate(self, pos: StagePosition, x: torch.Tensor, pieces=None) -> torch.Tensor:
         """ε s(t) R(x, θ(t)) at the exact stage position ``pos``."""
-        w = self.basis.weights(pos.tau, pos.side)
-        r = functional_call(self.residual, self._tensors_at(pos.tau, pos.side), (x,))
+        pieces = self._pieces() if pieces is None else pieces
+        r = self._call_residual(self._tensors_at(pos.tau, pos.side, pieces), x)
         if self.skip_init:
-            return (self.epsilon * _blend(self.skip_gain, w)) * r
+            return (self.epsilon * _blend(self.skip_gain, self.basis.weights(pos.tau, pos.side))) * r
         return r if self.epsilon == 1.0 else self.epsilon * r
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return integrate_positions(self.rate, x, self.scheme, self.n_steps, (0.0, self.T))
+        pieces = self._pieces()
+        return integrate_positions(lambda pos, z: self.rate(pos, z, pieces), x, self.scheme, self.n_steps, (0.0, self.T))
 
     # ------------------------------------------------------------------ manifestation
     def manifest(self, scheme: Union[str, Tableau, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
