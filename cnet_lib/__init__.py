@@ -11,5 +11,18 @@ from .odeblock import OdeBlock, remap_optimizer_state
 from .presets import PRESETS, preset_name, select_preset
 from .schemes import Tableau, get_scheme, register_scheme, scheme_names
 
-__version__ = "0.1.0"
 from .models import ContinuousNet, PreActResidual, Stitch, count_parameters, wide_continuous_net
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # numerics
+    "Tableau", "get_scheme", "register_scheme", "scheme_names",
+    "StagePosition", "integrate", "integrate_positions", "stage_positions", "step_times",
+    "Basis", "CoefficientMap", "PiecewiseConstant", "PiecewiseLinear", "Legendre", "basis_names", "make_basis",
+    "OdeBlock", "remap_optimizer_state",
+    # models
+    "ContinuousNet", "PreActResidual", "Stitch", "count_parameters", "wide_continuous_net",
+    # run settings
+    "PRESETS", "preset_name", "select_preset", "default_device",
+]

@@ -185,7 +185,7 @@ class Tableau:
             lines.append(f"{str(self.c[i]):>{w}} | {cells}")
         lines.append("-" * (w + 3 + s * (w + 1)))
         lines.append(" " * w + " | " + " ".join(f"{str(v):>{w}}" for v in self.b))
-        return f"{self.name} (order {self.order}, {s} stages)\n" + "\n".join(lines)
+        return f"{self.name} (order {self.order}, {s} stage{'s' if s > 1 else ''})\n" + "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- registry

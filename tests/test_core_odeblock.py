@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from cnet_lib import OdeBlock, get_scheme, scheme_names, stage_positions
+from cnet_lib import OdeBlock, get_scheme
 
 
 class Recorder(nn.Module):
@@ -224,16 +224,37 @@ def test_refine_carries_sgd_momentum():
         opt.zero_grad()
         block(torch.randn(4, 6)).pow(2).sum().backward()
         opt.step()
-    w = block.coefficient("0.weight")
-    buf = opt.state[w]["momentum_buffer"].clone()
+    old = block.coefficient("0.weight")
+    buf = opt.state[old]["momentum_buffer"].clone()
     block.refine(opt)
-    assert block.coefficient("0.weight") is w  # same Parameter: the optimizer still holds it
-    new_buf = opt.state[w]["momentum_buffer"]
+    new = block.coefficient("0.weight")
+    assert new is not old and old not in opt.state
+    held = [p for g in opt.param_groups for p in g["params"]]
+    assert any(p is new for p in held) and not any(p is old for p in held)
+    assert {id(p) for p in held} == {id(p) for p in block.parameters()}
+    new_buf = opt.state[new]["momentum_buffer"]
     assert new_buf.shape == (4, 6, 6)
     assert torch.equal(new_buf[0], buf[0]) and torch.equal(new_buf[1], buf[0]) and torch.equal(new_buf[3], buf[1])
     opt.zero_grad()
     block(torch.randn(4, 6)).pow(2).sum().backward()
     opt.step()  # shapes agree: no error
+    assert not torch.equal(block.coefficient("0.weight")[0], block.coefficient("0.weight")[1])
+
+
+def test_refine_with_a_live_graph_gives_gradients_of_the_new_shape():
+    """A loss from before refine() that is still alive must not fold the new gradients back."""
+    torch.manual_seed(10)
+    block = OdeBlock(mlp(), 2)
+    opt = torch.optim.SGD(block.parameters(), lr=0.1, momentum=0.9)
+    loss = block(torch.randn(3, 6)).pow(2).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    block.refine(opt)  # `loss` and its graph are still alive here
+    opt.zero_grad()
+    block(torch.randn(3, 6)).pow(2).sum().backward()
+    for name, p in block.named_parameters():
+        assert p.grad is not None and p.grad.shape == p.shape, name
+    assert loss.requires_grad
 
 
 def test_state_dict_round_trip_and_refusal():

@@ -1,0 +1,178 @@
+"""The setup cell of every chapter: ``from cnet_lib.notebook import setup; ctx = setup()``.
+
+:func:`setup` seeds the random generators, chooses how plotly figures are displayed, and
+prints the run-size preset, the device and the torch version.  Importing this module changes
+nothing; only calling :func:`setup` does.
+
+Plotly and the static book
+--------------------------
+In a Jupyter kernel plotly (>= 6) displays a figure by default with the
+``application/vnd.plotly.v1+json`` mime type only.  The book's HTML writer (myst-nb) cannot
+render that mime type, so the figure would be *dropped* from the built page (myst-nb warns
+``mystnb.unknown_mime_type``, and the book build, run with ``-W``, fails).  :func:`setup`
+therefore makes the renderer ``"cnet_book"`` the default: each figure becomes ``text/html``
+only (a ``<div>`` and the ``Plotly.newPlot`` call; no CDN, no MathJax download), and plotly.js
+itself is displayed once, inline, in the setup cell's output.  The built pages thus work
+offline, and so do Jupyter, JupyterLab and VS Code (which run the scripts of the outputs of a
+notebook executed in the session).  On Google Colab plotly's own ``colab`` renderer is kept.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional
+
+__all__ = ["NotebookContext", "setup", "in_colab", "BOOK_RENDERER", "figure_html", "plotlyjs_html"]
+
+BOOK_RENDERER = "cnet_book"
+_DEFAULT_RENDERERS = BOOK_RENDERER
+
+
+@dataclass(frozen=True)
+class NotebookContext:
+    """What :func:`setup` chose: ``ctx.preset``, ``ctx.device``, ``ctx.seed``, ..."""
+
+    preset: str
+    device: Any  # torch.device
+    seed: int
+    torch_version: str
+    in_colab: bool
+    plotly_renderer: str
+
+    def __str__(self) -> str:
+        return f"preset={self.preset} device={self.device} torch={self.torch_version}"
+
+
+def in_colab() -> bool:
+    """True inside a Google Colab runtime."""
+    return "google.colab" in sys.modules
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
+
+
+def _book_renderer():
+    """A ``text/html`` renderer that expects plotly.js already on the page (see module doc)."""
+    from plotly.io._base_renderers import HtmlRenderer
+
+    class BookHtmlRenderer(HtmlRenderer):
+        def __init__(self):
+            super().__init__(connected=False, full_html=False, global_init=False, include_plotlyjs=False)
+
+        def activate(self):  # plotly.js is displayed once by setup(), not per figure
+            pass
+
+        def to_mimebundle(self, fig_dict):
+            return {"text/html": figure_html(fig_dict)}
+
+    return BookHtmlRenderer()
+
+
+def figure_html(fig, include_plotlyjs: Any = False) -> str:
+    """The HTML ``<div>`` of a figure, for pages that already load plotly.js.
+
+    No MathJax is requested (the book's pages and Jupyter load their own), so figure texts
+    should use Unicode (Δt, ε, θ) rather than ``$...$``.
+    """
+    import plotly.io as pio
+
+    return pio.to_html(
+        fig,
+        include_plotlyjs=include_plotlyjs,
+        include_mathjax=False,
+        full_html=False,
+        default_width="100%",
+        default_height=480,
+        validate=False,
+        config={"responsive": True, "displaylogo": False},
+    )
+
+
+def plotlyjs_html() -> str:
+    """plotly.js (the copy shipped with the installed plotly), as one inline ``<script>``."""
+    from plotly.offline import get_plotlyjs
+
+    return (
+        "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>\n"
+        f"<script type=\"text/javascript\">{get_plotlyjs()}</script>"
+    )
+
+
+def _enable_colab_widgets() -> None:
+    """Colab renders ipywidgets >= 8 only through its custom widget manager."""
+    try:
+        import ipywidgets
+        from google.colab import output
+
+        if int(ipywidgets.__version__.split(".")[0]) >= 8:
+            output.enable_custom_widget_manager()
+    except Exception:  # not fatal: the static figures still work
+        pass
+
+
+def _configure_plotly(renderer: Optional[str]) -> str:
+    import plotly.io as pio
+
+    if BOOK_RENDERER not in pio.renderers:
+        pio.renderers[BOOK_RENDERER] = _book_renderer()
+    if renderer is None:
+        renderer = "colab" if in_colab() else _DEFAULT_RENDERERS
+    pio.renderers.default = renderer
+    if BOOK_RENDERER in renderer.split("+") and _in_ipython():
+        from IPython.display import HTML, display
+
+        display(HTML(plotlyjs_html()))
+    return renderer
+
+
+def _seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False) -> NotebookContext:
+    """Prepare a chapter: seed, plotly display, and print the preset and device.
+
+    ``renderer`` overrides the plotly renderer string (default: ``"cnet_book"``, or ``"colab"``
+    on Colab; a renderer without ``text/html`` output makes the book build fail).  The preset
+    comes from ``$CNET_PRESET`` (see :mod:`cnet_lib.presets`), the device from ``$CNET_DEVICE``
+    or CUDA availability (see :mod:`cnet_lib.device`).
+    """
+    import torch
+
+    from .device import default_device
+    from .presets import preset_name
+
+    preset = preset_name()
+    device = default_device()
+    _seed_everything(seed)
+    used = _configure_plotly(renderer)
+    if in_colab():
+        _enable_colab_widgets()
+    ctx = NotebookContext(
+        preset=preset,
+        device=device,
+        seed=seed,
+        torch_version=torch.__version__,
+        in_colab=in_colab(),
+        plotly_renderer=used,
+    )
+    if not quiet:
+        where = "Google Colab" if ctx.in_colab else "local"
+        gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
+        print(f"preset: {preset}   (set CNET_PRESET=smoke|cpu|gpu|paper to change it)")
+        print(f"device: {device}{gpu}   torch {torch.__version__}   [{where}]")
+        if device.type == "cpu" and "CNET_PRESET" not in os.environ and ctx.in_colab:
+            print("tip: Runtime > Change runtime type > GPU runs the 'gpu' preset")
+    return ctx

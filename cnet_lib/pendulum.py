@@ -1,0 +1,472 @@
+"""The nonlinear pendulum of the paper's Section 3: exact solution, data, ODE-Net and its training.
+
+The pendulum is the first-order system x = [ρ, v],
+
+.. math::
+
+    \\dot\\rho = v, \\qquad \\dot v = -g \\sin\\rho, \\qquad \\text{i.e.}\\quad \\dot x = f(x),
+
+with ``g = 9.81``, ``ρ(0) = 3π/4`` and ``v(0) = 0`` as in the paper.
+
+*Ground truth is exact.*  With ``k = sin(ρ0/2)``, parameter ``m = k²`` (scipy's
+convention: ``ellipj(u, m)`` and ``ellipk(m)`` take the parameter ``m``, not the
+modulus ``k``), ``ω0 = √g`` and the quarter period ``K = K(m)``,
+
+.. math::
+
+    \\rho(t) = 2 \\arcsin\\big(k\\, \\mathrm{sn}(K - \\omega_0 t \\mid m)\\big), \\qquad
+    v(t) = -2 k \\omega_0\\, \\mathrm{cn}(K - \\omega_0 t \\mid m),
+
+for any amplitude ``|ρ0| < π``; the period is ``4K/ω0``.
+
+*The ODE-Net.*  The paper learns a rate ``G(x) = A tanh(W x + b)`` (50 hidden units) and
+embeds it in one step of a Runge–Kutta scheme, ``F(x_k) = step(G, x_k, Δt_data)``, trained on
+the one-step loss ``Σ_k ‖F(x_k) − x_{k+1}‖²`` over states sampled every ``Δt_data``.  The step is
+computed with torchdiffeq's fixed-grid ``odeint`` (as in the paper) when torchdiffeq has the
+scheme, otherwise with :func:`cnet_lib.integrate`; the two agree to round-off (tested).
+
+Nothing here runs at import time.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from .integrate import integrate
+from .schemes import Tableau, get_scheme
+
+__all__ = [
+    "G",
+    "RHO0",
+    "TORCHDIFFEQ_METHODS",
+    "PendulumData",
+    "ODENet",
+    "TrainResult",
+    "exact_solution",
+    "true_rate",
+    "true_rate_fn",
+    "energy",
+    "period",
+    "make_data",
+    "one_step",
+    "rollout",
+    "global_error",
+    "train_odenet",
+    "one_torch_thread",
+]
+
+G = 9.81
+"""Gravitational acceleration g used by the paper (unit pendulum length)."""
+RHO0 = 3 * math.pi / 4
+"""The paper's initial angle ρ(0) = 3π/4 (released from rest)."""
+
+TORCHDIFFEQ_METHODS = {
+    "euler": "euler",
+    "midpoint": "midpoint",
+    "heun": "heun2",
+    "rk4_38": "rk4",
+}
+"""``cnet_lib`` scheme name -> torchdiffeq fixed-grid method with the *same* Butcher tableau.
+
+torchdiffeq 0.2's fixed-grid solvers are ``euler``, ``midpoint``, ``heun2``, ``heun3``, ``rk4``
+(Kutta's 3/8 rule, i.e. our ``rk4_38``) and the multistep Adams methods.  It has no classic
+RK4, Ralston or Kutta's RK3 (its ``heun3`` is a different third-order tableau), so for
+``rk4_classic``, ``ralston`` and ``rk3`` the step is computed with :func:`cnet_lib.integrate`.
+"""
+
+
+# --------------------------------------------------------------------------- exact solution
+def _check_amplitude(rho0: float) -> float:
+    rho0 = float(rho0)
+    if not abs(rho0) < math.pi:
+        raise ValueError(
+            f"rho0 = {rho0!r}: the elliptic-function solution covers oscillations |ρ0| < π "
+            "(at ρ0 = π the pendulum balances upside down and the period is infinite)"
+        )
+    return rho0
+
+
+def exact_solution(t, rho0: float = RHO0, g: float = G) -> np.ndarray:
+    """The exact state ``[ρ(t), v(t)]`` of the pendulum released from rest at ``ρ0``.
+
+    ``ρ(t) = 2 arcsin(k sn(K − ω0 t | m))`` and ``v(t) = −2 k ω0 cn(K − ω0 t | m)`` with
+    ``k = sin(ρ0/2)``, ``m = k²``, ``K = K(m)``, ``ω0 = √g``.  Vectorised over ``t`` (any
+    shape; a scalar gives shape ``(2,)``); returns float64 with a trailing axis of size 2
+    (columns ρ, v), so ``len(t)`` times give an array of shape ``(len(t), 2)``.
+    """
+    from scipy.special import ellipj, ellipk  # scipy is imported only when needed
+
+    rho0 = _check_amplitude(rho0)
+    if g <= 0:
+        raise ValueError(f"g must be positive, got {g!r}")
+    t = np.asarray(t, dtype=np.float64)
+    k = math.sin(rho0 / 2)
+    m = k * k
+    K = float(ellipk(m))
+    w0 = math.sqrt(g)
+    # sn and cn have period 4K; reducing the argument keeps the AGM algorithm accurate.
+    u = np.mod(K - w0 * t, 4 * K)
+    sn, cn, _, _ = ellipj(u, m)
+    rho = 2 * np.arcsin(np.clip(k * sn, -1.0, 1.0))
+    v = -2 * k * w0 * cn
+    return np.stack([rho, v], axis=-1)
+
+
+def period(rho0: float = RHO0, g: float = G) -> float:
+    """The period ``4 K(m) / √g`` of the oscillation with amplitude ``ρ0`` (``m = sin²(ρ0/2)``)."""
+    from scipy.special import ellipk
+
+    rho0 = _check_amplitude(rho0)
+    return 4 * float(ellipk(math.sin(rho0 / 2) ** 2)) / math.sqrt(g)
+
+
+def true_rate(x, g: float = G):
+    """The true rate ``f(x) = [v, −g sin ρ]`` for ``x = [..., 2]`` (numpy array or torch tensor)."""
+    if isinstance(x, torch.Tensor):
+        return torch.stack([x[..., 1], -g * torch.sin(x[..., 0])], dim=-1)
+    x = np.asarray(x, dtype=np.float64)
+    return np.stack([x[..., 1], -g * np.sin(x[..., 0])], axis=-1)
+
+
+def true_rate_fn(g: float = G) -> Callable[[float, torch.Tensor], torch.Tensor]:
+    """``f(t, x)``: the true rate in the signature :func:`cnet_lib.integrate` and torchdiffeq expect."""
+    return lambda t, x: true_rate(x, g)
+
+
+def energy(x, g: float = G):
+    """The energy ``E = v²/2 − g cos ρ`` (per unit mass and length), conserved by the exact flow."""
+    if isinstance(x, torch.Tensor):
+        return 0.5 * x[..., 1] ** 2 - g * torch.cos(x[..., 0])
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x[..., 1] ** 2 - g * np.cos(x[..., 0])
+
+
+# --------------------------------------------------------------------------- data
+def _n_intervals(T: float, dt: float, what: str = "T_data / Δt_data") -> int:
+    n = T / dt
+    N = int(round(n))
+    if N < 1 or abs(n - N) > 1e-9 * max(1.0, n):
+        raise ValueError(f"{what} = {T!r} / {dt!r} = {n!r} must be a positive integer")
+    return N
+
+
+@dataclass(frozen=True)
+class PendulumData:
+    """States ``x_k = [ρ(t_k), v(t_k)]`` at ``t_k = k Δt_data``, k = 0..N, from the exact solution.
+
+    ``t``: shape (N+1,); ``x``: shape (N+1, 2), float64 numpy.  :meth:`pairs` gives the
+    training pairs ``(x_k, x_{k+1})`` as float64 torch tensors of shape (N, 2).
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    dt_data: float
+    T_data: float
+    rho0: float = RHO0
+    g: float = G
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.t) - 1
+
+    def pairs(self, device: Optional[torch.device] = None) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.as_tensor(self.x, dtype=torch.float64, device=device)
+        return x[:-1], x[1:]
+
+
+def make_data(dt_data: float = 0.01, T_data: float = 10.0, rho0: float = RHO0, g: float = G) -> PendulumData:
+    """Sample the exact trajectory every ``Δt_data`` over ``[0, T_data]`` (``T_data/Δt_data`` must be an integer)."""
+    N = _n_intervals(T_data, dt_data)
+    t = dt_data * np.arange(N + 1)
+    return PendulumData(t=t, x=exact_solution(t, rho0, g), dt_data=float(dt_data), T_data=float(T_data), rho0=rho0, g=g)
+
+
+# --------------------------------------------------------------------------- the ODE-Net
+class ODENet(nn.Module):
+    """The learned rate ``G(x) = A tanh(W x + b)``: W is (hidden, 2), b (hidden,), A (2, hidden).
+
+    ``forward(x)`` evaluates G on ``x`` of shape (..., 2); :meth:`rate` is the same as
+    ``G(t, x)`` for integrators (the pendulum is autonomous, t is ignored).
+    """
+
+    def __init__(self, hidden: int = 50, dim: int = 2):
+        super().__init__()
+        self.hidden = hidden
+        self.inner = nn.Linear(dim, hidden)  # W, b
+        self.outer = nn.Linear(hidden, dim, bias=False)  # A
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.outer(torch.tanh(self.inner(x)))
+
+    def rate(self, t, x: torch.Tensor) -> torch.Tensor:
+        return self(x)
+
+
+class _TimeFree(nn.Module):
+    """Wrap ``G(x)`` as ``func(t, x)`` for torchdiffeq (which calls ``func(t, y)``)."""
+
+    def __init__(self, G: Callable[[torch.Tensor], torch.Tensor]):
+        super().__init__()
+        self.G = G
+
+    def forward(self, t, x):
+        return self.G(x)
+
+
+def _as_rate(G) -> Callable[[float, torch.Tensor], torch.Tensor]:
+    """``G(x)`` (an :class:`ODENet`, or :func:`true_rate`) as ``f(t, x)`` for :func:`cnet_lib.integrate`."""
+    return lambda t, x: G(x)
+
+
+def _backend_for(scheme: Union[str, Tableau], backend: str) -> str:
+    tab = get_scheme(scheme)
+    if backend not in ("auto", "torchdiffeq", "cnet"):
+        raise ValueError(f"backend must be 'auto', 'torchdiffeq' or 'cnet', got {backend!r}")
+    if backend == "torchdiffeq" and tab.name not in TORCHDIFFEQ_METHODS:
+        raise ValueError(
+            f"torchdiffeq has no fixed-grid method with the tableau of {tab.name!r}; "
+            f"it covers {sorted(TORCHDIFFEQ_METHODS)} (its 'rk4' is our 'rk4_38'). Use backend='cnet'."
+        )
+    if backend == "auto":
+        return "torchdiffeq" if tab.name in TORCHDIFFEQ_METHODS else "cnet"
+    return backend
+
+
+def one_step(G, x: torch.Tensor, scheme: Union[str, Tableau], dt: float, backend: str = "auto") -> torch.Tensor:
+    """One step ``F(x) = step(G, x, Δt)`` of ``scheme`` for the autonomous rate ``G(x)``; batched over x.
+
+    ``backend='torchdiffeq'`` calls ``odeint(func, x, [0, Δt], method=m, options={'step_size': Δt})``
+    as the paper did (``m`` from :data:`TORCHDIFFEQ_METHODS`); ``'cnet'`` uses
+    :func:`cnet_lib.integrate` with one step; ``'auto'`` (default) picks torchdiffeq when it has
+    the scheme and cnet_lib otherwise (e.g. ``rk4_classic``).
+    """
+    tab = get_scheme(scheme)
+    dt = float(dt)
+    which = _backend_for(tab, backend)
+    if which == "torchdiffeq":
+        from torchdiffeq import odeint
+
+        t = torch.tensor([0.0, dt], dtype=x.dtype, device=x.device)
+        return odeint(_TimeFree(G), x, t, method=TORCHDIFFEQ_METHODS[tab.name], options={"step_size": dt})[-1]
+    return integrate(_as_rate(G), x, tab, 1, t_span=(0.0, dt))
+
+
+def rollout(
+    G,
+    x0,
+    scheme: Union[str, Tableau],
+    dt: float,
+    n_steps: int,
+    backend: str = "cnet",
+) -> torch.Tensor:
+    """Roll the scheme out from ``x0`` for ``N_t = n_steps`` steps of size ``Δt``: x_{n+1} = step(G, x_n, Δt).
+
+    Returns the float64 path of shape ``(n_steps + 1, *x0.shape)``, without gradients.  ``G``
+    is a rate ``G(x)`` (e.g. a trained :class:`ODENet`), or use ``G=true_rate`` for the true
+    rate f.  ``backend='cnet'`` (default, fastest) uses :func:`cnet_lib.integrate`;
+    ``'torchdiffeq'`` calls torchdiffeq's ``odeint`` on the exact grid ``t_n = n Δt``.
+    """
+    tab = get_scheme(scheme)
+    x0 = torch.as_tensor(x0, dtype=torch.float64)
+    dt = float(dt)
+    with torch.no_grad():
+        which = _backend_for(tab, backend)
+        if which == "torchdiffeq":
+            from torchdiffeq import odeint
+
+            t = dt * torch.arange(n_steps + 1, dtype=torch.float64)
+            return odeint(_TimeFree(G), x0, t, method=TORCHDIFFEQ_METHODS[tab.name])
+        return integrate(_as_rate(G), x0, tab, int(n_steps), t_span=(0.0, dt * n_steps), return_path=True)
+
+
+def global_error(path, t_final: float, rho0: float = RHO0, g: float = G) -> float:
+    """The global error ``E = ‖x_N − x(t_final)‖₂`` of a rolled-out path whose last state is at ``t_final``.
+
+    Non-finite paths (a blown-up rollout) give ``inf``.
+    """
+    xN = np.asarray(path[-1].detach().cpu() if isinstance(path, torch.Tensor) else path[-1], dtype=np.float64)
+    if not np.all(np.isfinite(xN)):
+        return math.inf
+    return float(np.linalg.norm(xN - exact_solution(t_final, rho0, g)))
+
+
+# --------------------------------------------------------------------------- training
+@contextlib.contextmanager
+def one_torch_thread(n: int = 1) -> Iterator[None]:
+    """Run the block with ``torch.set_num_threads(n)`` and restore the previous count afterwards.
+
+    A 2-50-2 network on 1000 pairs is far too small to share between threads: thread
+    start-up costs more than the arithmetic, and one thread is many times faster.
+    """
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+class _BarView:
+    """A notebook progress bar that also carries a one-line ``text/html`` view.
+
+    The static book renders ``text/html`` in preference to widget views (see ``_config.yml``),
+    so a finished training cell shows this line there instead of an empty widget hole.
+    """
+
+    def __init__(self, container, text: str):
+        self.container, self.text = container, text
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import html
+
+        bundle = self.container._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        bundle = dict(bundle)
+        bundle["text/html"] = f"<p><em>{html.escape(self.text)}</em></p>"
+        return bundle
+
+
+def _progress_bar(total: int, desc: str):
+    """``tqdm.auto`` progress bar; in a notebook, displayed with a static text fallback."""
+    from tqdm.auto import tqdm
+
+    try:
+        from tqdm.notebook import tqdm as notebook_tqdm
+    except ImportError:  # pragma: no cover - tqdm always ships it
+        notebook_tqdm = None
+    if notebook_tqdm is not None and isinstance(tqdm, type) and issubclass(tqdm, notebook_tqdm):
+        bar = tqdm(total=total, desc=desc, leave=False, display=False)
+        from IPython.display import display
+
+        display(_BarView(bar.container, f"{desc}: {total} training iterations (a live progress bar in Jupyter and Colab)"))
+        return bar
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+@dataclass
+class TrainResult:
+    """A trained ODE-Net and its history; pass it back as ``resume=`` to keep training.
+
+    ``losses[i]`` is the one-step loss (mean over pairs of ‖F(x_k) − x_{k+1}‖² / Δt_data²) at
+    iteration ``i``; ``seconds`` is the wall time spent training (all sessions together).
+    """
+
+    model: ODENet
+    scheme: str
+    dt_data: float
+    lr: float
+    seed: int
+    backend: str
+    losses: list = field(default_factory=list)
+    seconds: float = 0.0
+    optimizer_state: Optional[dict] = None
+
+    @property
+    def n_iters(self) -> int:
+        return len(self.losses)
+
+    @property
+    def final_loss(self) -> float:
+        return self.losses[-1] if self.losses else math.nan
+
+    def one_step_rms(self) -> float:
+        """RMS one-step residual ``sqrt(mean ‖F(x_k) − x_{k+1}‖²)`` implied by the last loss."""
+        return math.sqrt(self.final_loss) * self.dt_data
+
+
+def train_odenet(
+    data: PendulumData,
+    scheme: Union[str, Tableau],
+    n_iters: int,
+    lr: float = 1e-2,
+    lr_final: Optional[float] = 1e-4,
+    seed: int = 0,
+    hidden: int = 50,
+    backend: str = "auto",
+    resume: Optional[TrainResult] = None,
+    progress: bool = True,
+    threads: int = 1,
+) -> TrainResult:
+    """Train ``G`` so that one step of ``scheme`` maps each ``x_k`` to ``x_{k+1}``.
+
+    Full-batch Adam in float64 on the one-step loss
+
+    .. math::
+
+        L = \\frac{1}{N} \\sum_{k=0}^{N-1} \\frac{\\lVert F(x_k) - x_{k+1} \\rVert^2}{\\Delta t_\\text{data}^2},
+        \\qquad F(x_k) = \\mathrm{step}(G, x_k, \\Delta t_\\text{data}),
+
+    the paper's loss divided by Δt_data² (the same minimiser; without it the gradients are
+    ~1e-10 and Adam's ε = 1e-8 would stall the optimiser).  The learning rate decays
+    geometrically from ``lr`` to ``lr_final`` over the ``n_iters`` iterations (``lr_final=None``:
+    constant).  ``seed`` fixes the initialisation.  ``resume=`` continues a previous
+    :class:`TrainResult` for ``n_iters`` more iterations (model and Adam state are copied, the
+    original is left untouched).  Runs with ``threads`` torch threads (default 1, restored after).
+    """
+    tab = get_scheme(scheme)
+    which = _backend_for(tab, backend)
+    if n_iters < 0:
+        raise ValueError(f"n_iters must be >= 0, got {n_iters}")
+    if resume is not None:
+        if resume.scheme != tab.name or resume.dt_data != data.dt_data:
+            raise ValueError(
+                f"cannot resume a model trained with {resume.scheme!r} at Δt_data={resume.dt_data} "
+                f"as {tab.name!r} at Δt_data={data.dt_data}"
+            )
+        model = copy.deepcopy(resume.model)
+        losses = list(resume.losses)
+        seconds = resume.seconds
+    else:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+            model = ODENet(hidden).double()
+        losses, seconds = [], 0.0
+    x_in, x_out = data.pairs()
+    dt = data.dt_data
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    if resume is not None and resume.optimizer_state is not None:
+        opt.load_state_dict(copy.deepcopy(resume.optimizer_state))
+        for group in opt.param_groups:
+            group["lr"] = lr
+    gamma = 1.0 if (lr_final is None or n_iters == 0) else (lr_final / lr) ** (1.0 / n_iters)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma)
+
+    bar = _progress_bar(n_iters, f"ODE-Net({tab.name})") if progress and n_iters > 0 else None
+    t0 = time.perf_counter()
+    with one_torch_thread(threads):
+        for it in range(n_iters):
+            opt.zero_grad(set_to_none=True)
+            pred = one_step(model, x_in, tab, dt, backend=which)
+            loss = ((pred - x_out) ** 2).sum(-1).mean() / dt**2
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if bar is not None and (it % 200 == 0 or it == n_iters - 1):
+                bar.n = it + 1
+                bar.set_postfix(loss=f"{losses[-1]:.2e}", refresh=False)
+                bar.refresh()
+    if bar is not None:
+        bar.close()
+    seconds += time.perf_counter() - t0
+    return TrainResult(
+        model=model.eval(),
+        scheme=tab.name,
+        dt_data=dt,
+        lr=lr,
+        seed=seed,
+        backend=which,
+        losses=losses,
+        seconds=seconds,
+        optimizer_state=copy.deepcopy(opt.state_dict()),
+    )

@@ -1,0 +1,101 @@
+"""Live ipywidgets apps that never leave an empty hole in the static book.
+
+:func:`live_app` builds the controls and an output area that re-runs ``render_fn`` whenever a
+control changes (in Jupyter or Colab, on the GPU when there is one).  The object it returns
+displays as *one* output carrying two representations:
+
+* ``application/vnd.jupyter.widget-view+json``: the live app, which Jupyter, JupyterLab,
+  VS Code and Colab show (they prefer a widget view whenever a kernel is attached);
+* ``text/html``: the static counterpart (a plotly figure over precomputed values, with its
+  own sliders/dropdowns) and a line saying how to get the live version.
+
+The book's ``_config.yml`` ranks ``text/html`` above widget views for the HTML builder
+(``nb_mime_priority_overrides``), so the built page shows the static counterpart exactly where
+the live app sits in the notebook.  A bare widget displayed without :func:`live_app` would
+render as an empty hole in the book; ``tests/test_book_build.py`` fails on any such widget.
+"""
+from __future__ import annotations
+
+import html as _html
+from typing import Any, Callable, Mapping, Optional
+
+__all__ = ["LiveApp", "live_app", "STATIC_NOTE"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+STATIC_NOTE = (
+    "Static view of a live app: the controls below move over precomputed values. "
+    "Open this chapter in Colab or Jupyter to drive the live version."
+)
+
+
+class LiveApp:
+    """A live widget app with its static fallback figure; display it as a cell's last value."""
+
+    def __init__(self, widget, static_fig, note: str = STATIC_NOTE):
+        self.widget = widget
+        self.static_fig = static_fig
+        self.note = note
+
+    def static_html(self) -> str:
+        """The ``text/html`` shown where no widget can run (the static book)."""
+        from .notebook import figure_html
+
+        note = f'<p class="cnet-live-app-note"><em>{_html.escape(self.note)}</em></p>\n' if self.note else ""
+        return f'<div class="cnet-live-app-static">\n{note}{figure_html(self.static_fig)}\n</div>'
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        repr_bundle = getattr(self.widget, "_repr_mimebundle_", None)  # ipywidgets >= 8
+        bundle = repr_bundle(include=include, exclude=exclude) if repr_bundle else None
+        if isinstance(bundle, tuple):  # (data, metadata)
+            bundle = bundle[0]
+        bundle = dict(bundle or {})
+        if WIDGET_VIEW not in bundle:  # ipywidgets 7 (e.g. an older Colab runtime)
+            bundle[WIDGET_VIEW] = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = "Live app (" + ", ".join(self.controls) + "): run the notebook to use it."
+        return bundle
+
+    @property
+    def controls(self) -> list:
+        return list(getattr(self.widget, "_cnet_controls", {}))
+
+    def __repr__(self) -> str:
+        return f"LiveApp(controls={self.controls})"
+
+
+def live_app(
+    controls: Mapping[str, Any],
+    render_fn: Callable[..., Any],
+    static_fallback_fig,
+    *,
+    title: Optional[str] = None,
+    note: str = STATIC_NOTE,
+) -> LiveApp:
+    """A live app: ``controls`` (name -> ipywidget) drive ``render_fn(**values)``.
+
+    ``render_fn`` receives the current value of every control as a keyword argument and returns
+    what to show (a plotly figure, text, ...) or displays it itself and returns ``None``.
+    ``static_fallback_fig`` is the plotly figure (built from precomputed values, e.g. with
+    :func:`cnet_lib.figures.dropdown_slider_figure`) that the static book shows in its place.
+    """
+    import ipywidgets as W
+    from IPython.display import display
+
+    if not controls:
+        raise ValueError("live_app needs at least one control, e.g. {'n_steps': IntSlider(...)}")
+    if static_fallback_fig is None:
+        raise ValueError("live_app needs a static_fallback_fig: the static book shows it in the app's place")
+    for name, w in controls.items():
+        if not isinstance(w, W.ValueWidget):
+            raise TypeError(f"control {name!r} must be an ipywidgets value widget, got {type(w).__name__}")
+
+    def _render(**values):
+        out = render_fn(**values)
+        if out is not None:
+            display(out)
+
+    output = W.interactive_output(_render, dict(controls))
+    header = [W.HTML(f"<b>{_html.escape(title)}</b>")] if title else []
+    box = W.VBox(header + [W.HBox(list(controls.values())), output])
+    box._cnet_controls = dict(controls)
+    return LiveApp(box, static_fallback_fig, note=note)

@@ -1,0 +1,190 @@
+"""The whole book builds with warnings as errors, and its pages work in a real browser.
+
+1. ``jupyter-book build . -W --keep-going`` into a fresh folder with ``CNET_PRESET=smoke``
+   (every notebook is executed; a dropped output, e.g. a plotly figure without a ``text/html``
+   view, is a warning and so fails the build).
+2. Headless Chromium (Debian packages ``chromium`` and ``chromium-driver``, driven by selenium)
+   opens every page of ``_toc.yml`` from a local HTTP server, with every other host made
+   unreachable (the same offline conditions locally and in CI), and asserts that each plotly
+   figure drew (an SVG inside each ``.plotly-graph-div``), that no widget view was left as an
+   empty hole, and that the page logged no JavaScript error.
+
+Without Chromium the browser test skips locally and FAILS when ``CI=true``.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cnet_lib._project import colab_url
+from cnet_lib.notebook_tools import smoke_env, toc_files, toc_notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD_TIMEOUT_S = 600  # the smoke build takes well under a minute
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+INSTALL_HINT = (
+    "headless Chromium is needed for the browser test: "
+    "`apt-get install -y chromium chromium-driver` (Debian) and `pip install selenium`"
+)
+PAGES = toc_files(ROOT)
+
+
+def _jupyter_book() -> list[str]:
+    exe = Path(sys.executable).with_name("jupyter-book")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "jupyter_book.cli.main"]
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("book")
+    cmd = _jupyter_book() + ["build", str(ROOT), "-W", "--keep-going", "--path-output", str(out)]
+    t0 = time.monotonic()
+    # own process group, so that a timeout also ends the kernels the build started
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=smoke_env(ROOT), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )
+    try:
+        log, _ = proc.communicate(timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        log, _ = proc.communicate()
+        pytest.fail(f"book build still running after {BUILD_TIMEOUT_S} s; its log ends with:\n{log[-4000:]}", pytrace=False)
+    elapsed = time.monotonic() - t0
+    warnings = [ln for ln in log.splitlines() if "WARNING:" in ln or "ERROR:" in ln]
+    assert proc.returncode == 0, (
+        f"book build failed (rc={proc.returncode}, {elapsed:.0f} s):\n" + "\n".join(warnings[:40]) + "\n...\n" + log[-4000:]
+    )
+    print(f"book built in {elapsed:.1f} s")
+    return out / "_build" / "html"
+
+
+def test_book_builds_every_page(built_book):
+    missing = [p for p in PAGES if not (built_book / f"{p}.html").is_file()]
+    assert not missing, f"pages listed in _toc.yml but not built: {missing}"
+    assert (built_book / "index.html").is_file()
+    for nb in toc_notebooks(ROOT):
+        html = (built_book / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        # the badge and the launch button both point at the notebook in the repository
+        assert html.count(colab_url(nb.name)) >= 2, f"{nb.name}: Colab badge or launch button missing"
+    chapter = (built_book / "book" / "how_to_use.html").read_text(encoding="utf-8")
+    assert chapter.count('class="plotly-graph-div"') >= 3
+    assert "cnet-live-app-static" in chapter, "the live app's static counterpart is missing"
+
+
+# ----------------------------------------------------------------------------- browser
+def _browser_available() -> str | None:
+    """None when the browser test can run, else the reason it cannot."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed"
+    for exe in (CHROMIUM, CHROMEDRIVER):
+        if not Path(exe).exists():
+            return f"{exe} not found"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = _browser_available()
+    if reason:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason}; {INSTALL_HINT}", pytrace=False)
+        pytest.skip(f"{reason}; {INSTALL_HINT}")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="cnet-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in (
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", "--window-size=1280,1000", f"--user-data-dir={profile}",
+        # offline everywhere: only the local server resolves (CI has no internet anyway)
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_book)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _is_error(entry: dict, base: str) -> bool:
+    """A logged JavaScript error; failed loads of external URLs (unreachable by design) are not."""
+    if entry.get("level") != "SEVERE":
+        return False
+    if entry.get("source") == "network":
+        url = entry.get("message", "").split(" ", 1)[0]
+        return url.startswith(base) and not url.endswith("/favicon.ico")
+    return True
+
+
+FIGURE_STATE_JS = """
+return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => ({
+    id: g.id,
+    svg: g.querySelectorAll('svg.main-svg').length,
+    sliders: (g.layout && g.layout.sliders) ? g.layout.sliders.length : 0,
+    drawnSliders: g.querySelectorAll('.slider-container').length,
+}));
+"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_in_browser(page, browser, server):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get_log("browser")  # drop what earlier pages left
+    browser.get(f"{server}/{page}.html")
+    n_divs = browser.execute_script("return document.querySelectorAll('.plotly-graph-div').length")
+    try:
+        WebDriverWait(browser, 30, poll_frequency=0.2).until(
+            lambda d: all(f["svg"] > 0 for f in d.execute_script(FIGURE_STATE_JS))
+        )
+    except Exception:
+        pass  # reported below with details
+    figures = browser.execute_script(FIGURE_STATE_JS)
+    errors = [e for e in browser.get_log("browser") if _is_error(e, server)]
+    holes = browser.execute_script(
+        "return document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
+    )
+    assert len(figures) == n_divs
+    undrawn = [f["id"] for f in figures if f["svg"] == 0]
+    assert not undrawn, f"{page}: {len(undrawn)} of {len(figures)} plotly figures did not draw; console: {errors}"
+    no_slider = [f["id"] for f in figures if f["sliders"] and not f["drawnSliders"]]
+    assert not no_slider, f"{page}: figures whose sliders did not draw: {no_slider}"
+    assert holes == 0, f"{page}: {holes} widget view(s) with no static counterpart; use cnet_lib.widgets.live_app"
+    assert not errors, f"{page}: JavaScript errors: " + "\n".join(f"{e['source']}: {e['message']}" for e in errors)
+    if page == "book/how_to_use":
+        assert len(figures) >= 3 and any(f["sliders"] for f in figures)

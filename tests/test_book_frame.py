@@ -1,0 +1,426 @@
+"""The book's frame: config, notebook conventions, exercises, student export, figure/widget helpers."""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import json
+import pkgutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+import cnet_lib
+from cnet_lib import _project
+from cnet_lib.notebook_tools import (
+    cell_source,
+    cell_tags,
+    check_notebook,
+    exercise_pairs,
+    fix_notebook,
+    function_signatures,
+    read_notebook,
+    toc_files,
+    toc_notebooks,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = toc_notebooks(ROOT)
+NB_IDS = [p.stem for p in NOTEBOOKS]
+
+
+# ----------------------------------------------------------------------------- config and toc
+def test_config_repository_url_is_the_project_constant():
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert cfg["repository"]["url"] == _project.REPO_URL
+    assert cfg["repository"]["branch"] == _project.BRANCH
+    assert cfg["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert cfg["title"] == _project.BOOK_TITLE
+    assert cfg["execute"]["execute_notebooks"] == "cache"
+    assert cfg["only_build_toc_files"] is True
+    assert ".venv" in cfg["exclude_patterns"]
+    assert cfg["bibtex_bibfiles"] == ["book/references.bib"]
+
+
+def test_repo_url_is_written_in_one_place_only():
+    """Other files derive the URL from cnet_lib._project.REPO_URL (only _config.yml repeats it)."""
+    slug = _project.repo_slug()
+    offenders = []
+    for path in list((ROOT / "cnet_lib").rglob("*.py")) + list((ROOT / "book").rglob("*.md")) + list((ROOT / "tests").glob("*.py")):
+        if path.name == "_project.py" or path == Path(__file__).resolve():
+            continue
+        if slug in path.read_text(encoding="utf-8"):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"the repository URL is hard-coded in {offenders}; derive it from cnet_lib._project.REPO_URL"
+
+
+def test_toc_lists_existing_pages_in_order():
+    entries = toc_files(ROOT)
+    assert entries[0] == "book/intro"
+    for e in entries:
+        assert (ROOT / f"{e}.md").is_file() or (ROOT / f"{e}.ipynb").is_file(), f"_toc.yml lists missing page {e}"
+    for page in ("book/notation", "book/how_to_use", "book/exercises", "book/references"):
+        assert page in entries
+    chapters = [e for e in entries if (ROOT / f"{e}.ipynb").is_file()]
+    assert chapters[0] == "book/how_to_use"
+    expected_order = ["book/how_to_use", "book/pendulum_integrators", "book/resnet_euler"]
+    present = [e for e in expected_order if e in entries]
+    assert present == sorted(present, key=entries.index), "chapters out of their reading order"
+
+
+def test_colab_helpers():
+    assert _project.repo_slug() == _project.REPO_URL.removeprefix("https://github.com/")
+    url = _project.colab_url("how_to_use.ipynb")
+    assert url == f"https://colab.research.google.com/github/{_project.repo_slug()}/blob/main/book/how_to_use.ipynb"
+    assert _project.colab_url("book/how_to_use") == url
+    src = _project.colab_cell_source()
+    assert _project.REPO_URL in src and "google.colab" in src and "%pip install" in src
+    assert "torch" not in src.split("%pip install", 1)[1], "the Colab cell must never (re)install torch"
+    with pytest.raises(ValueError):
+        _project.repo_slug("https://gitlab.com/a/b")
+
+
+def test_colab_cell_installs_only_on_colab():
+    """The canonical cell, as IPython runs it: a pip install inside `if "google.colab" in sys.modules`."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    code = TransformerManager().transform_cell(_project.colab_cell_source())
+    tree = ast.parse(code)
+    ifs = [n for n in tree.body if isinstance(n, ast.If)]
+    assert len(ifs) == 1 and "google.colab" in ast.unparse(ifs[0].test)
+    assert "run_line_magic('pip'" in ast.unparse(ifs[0].body[0])
+    calls = [n for n in tree.body if not isinstance(n, (ast.If, ast.Import))]
+    assert not calls, "nothing but the guarded install may run outside Colab"
+
+
+# ----------------------------------------------------------------------------- notebooks
+def test_there_are_chapter_notebooks():
+    assert NOTEBOOKS and NOTEBOOKS[0].name == "how_to_use.ipynb"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=NB_IDS)
+def test_notebook_follows_conventions(nb_path):
+    """Badge, canonical first two cells, stripped outputs, >= 1 exercise with matching signatures."""
+    problems = check_notebook(nb_path)
+    assert not problems, f"{nb_path.name}: " + "; ".join(problems) + "  (python -m cnet_lib.notebook_tools fix " + str(nb_path.relative_to(ROOT)) + ")"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=NB_IDS)
+def test_exercise_stubs_match_solution_signatures(nb_path):
+    nb = read_notebook(nb_path)
+    pairs = exercise_pairs(nb)
+    assert pairs, "at least one exercise per chapter"
+    for stub_i, sol_i in pairs:
+        assert sol_i is not None
+        stub = function_signatures(cell_source(nb["cells"][stub_i]))
+        sol = function_signatures(cell_source(nb["cells"][sol_i]))
+        assert stub, f"cell {stub_i}: the stub defines no function"
+        for name, sig in stub.items():
+            assert sol.get(name) == sig, f"{name}: stub {sig} vs solution {sol.get(name)}"
+        assert {"solution", "hide-input"} <= set(cell_tags(nb["cells"][sol_i]))
+
+
+def test_exercise_index_lists_every_exercise():
+    index = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    missing = []
+    for nb_path in NOTEBOOKS:
+        nb = read_notebook(nb_path)
+        for stub_i, _ in exercise_pairs(nb):
+            for name in function_signatures(cell_source(nb["cells"][stub_i])):
+                if f"`{name}(" not in index or f"{{doc}}`{nb_path.stem}`" not in index:
+                    missing.append(f"{nb_path.stem}: {name}")
+    assert not missing, f"book/exercises.md lacks rows for {missing}"
+
+
+def test_signature_comparison_sees_differences():
+    assert function_signatures("def f(a, b=1, *, c):\n    raise NotImplementedError") == {"f": "(a, b=1, *, c)"}
+    assert function_signatures("def f(a, b=2, *, c):\n    return a") != function_signatures("def f(a, b=1, *, c):\n    pass")
+
+
+def _tiny_notebook(tmp_path: Path, name: str = "demo.ipynb", stub_sig: str = "(x)", sol_sig: str = "(x)") -> Path:
+    def code(src, tags=None, outputs=None):
+        return {"cell_type": "code", "execution_count": 3 if outputs else None, "metadata": {"tags": tags or []},
+                "outputs": outputs or [], "source": src}
+
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": "# Demo\n\nText."},
+            code("import sys\nif 'google.colab' in sys.modules:\n    %pip install old"),
+            code("x = 1", outputs=[{"output_type": "stream", "name": "stdout", "text": "hi"}]),
+            code(f"def f{stub_sig}:\n    raise NotImplementedError('do it')", tags=["exercise"]),
+            code(f"def f{sol_sig}:\n    return 2 * x", tags=["solution"]),
+            code("check(f)"),
+        ],
+        "metadata": {"widgets": {"state": {}}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / name
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_fix_repairs_a_notebook_and_check_finds_problems(tmp_path):
+    path = _tiny_notebook(tmp_path)
+    before = check_notebook(path)
+    assert any("Colab badge" in p for p in before)
+    assert any("Colab cell" in p for p in before)
+    assert any("outputs are not stripped" in p for p in before)
+    assert any("hide-input" in p for p in before)
+    assert fix_notebook(path) is True
+    assert check_notebook(path) == []
+    nb = read_notebook(path)
+    assert _project.colab_badge("demo.ipynb") in cell_source(nb["cells"][0])
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert cell_source(code[0]) == _project.colab_cell_source()
+    assert cell_source(code[1]) == _project.SETUP_CELL_SOURCE
+    assert fix_notebook(path) is False, "fix must be idempotent"
+
+
+def test_check_reports_signature_mismatch(tmp_path):
+    path = _tiny_notebook(tmp_path, stub_sig="(x)", sol_sig="(x, y=0)")
+    fix_notebook(path)
+    problems = check_notebook(path)
+    assert any("signature mismatch for f" in p for p in problems)
+
+
+def test_student_export(tmp_path):
+    from cnet_lib.student import export, main
+
+    written = export(tmp_path / "students", ROOT)
+    assert [p.name for p in written] == [p.name for p in NOTEBOOKS]
+    for src, dst in zip(NOTEBOOKS, written):
+        orig, stud = read_notebook(src), read_notebook(dst)
+        assert not any("solution" in cell_tags(c) for c in stud["cells"])
+        n_ex = sum("exercise" in cell_tags(c) for c in orig["cells"])
+        assert n_ex >= 1 and sum("exercise" in cell_tags(c) for c in stud["cells"]) == n_ex
+        n_sol = sum("solution" in cell_tags(c) for c in orig["cells"])
+        assert len(stud["cells"]) == len(orig["cells"]) - n_sol
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in stud["cells"] if c["cell_type"] == "code")
+        assert "widgets" not in stud["metadata"]
+    assert main([str(tmp_path / "again"), "--root", str(ROOT)]) == 0
+
+
+def test_student_version_removes_solutions_and_outputs(tmp_path):
+    from cnet_lib.student import student_version
+
+    nb = read_notebook(_tiny_notebook(tmp_path))
+    out = student_version(nb)
+    assert [cell_tags(c) for c in out["cells"]].count(["solution"]) == 0
+    assert any("exercise" in cell_tags(c) for c in out["cells"])
+    assert all(not c.get("outputs") for c in out["cells"] if c["cell_type"] == "code")
+    assert "widgets" not in out["metadata"]
+    assert any("solution" in cell_tags(c) for c in nb["cells"]), "the input notebook is not modified"
+
+
+# ----------------------------------------------------------------------------- exercises
+def test_exercise_check_passes_on_reference_and_fails_on_wrong(capsys):
+    from cnet_lib.exercises import check_observed_order, reference_observed_order
+
+    assert check_observed_order(reference_observed_order) is True
+    assert "✅ pass" in capsys.readouterr().out
+
+    def two_point(dts, errors):  # a plausible wrong answer: the last two points only
+        import math
+        return math.log(errors[-2] / errors[-1]) / math.log(dts[-2] / dts[-1])
+
+    assert check_observed_order(two_point) is False
+    out = capsys.readouterr().out
+    assert "❌ fail" in out and "hint:" in out and "expected" in out
+
+
+def test_exercise_check_is_friendly_to_stubs_and_bugs(capsys):
+    from cnet_lib.exercises import check_observed_order
+
+    def stub(dts, errors):
+        raise NotImplementedError("todo")
+
+    assert check_observed_order(stub) is False
+    assert "NotImplementedError" in capsys.readouterr().out
+
+    def buggy(dts, errors):
+        return dts.nonexistent
+
+    assert check_observed_order(buggy) is False
+    assert "AttributeError" in capsys.readouterr().out
+    assert check_observed_order(3) is False
+
+
+def test_check_compares_tensors_arrays_and_structures(capsys):
+    import numpy as np
+    import torch
+
+    from cnet_lib.exercises import check, values_close
+
+    assert values_close(torch.ones(3), torch.ones(3) + 1e-9)
+    assert not values_close(torch.ones(3), torch.ones(4))
+    assert values_close(np.arange(3.0), [0.0, 1.0, 2.0])
+    assert values_close({"a": (1.0, 2)}, {"a": [1.0, 2]})
+    assert not values_close(1.0, "1.0")
+    assert check(lambda x: x * 2, lambda x: x + x, [1, (2.5,), {"x": torch.arange(3.0)}], name="double")
+    assert not check(lambda x: x * 3, lambda x: x + x, [1], name="double", hint="add x to itself")
+    assert "add x to itself" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- figures
+def test_slider_figure_toggles_precomputed_traces():
+    from cnet_lib.figures import line, slider_figure
+
+    frames = {n: [line([0, 1], [0, n], name=f"N={n}")] for n in (2, 4, 8)}
+    fig = slider_figure(frames, static_traces=[line([0, 1], [0, 0], name="exact")], slider_prefix="N_t = ", active=1)
+    assert len(fig.data) == 4
+    (slider,) = fig.layout.sliders
+    assert [s.label for s in slider.steps] == ["2", "4", "8"]
+    assert slider.steps[2].args[0]["visible"] == [True, False, False, True]
+    assert [t.visible for t in fig.data] == [True, False, True, False]
+    with pytest.raises(ValueError):
+        slider_figure({})
+
+
+def test_dropdown_slider_figure_switches_sliders():
+    from cnet_lib.figures import dropdown_slider_figure, line
+
+    frames = {s: {n: [line([0, 1], [0, n * k])] for n in (2, 4)} for k, s in enumerate(["euler", "rk4"], 1)}
+    fig = dropdown_slider_figure(frames, slider_prefix="N_t = ", dropdown_prefix="scheme: ")
+    (menu,) = fig.layout.updatemenus
+    assert [b.label for b in menu.buttons] == ["scheme: euler", "scheme: rk4"]
+    vis_rk4, layout_rk4 = menu.buttons[1].args
+    assert vis_rk4["visible"] == [False, False, True, False]
+    assert layout_rk4["sliders"][0]["steps"][1]["args"][0]["visible"] == [False, False, False, True]
+    assert [t.visible for t in fig.data] == [True, False, False, False]
+    with pytest.raises(ValueError):
+        dropdown_slider_figure({"a": {1: [line([0], [0])]}, "b": {2: [line([0], [0])]}})
+
+
+def test_loglog_style_and_reference_slope():
+    import plotly.graph_objects as go
+
+    from cnet_lib.figures import loglog_style, reference_slope
+
+    fig = loglog_style(go.Figure(), x_title="Δt", y_title="error")
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    tr = reference_slope(0.1, 0.01, 1.0, 2)
+    assert tr.y[1] == pytest.approx(1e-2)
+
+
+# ----------------------------------------------------------------------------- notebook setup and widgets
+@pytest.fixture
+def plotly_state():
+    import plotly.io as pio
+
+    saved = pio.renderers.default
+    yield pio
+    pio.renderers.default = saved
+
+
+def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):
+    """The trap: plotly's default notebook renderer emits no text/html, so the book drops the figure."""
+    import plotly.graph_objects as go
+
+    from cnet_lib.notebook import BOOK_RENDERER, setup
+
+    monkeypatch.setenv("CNET_PRESET", "smoke")
+    ctx = setup(seed=3)
+    out = capsys.readouterr().out
+    assert "preset: smoke" in out and "device:" in out and "torch" in out
+    assert ctx.preset == "smoke" and ctx.seed == 3
+    assert BOOK_RENDERER in plotly_state.renderers.default.split("+")
+    bundle = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]))._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "Plotly.newPlot" in html and "plotly-graph-div" in html
+    assert "cdn" not in html.lower() and "<script src=" not in html, "figures must not fetch anything (CI is offline)"
+    assert set(bundle) == {"text/html"}, "any other mime type would make myst-nb warn (mystnb.unknown_mime_type)"
+
+
+def test_plotlyjs_is_inline_and_offline():
+    from cnet_lib.notebook import plotlyjs_html
+
+    js = plotlyjs_html()
+    assert len(js) > 1_000_000 and "src=" not in js[:500]
+
+
+def test_live_app_carries_widget_and_static_views(plotly_state, capsys):
+    import ipywidgets as W
+    import plotly.graph_objects as go
+
+    from cnet_lib.notebook import setup
+    from cnet_lib.widgets import live_app
+
+    setup(quiet=True)
+    static = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    calls = []
+
+    def render(n):
+        calls.append(n)
+        return go.Figure(go.Scatter(x=[0, n], y=[0, n]))
+
+    app = live_app({"n": W.IntSlider(value=2, min=1, max=5)}, render, static)
+    bundle = app._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "plotly-graph-div" in bundle["text/html"] and "Static view of a live app" in bundle["text/html"]
+    assert calls == [2], "the app renders once when built"
+    app.widget.children[-2].children[0].value = 4
+    assert calls == [2, 4], "moving a control re-runs render_fn"
+    with pytest.raises(ValueError):
+        live_app({"n": W.IntSlider()}, render, None)
+    with pytest.raises(TypeError):
+        live_app({"n": W.Button()}, render, static)
+
+
+def test_book_config_prefers_static_html_over_widget_views():
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx_cfg = cfg["sphinx"]["config"]
+    assert ["html", "text/html", 5] in sphinx_cfg["nb_mime_priority_overrides"]
+    from myst_nb.core.render import base_render_priority
+
+    assert 5 < base_render_priority()["html"]["application/vnd.jupyter.widget-view+json"]
+    assert sphinx_cfg["nb_ipywidgets_js"] == {}
+    suppressed = sphinx_cfg.get("suppress_warnings", [])
+    assert not any(w.startswith("mystnb") for w in suppressed), "a dropped figure must fail the build"
+
+
+# ----------------------------------------------------------------------------- layering
+FRAME_MODULES = {"notebook", "figures", "widgets", "exercises", "student", "notebook_tools"}
+
+
+def test_lower_modules_do_not_import_the_frame_layer():
+    """Numerics, models, data, training and studies never import the figures-and-widgets layer
+    (the chapters' figures and apps live in ``*_figures`` modules, which belong to it)."""
+    offenders = []
+    for info in pkgutil.walk_packages(cnet_lib.__path__, "cnet_lib."):
+        short = info.name.split(".")[1]
+        if short in FRAME_MODULES or short.startswith("_") or short.endswith("_figures"):
+            continue
+        path = Path(importlib.util.find_spec(info.name).origin)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []  # cnet_lib modules this import names
+            if isinstance(node, ast.ImportFrom):
+                if node.level:  # from .x import y / from . import x
+                    base = (node.module or "").split(".")
+                    targets = [base[0]] if node.module else [a.name for a in node.names]
+                elif (node.module or "").startswith("cnet_lib"):
+                    parts = node.module.split(".")
+                    targets = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name.split(".")[1] for a in node.names if a.name.startswith("cnet_lib.")]
+            for t in targets:
+                if t in FRAME_MODULES:
+                    offenders.append(f"{info.name} imports cnet_lib.{t}")
+    assert not offenders, offenders
+
+
+def test_frame_modules_have_no_import_side_effects():
+    """Importing the frame changes neither plotly's renderer nor anything printed (fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import plotly.io as pio; before = pio.renderers.default\n"
+        "import cnet_lib.notebook, cnet_lib.figures, cnet_lib.widgets, cnet_lib.exercises, cnet_lib.student, cnet_lib.notebook_tools\n"
+        "assert pio.renderers.default == before, pio.renderers.default\n"
+        "assert 'cnet_book' not in pio.renderers, 'renderer registered at import'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""

@@ -1,0 +1,283 @@
+"""Tests of the pendulum module and the smoke preset of the pendulum study (issue 5)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from cnet_lib import integrate
+from cnet_lib.pendulum import (
+    G,
+    RHO0,
+    TORCHDIFFEQ_METHODS,
+    ODENet,
+    energy,
+    exact_solution,
+    global_error,
+    make_data,
+    one_step,
+    period,
+    rollout,
+    train_odenet,
+    true_rate,
+)
+
+
+def _net(seed=0, hidden=50):
+    torch.manual_seed(seed)
+    return ODENet(hidden).double()
+
+
+# --------------------------------------------------------------------------- exact solution
+@pytest.mark.parametrize("rho0", [RHO0, 1.0, -2.5, 0.1])
+def test_exact_solution_matches_high_precision_solve(rho0):
+    from scipy.integrate import solve_ivp
+
+    t = np.linspace(0.0, 10.0, 1001)
+    sol = solve_ivp(lambda _, x: [x[1], -G * math.sin(x[0])], (0.0, 10.0), [rho0, 0.0],
+                    method="DOP853", rtol=1e-13, atol=1e-13, t_eval=t)
+    assert sol.success
+    err = np.abs(sol.y.T - exact_solution(t, rho0)).max()
+    assert err < 1e-9, err
+
+
+def test_exact_solution_shape_initial_state_and_period():
+    t = np.linspace(0, 10, 7)
+    x = exact_solution(t)
+    assert x.shape == (7, 2) and x.dtype == np.float64
+    assert exact_solution(0.0).shape == (2,)
+    np.testing.assert_allclose(exact_solution(0.0), [RHO0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(exact_solution(period()), [RHO0, 0.0], atol=1e-12)
+    # half a period later the pendulum is at the other turning point
+    np.testing.assert_allclose(exact_solution(period() / 2), [-RHO0, 0.0], atol=1e-12)
+
+
+def test_energy_is_conserved_by_the_exact_solution():
+    x = exact_solution(np.linspace(0, 10, 5001))
+    e = energy(x)
+    assert np.abs(e - e[0]).max() < 1e-12
+    assert math.isclose(e[0], -G * math.cos(RHO0))
+
+
+def test_true_rate_numpy_and_torch_agree_and_match_the_derivative():
+    t = np.linspace(0, 3, 31)
+    x = exact_solution(t)
+    f_np = true_rate(x)
+    f_t = true_rate(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(f_np, f_t, rtol=0, atol=1e-15)
+    h = 1e-5
+    fd = (exact_solution(t + h) - exact_solution(t - h)) / (2 * h)
+    np.testing.assert_allclose(fd, f_np, atol=1e-7)
+
+
+def test_amplitude_must_be_below_pi():
+    with pytest.raises(ValueError, match="π"):
+        exact_solution([0.0], rho0=math.pi)
+
+
+def test_make_data():
+    d = make_data(0.01, 10.0)
+    assert d.x.shape == (1001, 2) and d.n_pairs == 1000
+    xi, xo = d.pairs()
+    assert xi.dtype == torch.float64 and xi.shape == (1000, 2)
+    assert torch.equal(xi[1:], xo[:-1])
+    with pytest.raises(ValueError, match="integer"):
+        make_data(0.03, 10.0)
+
+
+# --------------------------------------------------------------------------- steps: torchdiffeq == cnet_lib
+@pytest.mark.parametrize("scheme", sorted(TORCHDIFFEQ_METHODS))
+def test_torchdiffeq_step_equals_cnet_step(scheme):
+    net = _net()
+    x = torch.tensor(make_data(0.01, 1.0).x, dtype=torch.float64)
+    a = one_step(net, x, scheme, 0.01, backend="torchdiffeq")
+    b = one_step(net, x, scheme, 0.01, backend="cnet")
+    assert torch.allclose(a, b, rtol=0, atol=1e-14), (a - b).abs().max()
+    # and the gradients of the one-step loss agree too
+    ga = torch.autograd.grad((a - x).pow(2).sum(), list(net.parameters()))
+    gb = torch.autograd.grad((b - x).pow(2).sum(), list(net.parameters()))
+    for u, v in zip(ga, gb):
+        assert torch.allclose(u, v, rtol=1e-12, atol=1e-13)
+
+
+def test_torchdiffeq_rk4_is_the_38_rule_not_classic_rk4():
+    x = torch.tensor([[RHO0, 0.0]], dtype=torch.float64)
+    td = one_step(true_rate, x, "rk4_38", 0.1, backend="torchdiffeq")
+    assert torch.allclose(td, one_step(true_rate, x, "rk4_38", 0.1, backend="cnet"), atol=1e-15)
+    assert not torch.allclose(td, one_step(true_rate, x, "rk4_classic", 0.1, backend="cnet"), atol=1e-9)
+    with pytest.raises(ValueError, match="torchdiffeq has no"):
+        one_step(true_rate, x, "rk4_classic", 0.1, backend="torchdiffeq")
+    # 'auto' falls back to cnet_lib where torchdiffeq lacks the tableau
+    cl = one_step(true_rate, x, "rk4_classic", 0.1)
+    assert torch.equal(cl, integrate(lambda t, y: true_rate(y), x, "rk4_classic", 1, (0.0, 0.1)))
+
+
+def test_rollout_backends_agree_and_global_error():
+    net = _net(1)
+    x0 = torch.tensor(exact_solution(0.0))
+    a = rollout(net, x0, "midpoint", 0.02, 50, backend="torchdiffeq")
+    b = rollout(net, x0, "midpoint", 0.02, 50, backend="cnet")
+    assert a.shape == (51, 2)
+    assert torch.allclose(a, b, atol=1e-12)
+    p = rollout(true_rate, x0, "rk4_classic", 0.01, 100)
+    assert global_error(p, 1.0) < 1e-7
+    assert global_error(torch.full((3, 2), float("nan")), 1.0) == math.inf
+
+
+def test_stacked_rate_equals_the_individual_models():
+    from cnet_lib.pendulum_study import StackedRate
+
+    nets = [_net(s) for s in range(3)]
+    x = torch.randn(3, 2, dtype=torch.float64)
+    y = StackedRate(nets)(x)
+    for i, n in enumerate(nets):
+        assert torch.allclose(y[i], n(x[i]), atol=1e-14)
+
+
+# --------------------------------------------------------------------------- training
+def test_training_reduces_the_loss_is_seeded_resumable_and_restores_threads():
+    d = make_data(0.05, 5.0)
+    before = torch.get_num_threads()
+    r1 = train_odenet(d, "midpoint", 150, lr=1e-2, seed=3, progress=False)
+    assert torch.get_num_threads() == before
+    assert r1.n_iters == 150 and r1.backend == "torchdiffeq"
+    assert r1.final_loss < r1.losses[0] / 10
+    r2 = train_odenet(d, "midpoint", 150, lr=1e-2, seed=3, progress=False)
+    assert r1.losses == r2.losses  # seeded
+    r3 = train_odenet(d, "midpoint", 100, lr=1e-3, lr_final=1e-4, resume=r1, progress=False)
+    assert r3.n_iters == 250 and r3.losses[:150] == r1.losses
+    assert r3.final_loss < r1.final_loss
+    assert r1.n_iters == 150  # the resumed-from result is untouched
+    with pytest.raises(ValueError, match="cannot resume"):
+        train_odenet(d, "euler", 10, resume=r1, progress=False)
+
+
+def test_training_with_a_scheme_torchdiffeq_lacks_uses_cnet():
+    d = make_data(0.1, 2.0)
+    r = train_odenet(d, "rk4_classic", 20, progress=False)
+    assert r.backend == "cnet" and r.final_loss < r.losses[0]
+
+
+# --------------------------------------------------------------------------- studies
+def test_fit_slope_and_integrator_orders():
+    from cnet_lib.pendulum_study import fit_slope, fit_slopes, integrator_convergence
+
+    dts = [0.1, 0.05, 0.025]
+    assert math.isclose(fit_slope(dts, [3 * d**2 for d in dts]), 2.0)
+    rows = integrator_convergence(h_values=(1 / 8, 1 / 4, 1 / 2, 1.0), t_final=1.0)
+    slopes = {r["scheme"]: r["slope"] for r in fit_slopes(rows, (1 / 8, 1.0))}
+    for s, p in {"euler": 1, "midpoint": 2, "rk4_classic": 4, "rk4_38": 4}.items():
+        assert abs(slopes[s] - p) <= 0.2, (s, slopes[s])
+
+
+def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
+    from cnet_lib.exercises.pendulum import (
+        check_global_error,
+        check_rk_step,
+        reference_global_error,
+        reference_rk_step,
+    )
+
+    assert check_rk_step(reference_rk_step)
+
+    def no_c(f, t, x, h, tab):  # forgets the nodes c_i
+        ks = []
+        for i in range(tab.stages):
+            xi = x + h * sum(float(tab.a[i][j]) * ks[j] for j in range(i)) if i else x
+            ks.append(f(t, xi))
+        return x + h * sum(float(b) * k for b, k in zip(tab.b, ks))
+
+    assert not check_rk_step(no_c)
+
+    def stub(*args):
+        raise NotImplementedError("write it")
+
+    assert not check_rk_step(stub)
+    assert check_global_error(reference_global_error)
+    assert not check_global_error(lambda G, s, dt, T: reference_global_error(G, s, dt, T) ** 0.5)
+    out = capsys.readouterr().out
+    assert "✅" in out and "❌" in out
+
+
+def test_presets_are_complete():
+    from cnet_lib.pendulum_study import PENDULUM_PRESETS, config_for
+    from cnet_lib.presets import PRESETS
+
+    assert set(PENDULUM_PRESETS) == set(PRESETS)
+    for name in PRESETS:
+        cfg = config_for(name)
+        assert cfg.dt_data == 0.01 and cfg.T_data == 10.0  # the paper's data in every preset
+        assert 1.0 in cfg.h_values and 0.5 in cfg.h_values and 1.0 in cfg.interchange_h
+    assert config_for("smoke", n_iters=5).n_iters == 5
+
+
+@pytest.fixture(scope="module")
+def smoke_study():
+    from cnet_lib import pendulum_study as ps
+
+    cfg = ps.config_for("smoke")
+    models = ps.train_models(cfg, progress=False)
+    rows = ps.rollout_table(models, cfg.eval_schemes, (0.5, 1.0), cfg, keep_paths=True)
+    return cfg, models, rows
+
+
+def test_smoke_study_dip(smoke_study):
+    """Paper Fig. 2: ODE-Net(Euler) is far worse at Δt_data/2; midpoint and RK4 are not."""
+    from cnet_lib.pendulum_study import dip_table
+
+    dip = {r["trained"]: r for r in dip_table(smoke_study[2])}
+    assert dip["euler"]["ratio"] >= 20, dip["euler"]
+    for a in ("midpoint", "rk4_38"):
+        assert dip[a]["ratio"] <= 2, dip[a]
+
+
+def test_smoke_study_interchange(smoke_study):
+    """Paper Fig. 3b: the Euler-trained G breaks in other schemes; midpoint and RK4 swap."""
+    from cnet_lib.pendulum_study import interchange_matrix
+
+    m = {(r["trained"], r["evaluated"]): r["ratio_to_own"] for r in interchange_matrix(smoke_study[2], 1.0)}
+    for b in ("midpoint", "rk4_classic", "rk4_38"):
+        assert m["euler", b] >= 20, (b, m["euler", b])
+    assert m["midpoint", "rk4_38"] <= 3 and m["rk4_38", "midpoint"] <= 3, m
+    assert m["midpoint", "rk4_classic"] <= 3 and m["rk4_38", "rk4_classic"] <= 3, m
+
+
+def test_smoke_study_tables_and_figures(smoke_study):
+    from cnet_lib import pendulum_figures as pf
+    from cnet_lib import pendulum_study as ps
+
+    cfg, models, rows = smoke_study
+    floor = {r["trained"]: r for r in ps.error_floor_table(models, rows, cfg)}
+    # the RK4-trained model's error is its flow's error, far above RK4's truncation error on f
+    assert floor["rk4_38"]["error_flow"] > 100 * floor["rk4_38"]["error_numerical"]
+    assert abs(floor["rk4_38"]["error_own"] / floor["rk4_38"]["error_flow"] - 1) < 0.1
+    summ = ps.summary(rows)
+    assert summ["dip_euler"] >= 20 and "swap_euler_to_midpoint" in summ
+    figs = [
+        pf.fig_trajectories(rows, cfg),
+        pf.fig_interchange(rows),
+        pf.fig_rollout_explorer(rows, cfg),
+        pf.fig_convergence(ps.integrator_convergence(h_values=(0.5, 1.0)), ps.odenet_convergence(rows), dt_data=cfg.dt_data),
+    ]
+    for f in figs:
+        assert len(f.data) > 0
+        f.to_json()
+    app = pf.live_rollout_app(models, cfg, static_fallback_fig=figs[2])
+    assert set(app.controls) == {"h", "scheme", "trained"}
+    assert "text/html" in app._repr_mimebundle_()
+
+
+def test_dt_data_control_rows(smoke_study):
+    from dataclasses import replace
+
+    from cnet_lib import pendulum_study as ps
+
+    cfg, models, _ = smoke_study
+    tiny = replace(cfg, control_dt_data=(0.1,), control_iters=30)
+    rows = ps.dt_data_control(tiny, models, progress=False)
+    assert [r["dt_data"] for r in rows] == [0.01, 0.01, 0.1, 0.1]
+    for r in rows:
+        assert r["error_numerical"] == max(r["error_numerical_trained"], r["error_numerical_evaluated"])
+        assert math.isclose(r["ratio_to_own"], r["error_swapped"] / r["error_own"])
