@@ -80,19 +80,25 @@ def _interval_map(n_old: int, n_new: int) -> CoefficientMap:
     return PiecewiseConstant(n_old).project(PiecewiseConstant(n_new))
 
 
-def remap_optimizer_state(optimizer: torch.optim.Optimizer, param: nn.Parameter, cmap: CoefficientMap) -> None:
-    """Carry ``optimizer``'s per-parameter state (SGD momentum, Adam moments) through ``cmap``.
+def remap_optimizer_state(
+    optimizer: torch.optim.Optimizer, replaced: dict[nn.Parameter, nn.Parameter], cmap: CoefficientMap
+) -> None:
+    """Point ``optimizer`` at the new Parameters and carry their state through ``cmap``.
 
-    Call it *before* the parameter's data changes shape: every state tensor of the
-    parameter's current shape is mapped along its leading (basis) axis; scalars such
-    as Adam's step count are kept.
+    ``replaced`` maps each old coefficient Parameter to its successor.  The optimizer's
+    parameter groups are updated in place, and every per-parameter state tensor of the old
+    parameter's shape (SGD's momentum buffer, Adam's moments) is mapped along its leading
+    (basis) axis, so momentum survives refinement; scalars such as Adam's step are kept.
     """
-    state = optimizer.state.get(param)
-    if not state:
-        return
-    for k, v in list(state.items()):
-        if torch.is_tensor(v) and v.dim() > 0 and v.shape == param.shape:
-            state[k] = cmap.apply(v)
+    for group in optimizer.param_groups:
+        group["params"] = [replaced.get(p, p) for p in group["params"]]
+    for old, new in replaced.items():
+        state = optimizer.state.pop(old, None)
+        if state:
+            optimizer.state[new] = {
+                k: cmap.apply(v) if torch.is_tensor(v) and v.dim() > 0 and v.shape == old.shape else v
+                for k, v in state.items()
+            }
 
 
 class OdeBlock(nn.Module):
@@ -271,24 +277,33 @@ class OdeBlock(nn.Module):
             self.scheme, self.n_steps = saved
 
     # ------------------------------------------------------------------ refinement, projection
-    def _apply_map(self, cmap: CoefficientMap, new_basis: Basis, optimizer=None) -> None:
+    def _apply_map(self, cmap: CoefficientMap, optimizer=None) -> None:
+        """Replace every coefficient Parameter p by a new one holding cmap(p).
+
+        New Parameter objects (not ``p.data = ...``): a graph still alive from a previous
+        step holds the old parameter's gradient accumulator, with the old shape, and would
+        fold later gradients back to it.
+        """
+        replaced: dict[nn.Parameter, nn.Parameter] = {}
         with torch.no_grad():
-            params = list(self.coeffs.values()) + ([self.skip_gain] if self.skip_init else [])
-            for p in params:
-                if optimizer is not None:
-                    remap_optimizer_state(optimizer, p, cmap)
-                p.data = cmap.apply(p.data)
-                p.grad = None
+            for key, p in list(self.coeffs.items()):
+                self.coeffs[key] = replaced[p] = nn.Parameter(cmap.apply(p.detach()), p.requires_grad)
+            if self.skip_init:
+                old = self.skip_gain
+                self.skip_gain = replaced[old] = nn.Parameter(cmap.apply(old.detach()), old.requires_grad)
+        if optimizer is not None:
+            remap_optimizer_state(optimizer, replaced, cmap)
 
     def refine(self, optimizer: Optional[torch.optim.Optimizer] = None) -> "OdeBlock":
         """M -> 2M (hats: 2M - 1) and N_t -> 2 N_t with θ(t) unchanged.
 
-        The coefficient Parameters keep their identity (their data is replaced), so an
-        optimizer holding them stays valid; pass it to map its momentum buffers too.
+        The coefficient Parameters are replaced by new, larger ones: pass the ``optimizer``
+        that trains the block and it is pointed at them with its momentum mapped (see
+        :func:`remap_optimizer_state`); otherwise build a new optimizer afterwards.
         BatchNorm statistics are copied to both halves of each interval.
         """
         new_basis, cmap = self.basis.refine()
-        self._apply_map(cmap, new_basis, optimizer)
+        self._apply_map(cmap, optimizer)
         self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=False)
         self.basis = new_basis
         self.n_steps *= 2
@@ -297,11 +312,12 @@ class OdeBlock(nn.Module):
     def project(self, n_basis: int, basis: Union[str, Basis, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
         """Compress θ to ``n_basis`` functions (of ``basis``, default the same kind) by L2
         projection; N_t becomes ``n_steps`` (default: the new M).  BatchNorm statistics are
-        pooled by projecting their first and second moments.
+        pooled by projecting their first and second moments.  The coefficient Parameters are
+        replaced (build the optimizer afterwards if the model is trained further).
         """
         new_basis = make_basis(self.basis.name if basis is None else basis, n_basis)
         cmap = self.basis.project(new_basis)
-        self._apply_map(cmap, new_basis)
+        self._apply_map(cmap)
         self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)
         self.basis = new_basis
         self.n_steps = new_basis.n_basis if n_steps is None else check_n_steps(n_steps)

@@ -1,0 +1,145 @@
+"""cnet_lib.train / cnet_lib.checkpoint: refinement training, resume, refusal of other configs, NaN stop."""
+import json
+import math
+import os
+
+import pytest
+import torch
+
+from cnet_lib import checkpoint as C
+from cnet_lib import train as T
+from cnet_lib.data import write_fake_cifar
+from cnet_lib.models import count_parameters
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    write_fake_cifar(root, n_train=96, n_test=32, seed=0)
+    return str(root)
+
+
+def tiny(data_dir, **kw):
+    base = dict(dataset="cifar10", data_dir=data_dir, channels=(4, 8, 8), batch_size=32, lr=0.05,
+                lr_schedule="constant", scheme="rk4_classic", n_basis=1, refine_at=(1,), epochs=2, device="cpu",
+                progress=False, seed=0)
+    return T.TrainConfig(**{**base, **kw})
+
+
+def _state(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items() if torch.is_tensor(v)}
+
+
+def test_smoke_run_with_refinement_in_the_middle(data_dir, tmp_path):
+    cfg = tiny(data_dir, out_dir=str(tmp_path / "run"))
+    res = T.train(cfg)
+    h = res.history
+    assert [r["n_basis"] for r in h] == [[1, 1, 1], [2, 2, 2]]
+    assert [r["n_steps"] for r in h] == [[1, 1, 1], [2, 2, 2]]
+    assert [r["refined"] for r in h] == [False, True]
+    # the blocks' parameters double, nothing else changes
+    block_params = sum(count_parameters(b) for b in T.build_model(cfg).blocks)
+    assert h[1]["n_parameters"] - h[0]["n_parameters"] == block_params
+    assert h[1]["n_parameters"] == res.model.n_parameters()
+    assert all(math.isfinite(r["train_loss"]) and 0 <= r["test_acc"] <= 1 and r["train_seconds"] > 0 for r in h)
+    # results file: preset/seed/device/versions/timings
+    results = json.loads((tmp_path / "run" / T.RESULTS).read_text())
+    assert results["seed"] == 0 and results["epochs_done"] == 2 and len(results["history"]) == 2
+    assert results["environment"]["device"] == "cpu" and results["environment"]["torch"] == str(torch.__version__)
+    assert results["train_seconds_total"] > 0
+    # the checkpoint is readable with weights_only and rebuilds the trained model
+    model, ck = T.load_model(tmp_path / "run", device="cpu")
+    assert ck["extra"]["epoch"] == 2 and model.manifestation == [("rk4_classic", 2)] * 3
+    ref = _state(res.model)
+    assert all(torch.equal(ref[k], v) for k, v in _state(model).items())
+
+
+def test_resume_gives_the_same_weights_as_an_uninterrupted_run(data_dir, tmp_path):
+    # M = N_t: 1 -> 2 (after epoch 1) -> 4 (after epoch 2).  The "interrupted" run stops after epoch 2:
+    # resuming must replay the first refinement before loading, then do the second one itself.
+    kw = dict(refine_at=(1, 2), epochs=3)
+    straight = T.train(tiny(data_dir, **kw, out_dir=str(tmp_path / "a")))
+    T.train(tiny(data_dir, **{**kw, "epochs": 2}, out_dir=str(tmp_path / "b")))
+    resumed = T.train(tiny(data_dir, **kw, out_dir=str(tmp_path / "b"), resume=True))
+    assert [r["n_basis"][0] for r in resumed.history] == [1, 2, 4]
+    a, b = _state(straight.model), _state(resumed.model)
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a), [k for k in a if not torch.equal(a[k], b[k])]
+    assert [r["train_loss"] for r in resumed.history] == [r["train_loss"] for r in straight.history]
+    # a finished run resumes to a plain load: no training, same weights
+    again = T.train(tiny(data_dir, **kw, out_dir=str(tmp_path / "b"), resume=True))
+    assert len(again.history) == 3 and all(torch.equal(b[k], v) for k, v in _state(again.model).items())
+
+
+def test_checkpoint_from_another_configuration_is_refused(data_dir, tmp_path):
+    out = str(tmp_path / "run")
+    T.train(tiny(data_dir, epochs=1, out_dir=out))
+    with pytest.raises(C.CheckpointMismatchError) as err:
+        T.train(tiny(data_dir, channels=(4, 8, 16), out_dir=out, resume=True))
+    msg = str(err.value)
+    assert "channels" in msg and "[4, 8, 8]" in msg and "[4, 8, 16]" in msg and "out" in msg
+    with pytest.raises(FileExistsError, match="resume"):
+        T.train(tiny(data_dir, out_dir=out))
+
+
+def test_save_and_load_checkpoint(tmp_path):
+    path = tmp_path / "ck.pt"
+    C.save_checkpoint(path, {"w": torch.arange(3.0)}, {"a": 1, "b": (1, 2)}, extra={"h": [{"x": 1.5}]})
+    assert [p.name for p in tmp_path.iterdir()] == ["ck.pt"]  # no temporary left behind
+    ck = C.load_checkpoint(path, expected_config={"a": 1, "b": [1, 2]})
+    assert torch.equal(ck["model"]["w"], torch.arange(3.0)) and ck["extra"]["h"] == [{"x": 1.5}]
+    with pytest.raises(C.CheckpointMismatchError, match=r"a: checkpoint has 1, this run has 2"):
+        C.load_checkpoint(path, expected_config={"a": 2, "b": [1, 2]})
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        C.load_checkpoint(tmp_path / "missing.pt")
+    torch.save({"format": 1, "model": {}, "obj": torch.nn.Linear(1, 1)}, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="weights_only"):
+        C.load_checkpoint(tmp_path / "bad.pt")
+
+
+def test_nan_loss_stops_with_a_clear_error(data_dir):
+    with pytest.raises(T.TrainingDiverged, match=r"epoch 1, step \d+.*lower the learning rate"):
+        T.train(tiny(data_dir, lr=1e12, scheme="euler", refine_at=(), epochs=3))
+
+
+def test_learning_rate_schedules():
+    step = T.TrainConfig(lr=0.1, lr_schedule="step", lr_milestones=(2, 4), lr_decay=0.1, epochs=6)
+    assert [round(T.learning_rate(step, e), 6) for e in range(6)] == [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
+    cos = T.TrainConfig(lr=0.1, lr_schedule="cosine", epochs=4)
+    assert T.learning_rate(cos, 0) == pytest.approx(0.1) and T.learning_rate(cos, 2) == pytest.approx(0.05)
+    assert "epochs" in cos.identity() and "epochs" not in step.identity()
+    with pytest.raises(ValueError, match="refine_at"):
+        T.TrainConfig(refine_at=(3, 1))
+    with pytest.raises(ValueError, match="lr_schedule"):
+        T.TrainConfig(lr_schedule="linear")
+
+
+def test_presets_table():
+    for name in ("smoke", "cpu", "gpu", "paper"):
+        runs = T.image_runs(name)
+        assert {"rk4_refined", "euler_fixed"} <= set(runs)
+        assert all(c.preset == name and c.run_name == r for r, c in runs.items())
+    paper = T.image_runs("paper")
+    rk4, euler, wide = paper["rk4_refined"], paper["euler_fixed"], paper["cifar100_wide_refined"]
+    assert rk4.channels == (16, 32, 64) and rk4.scheme == "rk4_classic" and rk4.refine_at == (20, 40, 60, 70, 80)
+    assert rk4.final_n_steps() == 32 and euler.final_n_steps() == 32 and euler.refine_at == ()
+    assert wide.dataset == "cifar100" and wide.channels == (64, 128, 256) and wide.final_n_steps() == 8
+    assert all(c.lr == 0.1 and c.momentum == 0.9 and c.weight_decay == 5e-4 and c.batch_size == 128
+               for c in paper.values())
+    smoke = T.image_runs("smoke")["rk4_refined"]
+    assert smoke.refine_at and smoke.refine_at[0] < smoke.epochs
+    runs = T.image_runs("smoke", out_root="book_runs", resume=True)
+    assert runs["euler_fixed"].out_dir == os.path.join("book_runs", "smoke-euler_fixed") and runs["euler_fixed"].resume
+
+
+def test_command_line(data_dir, tmp_path, capsys):
+    out = tmp_path / "cli"
+    argv = ["--preset", "smoke", "--run", "euler_fixed", "--data-dir", data_dir, "--n-train", "64", "--n-test",
+            "32", "--epochs", "1", "--out-dir", str(out), "--quiet", "--device", "cpu"]
+    assert T.main(argv) == 0
+    results = json.loads((out / T.RESULTS).read_text())
+    assert results["preset"] == "smoke" and results["config"]["scheme"] == "euler" and results["epochs_done"] == 1
+    assert T.main(argv) == 1 and "resume" in capsys.readouterr().err  # refuses to overwrite
+    assert T.main(argv[:-5] + ["--epochs", "2", "--out-dir", str(out), "--quiet", "--resume"]) == 0
+    assert json.loads((out / T.RESULTS).read_text())["epochs_done"] == 2
+    assert T.main(["--list"]) == 0 and "cifar100_wide_refined" in capsys.readouterr().out
