@@ -215,22 +215,29 @@ class OdeBlock(nn.Module):
                 out[n] = self._bn_buffer(n)[piece]
         return out
 
-    def theta(self, t: float, side: int = 1) -> dict[str, torch.Tensor]:
-        """θ(t): the residual's parameters at depth-time ``t`` in [0, T], keyed like
-        ``residual.named_parameters()`` would be; ``side`` picks the one-sided limit at a
-        break point.  ``functional_call(block.residual, block.theta(t), (x,))`` is R(x, θ(t))
-        (with time-dependent BatchNorm statistics, use :meth:`rate` instead).
-        """
+    def _tau(self, t) -> Fraction:
+        """Normalised position t/T, read as the rational with denominator <= 10**6 within 1e-12
+        of it when there is one: floats like ``k * h`` then land on the break point they mean
+        (float(1/3) is a hair left of 1/3), and ``side`` decides there."""
         tau = Fraction(t) / Fraction(self.T)
-        w = self.basis.weights(tau, side)
+        near = tau.limit_denominator(10**6)
+        return near if abs(near - tau) < Fraction(1, 10**12) else tau
+
+    def theta(self, t, side: int = 1) -> dict[str, torch.Tensor]:
+        """θ(t): the residual's parameters at depth-time ``t`` in [0, T] (a float or an exact
+        Fraction), keyed like ``residual.named_parameters()`` would be; ``side`` picks the
+        one-sided limit at a break point (+1: right, the default).
+        ``functional_call(block.residual, block.theta(t), (x,))`` is R(x, θ(t)) (with
+        time-dependent BatchNorm statistics, use :meth:`rate` instead).
+        """
+        w = self.basis.weights(self._tau(t), side)
         return {n: _blend(self.coeffs[_key(n)], w) for n in self._param_names}
 
     def gain(self, t: float, side: int = 1) -> torch.Tensor:
         """ε s(t): the scale in front of R at time t (ε alone without skip_init)."""
-        tau = Fraction(t) / Fraction(self.T)
         if not self.skip_init:
             return torch.tensor(self.epsilon)
-        return self.epsilon * _blend(self.skip_gain, self.basis.weights(tau, side))
+        return self.epsilon * _blend(self.skip_gain, self.basis.weights(self._tau(t), side))
 
     def _call_residual(self, tensors: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
         """R(x, θ): what ``functional_call(self.residual, tensors, (x,))`` does, minus its

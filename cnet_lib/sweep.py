@@ -30,7 +30,7 @@ from .models import ContinuousNet
 from .schemes import get_scheme
 from .train import IMAGE_PRESETS, environment, evaluate, load_model
 
-__all__ = ["DEFAULT_GRID", "manifestation_sweep", "sweep_checkpoint", "format_table", "sweep_figure", "write_sweep", "main"]
+__all__ = ["DEFAULT_GRID", "manifestation_sweep", "sweep_checkpoint", "format_table", "write_sweep", "main"]
 
 DEFAULT_GRID = dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16),
                     compress=(1, 2, 4), compress_schemes=None)
@@ -146,36 +146,6 @@ def format_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n(* = the trained manifestation)"
 
 
-def sweep_figure(rows: Sequence[dict], title: str = "Accuracy of one trained model on other graphs"):
-    """Plotly figure: accuracy against N_t for each scheme; compressed models as markers;
-    the blocks-as-identity accuracy as a dashed line."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    manif = [r for r in rows if r["kind"] == "manifestation"]
-    for s in dict.fromkeys(r["scheme"] for r in manif):
-        rs = sorted((r for r in manif if r["scheme"] == s), key=lambda r: r["n_steps"])
-        fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="lines+markers",
-                                 name=s, customdata=[r["units"] for r in rs],
-                                 hovertemplate="N_t=%{x}<br>accuracy=%{y:.4f}<br>units=%{customdata}"))
-    for r in rows:
-        if r["kind"] == "trained":
-            fig.add_trace(go.Scatter(x=[r["n_steps"]], y=[r["accuracy"]], mode="markers", name=f"trained ({r['scheme']})",
-                                     marker=dict(symbol="star", size=14, color="black")))
-    comp = [r for r in rows if r["kind"] == "compressed"]
-    for s in dict.fromkeys(r["scheme"] for r in comp):
-        rs = sorted((r for r in comp if r["scheme"] == s), key=lambda r: r["n_basis"])
-        fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="markers",
-                                 name=f"compressed θ, {s} (N_t = M)", marker=dict(symbol="diamond-open", size=11)))
-    for r in rows:
-        if r["kind"] == "identity":
-            fig.add_hline(y=r["accuracy"], line_dash="dash", line_color="gray",
-                          annotation_text=f"blocks removed (identity): {r['accuracy']:.3f}")
-    fig.update_layout(title=title, xaxis_title="N_t (steps per OdeBlock)", yaxis_title="test accuracy",
-                      xaxis_type="log", template="plotly_white")
-    return fig
-
-
 def write_sweep(path, rows: Sequence[dict], **meta) -> Path:
     """Write ``{"rows": rows, **meta, "created_utc"}`` as JSON, atomically."""
     path = Path(path)
@@ -251,8 +221,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out = Path(args.out) if args.out else (ckpt if ckpt.is_dir() else ckpt.parent) / "sweep.json"
     write_sweep(out, rows, **meta)
     print(f"rows written to {out}")
-    if args.html:
-        sweep_figure(rows).write_html(args.html, include_plotlyjs="cdn")
+    if args.html:  # the command line sits above the layers: it may draw
+        from .image_figures import fig_accuracy_vs_nt
+
+        name = ckpt.parent.name if ckpt.is_file() else ckpt.name
+        fig_accuracy_vs_nt({name: rows}).write_html(args.html, include_plotlyjs=True)  # self-contained, works offline
         print(f"figure written to {args.html}")
     return 0
 

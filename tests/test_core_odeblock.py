@@ -119,6 +119,17 @@ def test_manifest_changes_only_the_graph():
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
+def test_theta_at_float_break_points_reads_the_intended_piece():
+    block = OdeBlock(Recorder(), 3, T=1.0)
+    with torch.no_grad():
+        block.coefficient("w").copy_(torch.arange(3.0))
+    h = 1 / 3
+    assert [block.theta(k * h)["w"].item() for k in range(3)] == [0.0, 1.0, 2.0]
+    assert block.theta(Fraction(1, 3), side=-1)["w"].item() == 0.0
+    assert block.theta(1.0)["w"].item() == 2.0
+    assert block.theta(0.3333)["w"].item() == 0.0  # a genuinely different time is not snapped
+
+
 def test_theta_works_with_functional_call():
     torch.manual_seed(2)
     block = OdeBlock(mlp(), 3, basis="piecewise_linear")

@@ -62,7 +62,9 @@ def test_table_and_figure(data):
                                  n_steps=(1, 2), compress=(2,), progress=False)
     table = S.format_table(rows)
     assert "identity" in table and "manifestation" in table and table.count("\n") >= len(rows)
-    fig = S.sweep_figure(rows)
+    from cnet_lib.image_figures import fig_accuracy_vs_nt
+
+    fig = fig_accuracy_vs_nt({"model": rows})
     names = [t.name for t in fig.data]
     assert names[:2] == ["euler", "midpoint"] and any("trained" in n for n in names) and any("compressed" in n for n in names)
     assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].line.dash == "dash"

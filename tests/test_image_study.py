@@ -1,0 +1,255 @@
+"""cnet_lib.image_study (+ image_figures): train once and reload, hashed run folders, cached sweeps, the honest verdict,
+figure builders, and the image chapters' exercise checks.  Tiny models on fake CIFAR: seconds."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from cnet_lib import image_figures as imf
+from cnet_lib import image_study as ims
+from cnet_lib.data import write_fake_cifar
+
+TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
+GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    write_fake_cifar(root, n_train=100, n_test=40, seed=0)
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def study(data_dir, tmp_path_factory):
+    """Both smoke runs, trained once into a module-wide runs root, and their sweeps."""
+    root = tmp_path_factory.mktemp("runs")
+    runs = ims.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    sweeps = ims.sweep_runs(runs, GRID, verbose=False)
+    return root, runs, sweeps
+
+
+def _state(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items() if torch.is_tensor(v)}
+
+
+# ----------------------------------------------------------------------------- caching
+def test_trained_once_then_reloaded_without_training(study, data_dir, monkeypatch):
+    root, runs, _ = study
+    assert set(runs) == {"rk4_refined", "euler_fixed"}
+    assert all(r.trained_now for r in runs.values())
+    assert runs["rk4_refined"].history[-1]["n_steps"] == [2, 2, 2]  # refined 1 -> 2 after epoch 1
+
+    def no_training(*a, **k):
+        raise AssertionError("trained_runs retrained a finished run")
+
+    monkeypatch.setattr(ims, "train", no_training)
+    monkeypatch.setattr(ims, "load_dataset", no_training)  # a finished run needs no data either
+    again = ims.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    for name, run in runs.items():
+        assert not again[name].trained_now
+        assert again[name].history == run.history
+        assert again[name].snapshots == run.snapshots
+        a, b = _state(run.model), _state(again[name].model)
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+        assert again[name].model.manifestation == run.model.manifestation
+
+
+def test_run_folder_holds_a_hash_of_the_config(study, data_dir):
+    root, runs, _ = study
+    for run in runs.values():
+        h = ims.run_hash(run.config)
+        assert len(h) >= 8 and run.out_dir.name == f"smoke-{run.name}-{h}"
+        assert run.out_dir.parent == Path(root)
+        assert (run.out_dir / "checkpoint.pt").is_file() and (run.out_dir / ims.SNAPSHOTS).is_file()
+    cfg = runs["euler_fixed"].config
+    import dataclasses
+
+    assert ims.run_hash(dataclasses.replace(cfg, lr=cfg.lr / 2)) != ims.run_hash(cfg), "a changed preset must not collide"
+    assert ims.run_hash(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) != ims.run_hash(cfg)
+    assert ims.run_hash(dataclasses.replace(cfg, data_dir=str(Path(data_dir) / "other"))) != ims.run_hash(cfg)
+    assert ims.run_hash(dataclasses.replace(cfg, progress=not cfg.progress, device="meta")) == ims.run_hash(cfg)
+
+
+def test_runs_root_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "r"))
+    assert ims.runs_root() == tmp_path / "r"
+    monkeypatch.delenv("CNET_RUNS_DIR")
+    assert ims.runs_root() == Path.home() / ".cache" / "cnet_lib" / "runs"
+
+
+def test_snapshots_record_every_epoch_and_the_refinement(study):
+    _, runs, _ = study
+    snaps = runs["rk4_refined"].snapshots
+    assert [s["epoch"] for s in snaps] == [0, 1, 2]
+    assert [s["blocks"][0]["n_basis"] for s in snaps] == [1, 1, 2]
+    assert snaps[2]["refined"] and not snaps[1]["refined"]
+    init = ims.theta_snapshot(runs["rk4_refined"].initial_model())
+    assert init["blocks"] == snaps[0]["blocks"], "epoch 0 is the model train() started from"
+    final = ims.theta_snapshot(runs["rk4_refined"].model, epoch=2, refined=True)
+    assert final["blocks"] == snaps[2]["blocks"]
+
+
+def test_sweep_is_cached_beside_the_checkpoint(study, monkeypatch):
+    _, runs, sweeps = study
+    for name, rows in sweeps.items():
+        kinds = [r["kind"] for r in rows]
+        assert kinds.count("trained") == 1 and kinds.count("identity") == 1 and "compressed" in kinds
+        assert len([k for k in kinds if k == "manifestation"]) == 4
+        trained = next(r for r in rows if r["kind"] == "trained")
+        assert trained["accuracy"] == pytest.approx(runs[name].final_accuracy)
+        files = list(runs[name].out_dir.glob("sweep-*.json"))
+        assert len(files) == 1 and json.loads(files[0].read_text())["rows"] == rows
+
+    def no_sweep(*a, **k):
+        raise AssertionError("sweep_runs recomputed a cached sweep")
+
+    monkeypatch.setattr(ims, "manifestation_sweep", no_sweep)
+    assert ims.sweep_runs(runs, GRID, verbose=False) == sweeps
+    with pytest.raises(AssertionError):  # another grid is another cache entry
+        ims.sweep_runs(runs, {**GRID, "n_steps": (1,)}, verbose=False)
+
+
+def test_fake_data_fallback_is_announced(tmp_path, capsys):
+    folder = ims.study_data_dir("smoke", tmp_path / "nothing-here")
+    out = capsys.readouterr().out
+    assert "FAKE data" in out and str(folder) in out
+    assert (folder / "cifar-10-batches-py" / "data_batch_1").is_file()
+
+
+# ----------------------------------------------------------------------------- the verdict
+def _rows(trained, identity, off, scheme="euler", nt=8):
+    rows = [{"kind": "trained", "scheme": scheme, "n_steps": nt, "accuracy": trained}]
+    for (s, n), a in off.items():
+        rows.append({"kind": "manifestation", "scheme": s, "n_steps": n, "accuracy": a,
+                     "is_trained": (s, n) == (scheme, nt)})
+    rows.append({"kind": "identity", "scheme": None, "n_steps": 0, "accuracy": identity})
+    return rows
+
+
+def test_verdict_sees_the_paper_contrast():
+    # the issue's CPU-scale numbers (Euler 82.0 / 63.0 / 53.8, RK4 77.5 / 77.0-77.6, identity 14.3 / 18.3)
+    euler = _rows(0.820, 0.143, {("euler", 4): 0.426, ("midpoint", 8): 0.630, ("rk4_classic", 8): 0.538,
+                                 ("rk4_classic", 16): 0.55})
+    rk4 = _rows(0.775, 0.183, {("rk4_classic", 2): 0.774, ("rk4_classic", 16): 0.770, ("midpoint", 8): 0.777,
+                               ("euler", 8): 0.60}, scheme="rk4_38")
+    v = ims.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4}, n_test=2000)
+    assert v.blocks_matter and v.contrast
+    assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
+    assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
+    text = str(v)
+    assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2000 test images" in text
+
+
+def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
+    flat = _rows(0.456, 0.450, {("euler", 1): 0.456, ("rk4_classic", 8): 0.456})
+    v = ims.honest_verdict({"euler_fixed": flat, "rk4_refined": flat})
+    assert not v.blocks_matter and not v.contrast
+    assert "do not matter" in str(v) and "cannot show manifestation invariance" in str(v)
+
+
+def test_verdict_says_when_the_contrast_is_missing():
+    euler = _rows(0.80, 0.20, {("midpoint", 8): 0.79, ("rk4_classic", 8): 0.795})
+    rk4 = _rows(0.78, 0.20, {("midpoint", 8): 0.70, ("rk4_classic", 16): 0.78}, scheme="rk4_classic")
+    v = ims.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4})
+    assert v.blocks_matter and not v.contrast
+    text = str(v)
+    assert "does not appear" in text and "loses only 1.0 points" in text and "RK4-trained model loses 8.0" in text
+    with pytest.raises(ValueError):
+        ims.honest_verdict({"euler_fixed": euler})
+
+
+def test_verdict_on_a_real_sweep(study):
+    _, _, sweeps = study
+    v = ims.honest_verdict(sweeps, n_test=32, preset="smoke")
+    assert isinstance(v.blocks_matter, bool) and v.sentences and "VERDICT" in v.sentences[-1]
+
+
+# ----------------------------------------------------------------------------- tables and figures
+def test_refinement_cost():
+    hist = [{"n_steps": [n] * 3, "train_seconds": s} for n, s in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.2))]
+    c = ims.refinement_cost(hist)
+    assert c["sum_n_steps"] == 11 and c["ideal"] == pytest.approx(16 / 11)
+    assert c["seconds_per_epoch_at_final"] == pytest.approx(4.1) and c["fixed_depth_estimate"] == pytest.approx(16.4)
+    assert c["speedup"] == pytest.approx(16.4 / 11.2)
+
+
+def test_table1_and_text(study):
+    _, _, sweeps = study
+    rows = ims.table1(sweeps)
+    assert {r["kind"] for r in rows} == {"trained", "manifestation", "compressed", "identity"}
+    assert all(r["speedup"] > 0 for r in rows)
+    assert all(r["delta_points"] == 0 for r in rows if r["kind"] == "trained")
+    text = ims.format_table1(rows)
+    assert "blocks removed" in text and "θ compressed" in text and "speed-up" in text
+
+
+def test_theta_curves_and_bases(study):
+    t, v = ims.theta_curve([1.0, 3.0], "piecewise_constant")
+    assert t == [0.0, 0.5, 0.5, 1.0] and v == [1.0, 1.0, 3.0, 3.0], "jumps drawn with both one-sided limits"
+    t, v = ims.theta_curve([0.0, 2.0], "piecewise_linear")
+    assert v == [0.0, 2.0]
+    _, runs, _ = study
+    curves = ims.theta_by_basis(runs["rk4_refined"].model)
+    assert set(curves) == {"piecewise_constant", "piecewise_linear", "legendre"}
+    assert all(set(c) == {"untrained", "trained"} and len(c["trained"]) == 4 for c in curves.values())
+    fig = imf.fig_theta_bases(curves)
+    assert len(fig.data) == 3 * 4 * 2 and len(fig.layout.sliders[0].steps) == 3
+
+
+def test_figures_have_the_expected_traces(study):
+    _, runs, sweeps = study
+    fig = imf.fig_training_curves(runs)
+    assert len(fig.data) == 2 * 3 and {t.name for t in fig.data} == {r.label for r in runs.values()}
+    assert any(s.line.dash == "dot" for s in fig.layout.shapes), "the refinement epoch is marked"
+
+    fig = imf.fig_theta_refinement(runs["rk4_refined"].snapshots)
+    assert len(fig.layout.sliders[0].steps) == 3
+    assert fig.layout.sliders[0].steps[2].label.startswith("epoch 2, M=2")
+
+    fig = imf.fig_accuracy_vs_nt(sweeps)
+    names = [t.name for t in fig.data]
+    assert names.count("euler") == 2 and names.count("rk4_classic") == 2 and names.count("trained graph") == 2
+    assert sum(s.line.dash == "dash" for s in fig.layout.shapes) == 2, "one identity line per model"
+
+    fig = imf.fig_sweep_explorer(sweeps)
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["scheme: euler", "scheme: rk4_classic"]
+    assert [s.label for s in fig.layout.sliders[0].steps] == ["1", "2"]
+
+    fig = imf.fig_manifestations(2, [("euler", 2), ("rk4_classic", 1)])
+    assert [len(t.x) for t in fig.data] == [2, 4]
+
+
+def test_live_app_evaluates_the_model(study):
+    import plotly.graph_objects as go
+
+    _, runs, sweeps = study
+    app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), n_images=16, n_show=4)
+    assert set(app.controls) == {"model", "scheme", "n_steps", "compress"}
+    assert isinstance(app.static_fig, go.Figure)
+
+
+def test_stage_table_reads_exact_pieces():
+    rows = ims.stage_table("rk4_classic", 1, 2)
+    assert [r["pieces"][0][0] for r in rows] == [0, 1, 1, 1]  # t = 0, 1/2, 1/2, 1 (right limits; last: left of 1)
+    rows = ims.stage_table("euler", 3, 3)
+    assert [r["pieces"] for r in rows] == [((0, 1.0),), ((1, 1.0),), ((2, 1.0),)]
+
+
+# ----------------------------------------------------------------------------- exercises
+def test_exercise_checks(capsys):
+    from cnet_lib.exercises import images as E
+
+    assert E.check_euler_block_as_resnet(E.reference_euler_block_as_resnet)
+    assert E.check_parameters_after_refinement(E.reference_parameters_after_refinement)
+    assert E.check_ideal_speedup(E.reference_ideal_speedup)
+    assert E.check_identity_gap(E.reference_identity_gap)
+    capsys.readouterr()
+    assert not E.check_euler_block_as_resnet(lambda block, x: x)
+    assert not E.check_parameters_after_refinement(lambda model: 2 * model.n_parameters())
+    assert not E.check_ideal_speedup(lambda n: sum(n) / len(n))
+    assert not E.check_identity_gap(lambda rows: rows[0]["accuracy"])
+    assert "❌ fail" in capsys.readouterr().out
