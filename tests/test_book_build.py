@@ -186,5 +186,13 @@ def test_page_in_browser(page, browser, server):
     assert not no_slider, f"{page}: figures whose sliders did not draw: {no_slider}"
     assert holes == 0, f"{page}: {holes} widget view(s) with no static counterpart; use cnet_lib.widgets.live_app"
     assert not errors, f"{page}: JavaScript errors: " + "\n".join(f"{e['source']}: {e['message']}" for e in errors)
+    # math typeset offline: MathJax is served by the book itself (sphinx-mathjax-offline)
+    n_math = browser.execute_script("return document.querySelectorAll('.math').length")
+    if n_math:
+        WebDriverWait(browser, 30, poll_frequency=0.2).until(
+            lambda d: d.execute_script("return document.querySelectorAll('mjx-container').length") > 0
+        )
+        typeset = browser.execute_script("return document.querySelectorAll('mjx-container').length")
+        assert typeset >= n_math, f"{page}: {n_math - typeset} of {n_math} formulas were not typeset (MathJax not loaded?)"
     if page == "book/how_to_use":
         assert len(figures) >= 3 and any(f["sliders"] for f in figures)
