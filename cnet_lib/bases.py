@@ -146,8 +146,9 @@ class Basis(ABC):
 
     @property
     def n_intervals(self) -> int:
-        """Intervals of the grid that time-dependent BatchNorm statistics live on."""
-        return len(self.breakpoints) - 1 if len(self.breakpoints) > 2 else self.n_basis
+        """Equal intervals of [0, 1] that time-dependent BatchNorm statistics live on
+        (M by default; hats use the M - 1 intervals between their nodes)."""
+        return self.n_basis
 
     # ---- refinement and projection
     @abstractmethod
@@ -221,10 +222,6 @@ class PiecewiseConstant(Basis):
     @property
     def degree(self):
         return 0
-
-    @property
-    def n_intervals(self):
-        return self.n_basis
 
     def refine(self):
         rows = tuple(((j // 2, 1.0),) for j in range(2 * self.n_basis))

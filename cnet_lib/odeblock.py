@@ -106,7 +106,8 @@ class OdeBlock(nn.Module):
 
     Parameters
     ----------
-    residual: the module R; its parameters become M coefficient sets owned by the block.
+    residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
+        into the block as M coefficient sets, and R keeps only shape placeholders.
     n_basis: M, the number of basis functions.
     basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
     scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
@@ -148,7 +149,6 @@ class OdeBlock(nn.Module):
             {_key(n): nn.Parameter(torch.stack([d[n].detach() for d in named])) for n in self._param_names}
         )
         # time-dependent BatchNorm: running statistics per interval
-        self._bn_names: tuple[str, ...] = ()
         bn_names = []
         for mod_name, mod in residual.named_modules():
             if isinstance(mod, _BN) and mod.track_running_stats:
@@ -157,7 +157,7 @@ class OdeBlock(nn.Module):
                     buf = getattr(mod, attr)
                     self.register_buffer("bn" + _SEP + _key(full), buf.detach().unsqueeze(0).repeat(self.basis.n_intervals, 1))
                     bn_names.append(full)
-        self._bn_names = tuple(bn_names)
+        self._bn_names: tuple[str, ...] = tuple(bn_names)
         # strip R's own tensors: it is a pure function of (x, θ) from now on; each becomes
         # a plain attribute holding a shape-only placeholder
         self._slots: dict[str, tuple[nn.Module, str]] = {}
