@@ -4,7 +4,8 @@ Trains the same ContinuousNet twice with the same data and epochs: once refined
 (N_t = M: 1 -> 2 -> 4 -> ...) and once at the final depth from the start, and compares the
 training wall time (evaluation excluded).  The ideal speedup is the ratio of Σ N_t over the
 epochs (fixed / refined); the paper-style goal is measured/ideal >= 0.95 (the authors' code
-reaches 0.96 on 2 CPU cores at 8-16-32, 50k images).  Tiny models are dominated by fixed
+reaches 0.96 on 2 CPU cores at 8-16-32, 50k images).  The two runs advance one epoch at a time in
+turn (round robin, through their checkpoints), so a slow spell of a shared machine hits both.  Tiny models are dominated by fixed
 per-batch costs (stem, stitches, augmentation, Python), so --quick shows a lower efficiency.
 
     python benchmarks/bench_refinement.py --quick          # ~1 min on 2 cores, synthetic data
@@ -14,6 +15,7 @@ per-batch costs (stem, stitches, augmentation, Python), so --quick shows a lower
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -65,17 +67,28 @@ def main(argv=None) -> int:
         "refined": TrainConfig(**common, n_basis=1, refine_at=s["refine_at"]),
         "fixed": TrainConfig(**common, n_basis=final),
     }
+    # Round robin: epoch e of the refined run, then epoch e of the fixed run, each continuing from
+    # its checkpoint (resume gives the same weights as an uninterrupted run).  Drifts in the
+    # machine's speed then hit both runs alike instead of whichever ran second.
+    ckpt_root = tempfile.TemporaryDirectory()
+    t0 = {name: 0.0 for name in runs}
+    results = {}
+    for epoch in range(1, s["epochs"] + 1):
+        for name, cfg in runs.items():
+            t = time.perf_counter()
+            step = dataclasses.replace(cfg, epochs=epoch, resume=True, out_dir=str(Path(ckpt_root.name) / name))
+            results[name] = train(step, data=data)
+            t0[name] += time.perf_counter() - t
+    ckpt_root.cleanup()
     out = {}
-    for name, cfg in runs.items():
-        t0 = time.perf_counter()
-        res = train(cfg, data=data)
+    for name, res in results.items():
         out[name] = {
             "train_seconds": sum(h["train_seconds"] for h in res.history),
             "epoch_seconds": [h["train_seconds"] for h in res.history],
             "train_cpu_seconds": sum(h["train_cpu_seconds"] for h in res.history),
             "n_steps": [h["n_steps"][0] for h in res.history],
             "final_test_acc": res.history[-1]["test_acc"],
-            "wall_seconds": time.perf_counter() - t0,
+            "wall_seconds": t0[name],
         }
         print(f"{name:8s} N_t per epoch {out[name]['n_steps']}: {out[name]['train_seconds']:.2f} s training "
               f"({', '.join(f'{x:.2f}' for x in out[name]['epoch_seconds'])})")
@@ -86,7 +99,7 @@ def main(argv=None) -> int:
           f"efficiency {measured / ideal:.2f} (goal >= 0.95)")
     print("(wall-clock ratios are only meaningful on an otherwise idle machine; compare the CPU-time ratio)")
     result = {"benchmark": "refinement", "mode": "quick" if args.quick else "full", "settings": s,
-              "scheme": args.scheme, "data": "synthetic" if tmp else str(data_dir), "runs": out,
+              "scheme": args.scheme, "order": "round robin: one epoch of each run in turn", "data": "synthetic" if tmp else str(data_dir), "runs": out,
               "speedup": measured, "speedup_cpu_time": cpu, "ideal": ideal, "efficiency": measured / ideal, "environment": environment(device),
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     path = Path(args.out) if args.out else RESULTS / f"bench_refinement{'-quick' if args.quick else ''}.json"

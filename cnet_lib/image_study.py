@@ -45,9 +45,10 @@ import torch
 from .bases import make_basis
 from .checkpoint import atomic_write_text, config_diff, load_checkpoint
 from .data import DATASETS, DatasetNotFoundError, ensure_dataset, load_dataset, resolve_data_dir, write_fake_cifar
-from .device import default_device
+from .device import amp_dtype, default_device
 from .integrate import stage_positions
 from .models import ContinuousNet
+from .odeblock import coefficient_key
 from .presets import preset_name, select_preset
 from .schemes import get_scheme
 from .sweep import manifestation_sweep, write_sweep
@@ -192,7 +193,7 @@ def theta_snapshot(model_or_state, basis: str = "piecewise_constant", param: str
     [θ̂_0..θ̂_{M-1}]}, "gain": [s_0..]}]}``.
     """
     state = model_or_state.state_dict() if isinstance(model_or_state, torch.nn.Module) else model_or_state
-    key = param.replace(".", "__")
+    key = coefficient_key(param)
     blocks = []
     b = 0
     while f"blocks.{b}.coeffs.{key}" in state:
@@ -403,7 +404,8 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
     """The manifestation sweep of every run, computed once and cached beside its checkpoint.
 
     The cache file is ``sweep-<hash>.json`` where the hash covers the checkpoint file's hash, the
-    grid, the test split and the device type (inference times and bf16 accuracy differ on a GPU).
+    grid, the test split, the device type and whether bf16 autocast is used (inference times and
+    bf16 accuracy differ on a GPU).
     """
     out = {}
     for name, run in runs.items():
@@ -412,7 +414,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
         dev = torch.device(device) if device is not None else next(run.model.parameters()).device
         key = {"checkpoint": _file_hash(run.checkpoint), "grid": g, "n_test": cfg.n_test, "seed": cfg.seed,
                "data": str(resolve_data_dir(cfg.data_dir).resolve()), "device": dev.type,
-               "amp": bool(cfg.amp and dev.type == "cuda")}
+               "amp": bool(cfg.amp and amp_dtype(dev) is not None)}
         path = run.out_dir / f"sweep-{_short_hash(key, 12)}.json"
         if path.is_file():
             out[name] = json.loads(path.read_text())["rows"]

@@ -35,7 +35,7 @@ from .bases import Basis, CoefficientMap, PiecewiseConstant, _piece, make_basis
 from .integrate import StagePosition, check_n_steps, integrate_positions
 from .schemes import Tableau, get_scheme
 
-__all__ = ["OdeBlock", "remap_optimizer_state"]
+__all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state"]
 
 _BN = nn.modules.batchnorm._BatchNorm
 _SEP = "__"  # '.' is not allowed in ParameterDict keys
@@ -43,6 +43,12 @@ _SEP = "__"  # '.' is not allowed in ParameterDict keys
 
 def _key(name: str) -> str:
     return name.replace(".", _SEP)
+
+
+def coefficient_key(name: str) -> str:
+    """The key of residual parameter ``name`` in ``OdeBlock.coeffs`` (in a state dict:
+    ``<block>.coeffs.<key>``), e.g. ``conv1.weight`` -> ``conv1__weight``."""
+    return _key(name)
 
 
 def _owner(root: nn.Module, name: str) -> tuple[nn.Module, str]:

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 
 from .checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
 from .data import DATASETS, ImageData, iterate_batches, load_dataset, n_batches
-from .device import default_device
+from .device import amp_dtype, default_device
 from .models import ContinuousNet
 from .presets import PRESETS, select_preset
 
@@ -99,7 +99,7 @@ class TrainConfig:
     seed: int = 0
     # execution (not part of the run's identity)
     device: Optional[str] = None  # None: default_device()
-    amp: bool = True  # bf16 autocast + channels-last inputs, on CUDA only
+    amp: bool = True  # on CUDA: channels-last inputs, and bf16 autocast where native (device.amp_dtype)
     out_dir: Optional[str] = None  # None: nothing written
     resume: bool = False
     eval_batch_size: int = 500
@@ -156,35 +156,39 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
     },
-    # INTERIM, not yet calibrated (issue 4): sized so that the three image chapters build in
-    # minutes on 2 CPU cores, on a 10k-image class-balanced subset of the 45k-image copy
-    # (CNET_DATA_DIR=../shared/data-large; its test_batch is a 5k held-out validation split).
-    # At this size the blocks may learn little; the chapters print image_study.honest_verdict
-    # instead of claiming the paper's contrast.  Calibration targets: blocks-as-identity >= 10
-    # points worse; Euler-trained loses accuracy off its own graph while the refined RK4 model
-    # holds within a couple of points; all image chapters <= 60 min.
+    # Calibrated on 2 CPU cores (issue 4) with CNET_DATA_DIR=../shared/data-large: all 45k training
+    # images, accuracies on 2,000 of its 5k held-out validation images.  Calibration trials
+    # (seed 0, this configuration): Euler-trained 70.1% on its own graph, 33.6% without blocks,
+    # 65.0-65.8% with midpoint/RK4 at N_t >= 4; RK4 refined 1 -> 2 -> 4: 72.3% on its own graph,
+    # 20.8% without blocks, 72.3-72.4% with midpoint/RK4 at N_t >= 4.  Training both models takes
+    # about 50 min; the chapters print image_study.honest_verdict on whatever the build measures.
     "cpu": {
-        "data": dict(dataset="cifar10", n_train=10000, n_test=2000),
-        "common": dict(channels=(8, 16, 32), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(3,),
-                       lr_decay=0.1, epochs=4, weight_decay=5e-4, momentum=0.9),
+        "data": dict(dataset="cifar10", n_train=None, n_test=2000),
+        "common": dict(channels=(8, 16, 32), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(5,),
+                       lr_decay=0.1, epochs=6, weight_decay=5e-4, momentum=0.9),
         "runs": {
-            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1, 2)),  # N_t = M: 1 -> 2 -> 4
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1, 3)),  # N_t = M: 1 -> 2 -> 4
             "euler_fixed": dict(scheme="euler", n_basis=4),
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
     },
-    # PLACEHOLDER, to be calibrated: one chapter in <= 30 min on a T4-class GPU.
+    # ESTIMATED, not yet measured on a GPU (none was available to this project): sized for the
+    # image chapters in <= 30 min on a T4-class GPU.  Estimate: a 16-32-64 residual unit costs
+    # about 85 MFLOP per image for forward + backward of one stage over the three blocks; RK4
+    # refined 1 -> 8 over 20 epochs is 368 such stages per image and epoch-sum, Euler at N_t = 8
+    # is 160, so ~2.2 PFLOP on 50k images: ~15 min at 2.5 TFLOP/s (a T4 in float32, which has no
+    # bf16), minutes on an A100/H100.  Record the measured times when a GPU run exists.
     "gpu": {
         "data": dict(dataset="cifar10", n_train=None, n_test=None),
-        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(30, 45),
-                       lr_decay=0.1, epochs=60, weight_decay=5e-4, momentum=0.9),
+        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(15,),
+                       lr_decay=0.1, epochs=20, weight_decay=5e-4, momentum=0.9),
         "runs": {
-            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(10, 20, 30, 40)),  # 1 -> 16
-            "euler_fixed": dict(scheme="euler", n_basis=16),
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8, 12)),  # N_t = M: 1 -> 8
+            "euler_fixed": dict(scheme="euler", n_basis=8),
         },
-        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 12, 16, 32),
-                      compress=(2, 4, 6, 8), compress_schemes=("rk4_classic", "rk4_38")),
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
+                      compress=(1, 2, 4, 6), compress_schemes=("rk4_classic", "rk4_38")),
     },
     # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5): SGD momentum 0.9,
     # lr 0.1, weight decay 5e-4, batch 128, crop+flip augmentation; refinement epochs and widths as
@@ -251,8 +255,9 @@ def learning_rate(cfg: TrainConfig, epoch: int) -> float:
 
 
 def _autocast(device: torch.device, amp: bool):
-    if amp and device.type == "cuda":
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    dtype = amp_dtype(device) if amp else None
+    if dtype is not None:
+        return torch.autocast(device_type=device.type, dtype=dtype)
     return contextlib.nullcontext()
 
 
@@ -559,7 +564,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--refine-at", type=int, nargs="*", help="completed-epoch counts at which M and N_t double")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="e.g. cpu, cuda (default: CUDA when available)")
-    p.add_argument("--no-amp", dest="amp", action="store_false", default=None, help="no bf16 autocast on CUDA")
+    p.add_argument("--no-amp", dest="amp", action="store_false", default=None, help="CUDA: no bf16 autocast, no channels-last inputs")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 

@@ -331,3 +331,14 @@ def test_bad_manifest():
     with pytest.raises(ValueError, match="ambiguous"):
         block.manifest("rk4")
     assert block.manifestation == ("euler", 2)
+
+
+def test_coefficient_key_names_the_state_dict_entry():
+    from cnet_lib.odeblock import coefficient_key
+
+    block = OdeBlock(nn.Sequential(nn.Conv2d(2, 2, 3, padding=1), nn.ReLU(), nn.Conv2d(2, 2, 3, padding=1)), 3)
+    state = block.state_dict()
+    for name in ("0.weight", "0.bias", "2.weight"):
+        key = "coeffs." + coefficient_key(name)
+        assert "." not in coefficient_key(name)
+        assert torch.equal(state[key], block.coefficient(name).detach()) and state[key].shape[0] == 3

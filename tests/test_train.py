@@ -143,3 +143,20 @@ def test_command_line(data_dir, tmp_path, capsys):
     assert T.main(argv[:-5] + ["--epochs", "2", "--out-dir", str(out), "--quiet", "--resume"]) == 0
     assert json.loads((out / T.RESULTS).read_text())["epochs_done"] == 2
     assert T.main(["--list"]) == 0 and "cifar100_wide_refined" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore:CUDA is not available:UserWarning")  # only the context object is built
+def test_amp_dtype_bf16_only_where_native(monkeypatch):
+    from cnet_lib import device as D
+
+    assert D.amp_dtype(torch.device("cpu")) is None
+    for capability, expected in (((8, 0), torch.bfloat16), ((9, 0), torch.bfloat16), ((7, 5), None), ((7, 0), None)):
+        D._cuda_bf16.cache_clear()
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None, c=capability: c)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+        assert D.amp_dtype(torch.device("cuda")) is expected, capability
+        assert D.amp_dtype(torch.device("cuda:1")) is expected, capability
+        ctx = T._autocast(torch.device("cuda"), amp=True)
+        assert isinstance(ctx, torch.autocast) == (expected is not None), capability
+        assert not isinstance(T._autocast(torch.device("cuda"), amp=False), torch.autocast)
+    D._cuda_bf16.cache_clear()
