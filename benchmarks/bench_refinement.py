@@ -4,12 +4,13 @@ Trains the same ContinuousNet twice with the same data and epochs: once refined
 (N_t = M: 1 -> 2 -> 4 -> ...) and once at the final depth from the start, and compares the
 training wall time (evaluation excluded).  The ideal speedup is the ratio of Σ N_t over the
 epochs (fixed / refined); the paper-style goal is measured/ideal >= 0.95 (the authors' code
-reaches 0.96 on 2 CPU cores at 8-16-32, 50k images).  The two runs advance one epoch at a time in
-turn (round robin, through their checkpoints), so a slow spell of a shared machine hits both.  Tiny models are dominated by fixed
-per-batch costs (stem, stitches, augmentation, Python), so --quick shows a lower efficiency.
+reaches 0.96 on 2 CPU cores at 8-16-32, 50k images).  The two runs advance one epoch at a time
+in turn (round robin, through their checkpoints), so a slow spell of a shared machine hits both.
+Tiny models are dominated by fixed per-batch costs (stem, stitches, augmentation, Python), so
+--quick can show a lower efficiency.
 
-    python benchmarks/bench_refinement.py --quick          # ~1 min on 2 cores, synthetic data
-    python benchmarks/bench_refinement.py                  # minutes: 8-16-32 on 5,000 images
+    python benchmarks/bench_refinement.py --quick          # ~20 s on 2 cores, synthetic data
+    python benchmarks/bench_refinement.py                  # ~21 min on 2 cores: 8-16-32 on 5,000 images
     python benchmarks/bench_refinement.py --data-dir ../shared/data-large --n-train 45000
 """
 from __future__ import annotations

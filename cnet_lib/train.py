@@ -160,8 +160,9 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
     # images, accuracies on 2,000 of its 5k held-out validation images.  Calibration trials
     # (seed 0, this configuration): Euler-trained 70.1% on its own graph, 33.6% without blocks,
     # 65.0-65.8% with midpoint/RK4 at N_t >= 4; RK4 refined 1 -> 2 -> 4: 72.3% on its own graph,
-    # 20.8% without blocks, 72.3-72.4% with midpoint/RK4 at N_t >= 4.  Training both models takes
-    # about 50 min; the chapters print image_study.honest_verdict on whatever the build measures.
+    # 20.8% without blocks, 72.3-72.4% with midpoint/RK4 at N_t >= 4.  A fresh build of the three
+    # image chapters reproduced these to the image in 55 min 47 s (training both models: 49 min).
+    # The chapters print image_study.honest_verdict on whatever the build measures.
     "cpu": {
         "data": dict(dataset="cifar10", n_train=None, n_test=2000),
         "common": dict(channels=(8, 16, 32), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(5,),
@@ -175,9 +176,9 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
     },
     # ESTIMATED, not yet measured on a GPU (none was available to this project): sized for the
     # image chapters in <= 30 min on a T4-class GPU.  Estimate: a 16-32-64 residual unit costs
-    # about 85 MFLOP per image for forward + backward of one stage over the three blocks; RK4
-    # refined 1 -> 8 over 20 epochs is 368 such stages per image and epoch-sum, Euler at N_t = 8
-    # is 160, so ~2.2 PFLOP on 50k images: ~15 min at 2.5 TFLOP/s (a T4 in float32, which has no
+    # about 85 MFLOP per image for forward + backward of one stage over the three blocks; over
+    # the 20 epochs RK4 refined 1 -> 8 evaluates 368 such stages per image, Euler at N_t = 8
+    # 160, so ~2.2 PFLOP on 50k images: ~15 min at 2.5 TFLOP/s (a T4 in float32, which has no
     # bf16), minutes on an A100/H100.  Record the measured times when a GPU run exists.
     "gpu": {
         "data": dict(dataset="cifar10", n_train=None, n_test=None),
