@@ -72,14 +72,14 @@ def main(argv=None) -> int:
     # its checkpoint (resume gives the same weights as an uninterrupted run).  Drifts in the
     # machine's speed then hit both runs alike instead of whichever ran second.
     ckpt_root = tempfile.TemporaryDirectory()
-    t0 = {name: 0.0 for name in runs}
+    wall = {name: 0.0 for name in runs}  # seconds spent in each run's train() calls
     results = {}
     for epoch in range(1, s["epochs"] + 1):
         for name, cfg in runs.items():
             t = time.perf_counter()
             step = dataclasses.replace(cfg, epochs=epoch, resume=True, out_dir=str(Path(ckpt_root.name) / name))
             results[name] = train(step, data=data)
-            t0[name] += time.perf_counter() - t
+            wall[name] += time.perf_counter() - t
     ckpt_root.cleanup()
     out = {}
     for name, res in results.items():
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
             "train_cpu_seconds": sum(h["train_cpu_seconds"] for h in res.history),
             "n_steps": [h["n_steps"][0] for h in res.history],
             "final_test_acc": res.history[-1]["test_acc"],
-            "wall_seconds": t0[name],
+            "wall_seconds": wall[name],
         }
         print(f"{name:8s} N_t per epoch {out[name]['n_steps']}: {out[name]['train_seconds']:.2f} s training "
               f"({', '.join(f'{x:.2f}' for x in out[name]['epoch_seconds'])})")
