@@ -6,6 +6,8 @@ and ``python -m cnet_lib.notebook_tools fix book/*.ipynb`` rewrites them.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 __all__ = [
     "REPO_URL",
     "BOOK_TITLE",
@@ -16,6 +18,7 @@ __all__ = [
     "colab_url",
     "colab_badge",
     "colab_cell_source",
+    "install_requirement",
     "SETUP_CELL_SOURCE",
 ]
 
@@ -63,17 +66,27 @@ def colab_badge(notebook: str, url: str = REPO_URL, branch: str = BRANCH) -> str
     return f"[![Open In Colab]({COLAB_BADGE_IMAGE})]({colab_url(notebook, url, branch)})"
 
 
-def colab_cell_source(url: str = REPO_URL) -> str:
-    """The canonical first code cell of every chapter.
+def install_requirement(url: str = REPO_URL, ref: Optional[str] = None) -> str:
+    """The pip requirement of the book's library from its repository, pinned to ``ref`` (a
+    commit, tag or branch) when given, else the default branch."""
+    return f"{PACKAGE_NAME} @ git+{url}" + (f"@{ref}" if ref else "")
 
-    On Google Colab it installs the library from the book's repository; anywhere else it does
-    nothing.  The package's dependencies are lower bounds, so Colab's preinstalled torch is
-    kept (never pinned, never reinstalled).
+
+def colab_cell_source(url: str = REPO_URL, requirement: Optional[str] = None, what: str = "the book's library") -> str:
+    """The canonical first code cell of every chapter (and, with ``requirement``, of a student copy).
+
+    On Google Colab it installs ``requirement`` (default: :func:`install_requirement` of
+    ``url``); anywhere else it does nothing.  The package's dependencies are lower bounds that
+    Colab's preinstalled torch, numpy, plotly and ipywidgets satisfy, so none of them is
+    reinstalled (torch is never pinned).
     """
+    requirement = requirement or install_requirement(url)
+    if '"' in requirement or "\n" in requirement:
+        raise ValueError(f"a pip requirement cannot contain quotes or newlines, got {requirement!r}")
     return (
-        "# Runs on Google Colab only: install the book's library (Colab's torch is kept as is).\n"
+        f"# Runs on Google Colab only: install {what} (Colab's torch is kept as is).\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install -q "{PACKAGE_NAME} @ git+{url}"'
+        f'    %pip install -q "{requirement}"'
     )

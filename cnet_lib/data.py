@@ -4,8 +4,10 @@ Files are read from the standard python-pickle layout that torchvision downloads
 ``<data_dir>/cifar-10-batches-py`` (``data_batch_1..5``, ``test_batch``, ``batches.meta``) and
 ``<data_dir>/cifar-100-python`` (``train``, ``test``, ``meta``).  ``data_dir`` is an argument,
 else ``$CNET_DATA_DIR``, else ``~/.cache/cnet_lib/data``.  A missing folder is downloaded (MD5
-checked, extracted atomically) when the machine is online; offline, a clear error says where
-to put the files.
+checked, extracted atomically) when the machine is online, from the published archive or from
+the mirror named by ``$CNET_CIFAR10_URL`` (``$CNET_CIFAR10_MD5`` for an archive other than the
+published one; see :func:`dataset_source`); otherwise :class:`DatasetNotFoundError` says what to
+do, in Colab and on one's own machine.
 
 The input pipeline keeps the whole split as one ``uint8`` tensor ``(N, 3, 32, 32)`` on the
 training device; random crop (zero pad 4) + horizontal flip + normalisation are done for a
@@ -15,10 +17,12 @@ one CPU :class:`torch.Generator`, so a run is reproducible and resumable from it
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import pickle
 import tarfile
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -32,6 +36,9 @@ __all__ = [
     "DATASETS",
     "DatasetSpec",
     "DatasetNotFoundError",
+    "DatasetChecksumError",
+    "dataset_source",
+    "custom_source",
     "ImageData",
     "resolve_data_dir",
     "ensure_dataset",
@@ -105,7 +112,12 @@ DATASETS: dict[str, DatasetSpec] = {
 
 
 class DatasetNotFoundError(FileNotFoundError):
-    """The dataset is not on disk and could not be downloaded."""
+    """The dataset is not on disk and could not be had; the message says what to do, in Colab
+    and on one's own machine."""
+
+
+class DatasetChecksumError(DatasetNotFoundError, RuntimeError):
+    """A downloaded archive is not the expected one (wrong MD5, unreadable, files missing)."""
 
 
 def _spec(name: str) -> DatasetSpec:
@@ -130,6 +142,49 @@ def _complete(folder: Path, spec: DatasetSpec) -> bool:
 
 
 # --------------------------------------------------------------------------- download
+# Where a download comes from: the published archive unless $CNET_<NAME>_URL names a mirror.
+URL_ENV = "CNET_{name}_URL"  # e.g. CNET_CIFAR10_URL: a mirror of the archive (or a test archive)
+MD5_ENV = "CNET_{name}_MD5"  # e.g. CNET_CIFAR10_MD5: the MD5 of the archive at that URL
+_ARCHIVE_SIZE = {"cifar10": "about 170 MB", "cifar100": "about 170 MB"}
+
+
+def _env_names(spec: DatasetSpec) -> tuple[str, str]:
+    key = spec.name.upper()
+    return URL_ENV.format(name=key), MD5_ENV.format(name=key)
+
+
+def dataset_source(name: str = "cifar10", url: Optional[str] = None, md5: Optional[str] = None) -> tuple[str, str]:
+    """``(url, md5)`` that a download of ``name`` uses.
+
+    By default the published archive (``DATASETS[name].url``) and its published MD5.  ``url``,
+    else ``$CNET_CIFAR10_URL`` (``$CNET_CIFAR100_URL``), names a mirror; its archive is checked
+    against the published MD5 unless ``md5``, else ``$CNET_CIFAR10_MD5``, gives the MD5 of a
+    different archive (a small test archive, say).  An MD5 without a URL is refused: the
+    published archive is always checked against its published checksum.
+    """
+    spec = _spec(name)
+    url_env, md5_env = _env_names(spec)
+    given_url = url or os.environ.get(url_env) or None
+    given_md5 = md5 or os.environ.get(md5_env) or None
+    if given_md5 is not None and given_url is None:
+        raise ValueError(
+            f"{md5_env} (or md5=) only applies together with {url_env} (or url=): the published archive "
+            f"{spec.url} is always checked against its published MD5. Unset {md5_env}, or set {url_env} "
+            "to the URL of the archive whose MD5 it is."
+        )
+    if given_md5 is not None and not (len(given_md5) == 32 and all(ch in "0123456789abcdef" for ch in given_md5.lower())):
+        raise ValueError(f"{md5_env} must be 32 hexadecimal digits (the output of md5sum), got {given_md5!r}")
+    if given_url is None:
+        return spec.url, spec.md5
+    return given_url, (given_md5 or spec.md5).lower()
+
+
+def custom_source(name: str = "cifar10") -> bool:
+    """True when ``$CNET_<NAME>_URL`` names a download source other than the published archive."""
+    url_env, _ = _env_names(_spec(name))
+    return bool(os.environ.get(url_env))
+
+
 def _md5(path: Path) -> str:
     h = hashlib.md5()
     with open(path, "rb") as f:
@@ -138,16 +193,27 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
+class DownloadInterrupted(OSError):
+    """The connection closed before the whole archive arrived."""
+
+
 def _download(url: str, dest: Path, progress: bool = True) -> None:
-    """Stream ``url`` to ``dest`` (a temporary name; the caller renames it)."""
+    """Stream ``url`` to ``dest`` (a temporary name; the caller renames it).
+
+    Raises :class:`DownloadInterrupted` when fewer bytes arrive than the server announced.
+    """
     from tqdm.auto import tqdm
 
     with urllib.request.urlopen(url, timeout=30) as resp, open(dest, "wb") as out:
         total = int(resp.headers.get("Content-Length") or 0) or None
+        done = 0
         with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {Path(url).name}", disable=not progress) as bar:
             for chunk in iter(lambda: resp.read(1 << 20), b""):
                 out.write(chunk)
+                done += len(chunk)
                 bar.update(len(chunk))
+    if total is not None and done != total:
+        raise DownloadInterrupted(f"the connection closed after {done} of {total} bytes")
 
 
 def _safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
@@ -162,52 +228,86 @@ def _safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
     tar.extractall(dest)
 
 
-def _fetch(spec: DatasetSpec, root: Path, progress: bool = True) -> None:
-    """Download, check and extract ``spec`` into ``root/spec.folder`` atomically."""
+def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[str] = None,
+           md5: Optional[str] = None) -> None:
+    """Download ``url`` (default: the published archive), check its MD5, and extract it into
+    ``root/spec.folder`` atomically: nothing is left behind when any step fails."""
+    url = url or spec.url
+    md5 = md5 or spec.md5
     root.mkdir(parents=True, exist_ok=True)
+    size = f"{_ARCHIVE_SIZE.get(spec.name, 'a large archive')}, " if url == spec.url else ""
+    print(f"Downloading {spec.name} ({size}once) from {url} into {root} ...", flush=True)
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=root, prefix=f".{spec.folder}-") as tmp:
         tmp = Path(tmp)
         archive = tmp / spec.archive
-        _download(spec.url, archive, progress)
+        _download(url, archive, progress)
         got = _md5(archive)
-        if got != spec.md5:
-            raise RuntimeError(
-                f"{spec.archive} from {spec.url} has MD5 {got}, expected {spec.md5}; the download is "
-                "corrupt or the file changed upstream. Delete it and retry, or place the extracted "
-                f"folder {spec.folder!r} yourself."
+        if got != md5:
+            raise DatasetChecksumError(
+                f"{spec.archive} from {url} has MD5 {got}, expected {md5}: the download is corrupt or "
+                "incomplete (a dropped connection), or the file changed upstream. Nothing was kept; run "
+                "the cell again to retry."
             )
-        with tarfile.open(archive, "r:gz") as tar:
-            _safe_extract(tar, tmp / "x")
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                _safe_extract(tar, tmp / "x")
+        except (tarfile.TarError, EOFError, OSError) as err:
+            raise DatasetChecksumError(f"{spec.archive} from {url} is not a readable .tar.gz archive ({err})") from err
         extracted = tmp / "x" / spec.folder
         if not _complete(extracted, spec):
-            raise RuntimeError(f"{spec.archive} does not contain the expected files {spec.files} under {spec.folder}/")
+            raise DatasetChecksumError(
+                f"{spec.archive} from {url} does not contain the expected files {spec.files} under {spec.folder}/")
         final = root / spec.folder
         if final.exists():  # an incomplete folder from elsewhere: keep it aside rather than delete user files
             final.rename(root / f"{spec.folder}.incomplete-{os.getpid()}")
         os.replace(extracted, final)
+    print(f"... {spec.name} is in {root / spec.folder} ({time.perf_counter() - started:.0f} s).", flush=True)
+
+
+def _what_to_do(spec: DatasetSpec, root: Path, url: str) -> str:
+    """The lines of a data error that say what to do, in Colab and on one's own machine."""
+    folder = root / spec.folder
+    url_env, _ = _env_names(spec)
+    return (
+        f"\n  - In Google Colab: check that the runtime is connected (the download is "
+        f"{_ARCHIVE_SIZE.get(spec.name, 'large')} and happens once per runtime) and run the cell again. Or put "
+        f"{spec.archive} on your Google Drive, mount it (from google.colab import drive; drive.mount('/content/drive')), "
+        f"extract it to the runtime's disk (!tar xzf /content/drive/MyDrive/{spec.archive} -C /content) and run "
+        f"%env CNET_DATA_DIR=/content before the setup cell. %env CNET_PRESET=smoke runs the chapters on a small "
+        "fake data set instead."
+        f"\n  - On your own machine: download {url} (with a browser if Python cannot reach it) and extract it with "
+        f"`tar xzf {spec.archive} -C {root}` so that {folder / spec.files[0]} exists; or set CNET_DATA_DIR (or "
+        f"data_dir= / --data-dir) to the folder that contains {spec.folder!r}; or set {url_env} to a mirror "
+        "of the archive."
+    )
 
 
 def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, download: bool = True,
-                   progress: bool = True) -> Path:
-    """The folder holding ``name``'s pickles, downloading it first if it is missing."""
+                   progress: bool = True, *, url: Optional[str] = None, md5: Optional[str] = None) -> Path:
+    """The folder holding ``name``'s pickles, downloading it first if it is missing.
+
+    The download comes from :func:`dataset_source` (``url``/``md5`` or ``$CNET_CIFAR10_URL`` /
+    ``$CNET_CIFAR10_MD5``, else the published archive and MD5), is checked, and is extracted
+    atomically.  When the data is missing and cannot be had, :class:`DatasetNotFoundError`
+    says what to do in Colab and on one's own machine.
+    """
     spec = _spec(name)
     root = resolve_data_dir(data_dir)
     folder = root / spec.folder
     if _complete(folder, spec):
         return folder
-    where = (
-        f"Put the extracted folder {spec.folder!r} (from {spec.url}) inside {root} so that "
-        f"{folder / spec.files[0]} exists, or point CNET_DATA_DIR (or data_dir / --data-dir) at the "
-        f"directory that contains {spec.folder!r}."
-    )
+    src_url, src_md5 = dataset_source(spec.name, url, md5)
     if not download:
-        raise DatasetNotFoundError(f"{spec.name} not found at {folder}. {where}")
+        raise DatasetNotFoundError(f"{spec.name} is not in {folder} (downloads are off here).{_what_to_do(spec, root, src_url)}")
     try:
-        _fetch(spec, root, progress)
-    except (urllib.error.URLError, OSError, TimeoutError) as err:
+        _fetch(spec, root, progress, src_url, src_md5)
+    except DatasetNotFoundError as err:
+        raise type(err)(f"{err}{_what_to_do(spec, root, src_url)}") from err
+    except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException) as err:
         raise DatasetNotFoundError(
-            f"{spec.name} not found at {folder} and downloading it failed ({err}). {where} "
-            "(CI and offline machines: use the small copy in ../shared/data.)"
+            f"{spec.name} is not in {folder} and downloading it from {src_url} failed "
+            f"({type(err).__name__}: {err}).{_what_to_do(spec, root, src_url)}"
         ) from err
     return folder
 

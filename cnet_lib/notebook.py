@@ -15,6 +15,7 @@ only (a ``<div>`` and the ``Plotly.newPlot`` call; no CDN, no MathJax download),
 itself is displayed once, inline, in the setup cell's output.  The built pages thus work
 offline, and so do Jupyter, JupyterLab and VS Code (which run the scripts of the outputs of a
 notebook executed in the session).  On Google Colab plotly's own ``colab`` renderer is kept.
+Both work with plotly 5 (Colab's preinstalled major) and plotly 6.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
-__all__ = ["NotebookContext", "setup", "in_colab", "BOOK_RENDERER", "figure_html", "plotlyjs_html"]
+__all__ = ["NotebookContext", "setup", "in_colab", "installed_build", "BOOK_RENDERER", "figure_html", "plotlyjs_html"]
 
 BOOK_RENDERER = "cnet_book"
 _DEFAULT_RENDERERS = BOOK_RENDERER
@@ -59,13 +60,14 @@ def _in_ipython() -> bool:
 
 
 def _book_renderer():
-    """A ``text/html`` renderer that expects plotly.js already on the page (see module doc)."""
-    from plotly.io._base_renderers import HtmlRenderer
+    """A ``text/html`` renderer that expects plotly.js already on the page (see module doc).
 
-    class BookHtmlRenderer(HtmlRenderer):
-        def __init__(self):
-            super().__init__(connected=False, full_html=False, global_init=False, include_plotlyjs=False)
+    Built on plotly's ``MimetypeRenderer``, whose interface is the same in plotly 5 and 6
+    (``HtmlRenderer``'s constructor is not: ``include_plotlyjs`` only exists from 6.1 on).
+    """
+    from plotly.io._base_renderers import MimetypeRenderer
 
+    class BookHtmlRenderer(MimetypeRenderer):
         def activate(self):  # plotly.js is displayed once by setup(), not per figure
             pass
 
@@ -118,12 +120,16 @@ def _enable_colab_widgets() -> None:
 
 
 def _configure_plotly(renderer: Optional[str]) -> str:
+    """Make ``renderer`` plotly's default (``"colab"`` on Colab, else the book's); returns it.
+
+    The book's renderer is registered only when it is used, so Colab never depends on it.
+    """
     import plotly.io as pio
 
-    if BOOK_RENDERER not in pio.renderers:
-        pio.renderers[BOOK_RENDERER] = _book_renderer()
     if renderer is None:
         renderer = "colab" if in_colab() else _DEFAULT_RENDERERS
+    if BOOK_RENDERER in renderer.split("+") and BOOK_RENDERER not in pio.renderers:
+        pio.renderers[BOOK_RENDERER] = _book_renderer()
     pio.renderers.default = renderer
     if BOOK_RENDERER in renderer.split("+") and _in_ipython():
         from IPython.display import HTML, display
@@ -141,13 +147,44 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False) -> NotebookContext:
+def installed_build() -> str:
+    """The installed cnet-lib: its version, plus ``@<commit>`` when pip installed it from a git commit."""
+    import json
+    from importlib import metadata
+
+    from ._project import PACKAGE_NAME
+
+    try:
+        dist = metadata.distribution(PACKAGE_NAME)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+    try:
+        info = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        info = {}
+    commit = (info.get("vcs_info") or {}).get("commit_id")
+    return f"{dist.version}@{commit}" if commit else dist.version
+
+
+def _version_warning(expected: str, got: str) -> str:
+    return (
+        f"WARNING: this copy of the chapter was made for cnet-lib {expected}, but {got} is installed: its "
+        "checks may not be the ones your teacher prepared.\n"
+        "  In Google Colab: Runtime > Disconnect and delete runtime, then run the cells again from the first one.\n"
+        "  On your own machine: install the library the way the first cell of this notebook does (its %pip line)."
+    )
+
+
+def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
+          expected_build: Optional[str] = None) -> NotebookContext:
     """Prepare a chapter: seed, plotly display, and print the preset and device.
 
     ``renderer`` overrides the plotly renderer string (default: ``"cnet_book"``, or ``"colab"``
     on Colab; a renderer without ``text/html`` output makes the book build fail).  The preset
     comes from ``$CNET_PRESET`` (see :mod:`cnet_lib.presets`), the device from ``$CNET_DEVICE``
-    or CUDA availability (see :mod:`cnet_lib.device`).
+    or CUDA availability (see :mod:`cnet_lib.device`).  ``expected_build`` (written into student
+    copies, see :mod:`cnet_lib.student`) is the :func:`installed_build` the copy was made for;
+    a different one prints a warning that says what to do.
     """
     import torch
 
@@ -175,4 +212,6 @@ def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False) ->
         print(f"device: {device}{gpu}   torch {torch.__version__}   [{where}]")
         if device.type == "cpu" and "CNET_PRESET" not in os.environ and ctx.in_colab:
             print("tip: Runtime > Change runtime type > GPU runs the 'gpu' preset")
+    if expected_build is not None and installed_build() != expected_build:
+        print(_version_warning(expected_build, installed_build()))
     return ctx

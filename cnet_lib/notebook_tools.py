@@ -1,7 +1,7 @@
 """Check and fix the book's notebook conventions (see ``book/CONTRIBUTING.md``).
 
     python -m cnet_lib.notebook_tools check            # every notebook listed in _toc.yml
-    python -m cnet_lib.notebook_tools fix book/*.ipynb # rewrite badge, first cells, strip outputs
+    python -m cnet_lib.notebook_tools fix book/*.ipynb # rewrite badge, first cells, solution cells' frame; strip outputs
 
 A chapter notebook must have
 
@@ -10,9 +10,13 @@ A chapter notebook must have
 2. as first code cell exactly :func:`cnet_lib._project.colab_cell_source`;
 3. as second code cell exactly :data:`cnet_lib._project.SETUP_CELL_SOURCE`;
 4. no outputs, execution counts or widget state (outputs are stripped in git);
-5. at least one exercise: a code cell tagged ``exercise`` (a stub raising
-   ``NotImplementedError``), followed by a code cell tagged ``solution`` and ``hide-input``
-   that defines the same functions with the same signatures.
+5. at least one exercise: a code cell tagged ``exercise`` (a stub whose function body is only
+   a docstring and ``raise NotImplementedError(...)``), followed by its solution cell: tagged
+   ``solution`` and ``hide-input`` (collapsed in the book), starting with ``# @title Solution``
+   and with the metadata ``cellView: form`` (collapsed in Colab) and ``jupyter.source_hidden``
+   (collapsed in JupyterLab), defining the same functions with the same signatures, each
+   decorated with ``@solution`` (:func:`cnet_lib.exercises.solution`: "Run all" never
+   replaces a reader's own function with the solution).
 
 Notebooks are read and written as plain JSON (nbformat 4), so this needs no extra package;
 reading ``_toc.yml`` needs PyYAML (installed with jupyter-book).
@@ -50,6 +54,8 @@ __all__ = [
 EXERCISE_TAG = "exercise"
 SOLUTION_TAG = "solution"
 HIDE_TAG = "hide-input"
+SOLUTION_TITLE = "# @title Solution: try the exercise first"  # Colab shows this line and hides the code
+SOLUTION_DECORATOR = "solution"
 _BADGE_RE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 
 
@@ -167,6 +173,53 @@ def function_signatures(source: str) -> dict[str, str]:
     return out
 
 
+def _stub_problems(source: str) -> list[str]:
+    """Functions of ``source`` whose body is more than a docstring and ``raise NotImplementedError(...)``."""
+    bad = []
+    for node in _parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = list(node.body)
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+                body = body[1:]  # the docstring
+            ok = len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None
+            if ok:
+                exc = body[0].exc
+                exc = exc.func if isinstance(exc, ast.Call) else exc
+                names = {n.id for n in ast.walk(body[0]) if isinstance(n, ast.Name)}
+                ok = isinstance(exc, ast.Name) and exc.id == "NotImplementedError" and names == {"NotImplementedError"}
+            if not ok:
+                bad.append(node.name)
+    return bad
+
+
+def _undecorated(source: str) -> list[str]:
+    """Top-level functions of a solution cell that lack the ``@solution`` decorator."""
+    out = []
+    for node in _parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", None) for d in node.decorator_list}
+            if SOLUTION_DECORATOR not in names:
+                out.append(node.name)
+    return out
+
+
+def _solution_cell_problems(cell: dict, index: int) -> list[str]:
+    """How a solution cell departs from the convention (tags, title line, collapsed metadata, decorator)."""
+    problems = []
+    md = cell.get("metadata", {})
+    if HIDE_TAG not in cell_tags(cell):
+        problems.append(f"solution cell {index} lacks the tag 'hide-input' (the book shows solutions collapsed)")
+    if not cell_source(cell).startswith("# @title Solution"):
+        problems.append(f"solution cell {index} must start with the line {SOLUTION_TITLE!r} (Colab shows it instead of the code)")
+    if md.get("cellView") != "form" or not (md.get("jupyter") or {}).get("source_hidden"):
+        problems.append(f"solution cell {index} must be collapsed in Colab and Jupyter (metadata cellView: form, "
+                        "jupyter.source_hidden: true)")
+    for name in _undecorated(cell_source(cell)):
+        problems.append(f"solution cell {index}: decorate {name} with @solution (from cnet_lib.exercises import solution), "
+                        "so that running all cells keeps a reader's own function")
+    return problems
+
+
 def _raises_not_implemented(source: str) -> bool:
     for node in ast.walk(_parse(source)):
         if isinstance(node, ast.Raise) and node.exc is not None:
@@ -224,11 +277,13 @@ def check_notebook(path: Path, require_exercise: bool = True) -> list[str]:
         stub = cell_source(cells[stub_i])
         if not _raises_not_implemented(stub):
             problems.append(f"exercise cell {stub_i} does not raise NotImplementedError")
+        for name in _stub_problems(stub):
+            problems.append(f"exercise cell {stub_i}: the body of {name} must be only a docstring and "
+                            "`raise NotImplementedError(\"...\")` (so that a solution cell can tell an unfinished stub)")
         if sol_i is None:
             problems.append(f"exercise cell {stub_i} is not followed by a code cell tagged 'solution'")
             continue
-        if HIDE_TAG not in cell_tags(cells[sol_i]):
-            problems.append(f"solution cell {sol_i} lacks the tag 'hide-input' (the book shows solutions collapsed)")
+        problems += _solution_cell_problems(cells[sol_i], sol_i)
         s_stub, s_sol = function_signatures(stub), function_signatures(cell_source(cells[sol_i]))
         if not s_stub:
             problems.append(f"exercise cell {stub_i} defines no function")
@@ -246,8 +301,21 @@ def check_notebook(path: Path, require_exercise: bool = True) -> list[str]:
     return problems
 
 
+def _fix_solution_cell(cell: dict) -> None:
+    """Tag ``hide-input``, the ``# @title Solution`` line and the collapsed metadata (the decorator is the author's)."""
+    md = cell.setdefault("metadata", {})
+    if HIDE_TAG not in cell_tags(cell):
+        md.setdefault("tags", []).append(HIDE_TAG)
+    md["cellView"] = "form"
+    md.setdefault("jupyter", {})["source_hidden"] = True
+    text = cell_source(cell)
+    if not text.startswith("# @title Solution"):
+        _set_source(cell, f"{SOLUTION_TITLE}\n{text}")
+
+
 def fix_notebook(path: Path) -> bool:
-    """Rewrite badge, Colab cell, setup cell, solution tags; strip outputs.  True if changed."""
+    """Rewrite badge, Colab cell, setup cell, solution cells' tags, title line and metadata; strip
+    outputs.  True if changed."""
     path = Path(path)
     before = path.read_text(encoding="utf-8")
     nb = read_notebook(path)
@@ -284,8 +352,8 @@ def fix_notebook(path: Path) -> bool:
         cells.insert(code_idx[0] + 1, _new_code_cell(SETUP_CELL_SOURCE))
 
     for c in cells:
-        if SOLUTION_TAG in cell_tags(c) and HIDE_TAG not in cell_tags(c):
-            c.setdefault("metadata", {}).setdefault("tags", []).append(HIDE_TAG)
+        if SOLUTION_TAG in cell_tags(c):
+            _fix_solution_cell(c)
     strip_outputs(nb)
     write_notebook(nb, path)
     return path.read_text(encoding="utf-8") != before

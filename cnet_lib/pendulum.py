@@ -325,14 +325,14 @@ class _BarView:
         self.container, self.text = container, text
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The bar's widget view (ipywidgets 7 or 8, display metadata kept) plus the text line."""
         import html
 
-        bundle = self.container._repr_mimebundle_(include=include, exclude=exclude) or {}
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        bundle = dict(bundle)
-        bundle["text/html"] = f"<p><em>{html.escape(self.text)}</em></p>"
-        return bundle
+        from ._widget_view import bundle_for_ipython, widget_bundle
+
+        data, metadata = widget_bundle(self.container, include, exclude)
+        data["text/html"] = f"<p><em>{html.escape(self.text)}</em></p>"
+        return bundle_for_ipython(data, metadata)
 
 
 def _progress_bar(total: int, desc: str):

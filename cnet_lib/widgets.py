@@ -19,9 +19,10 @@ from __future__ import annotations
 import html as _html
 from typing import Any, Callable, Mapping, Optional
 
-__all__ = ["LiveApp", "live_app", "STATIC_NOTE"]
+from ._widget_view import WIDGET_VIEW, bundle_for_ipython, widget_bundle
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+__all__ = ["LiveApp", "live_app", "STATIC_NOTE", "WIDGET_VIEW"]
+
 STATIC_NOTE = (
     "Static view of a live app: the controls below move over precomputed values. "
     "Open this chapter in Colab or Jupyter to drive the live version."
@@ -44,16 +45,17 @@ class LiveApp:
         return f'<div class="cnet-live-app-static">\n{note}{figure_html(self.static_fig)}\n</div>'
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        repr_bundle = getattr(self.widget, "_repr_mimebundle_", None)  # ipywidgets >= 8
-        bundle = repr_bundle(include=include, exclude=exclude) if repr_bundle else None
-        if isinstance(bundle, tuple):  # (data, metadata)
-            bundle = bundle[0]
-        bundle = dict(bundle or {})
-        if WIDGET_VIEW not in bundle:  # ipywidgets 7 (e.g. an older Colab runtime)
-            bundle[WIDGET_VIEW] = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
-        bundle["text/html"] = self.static_html()
-        bundle["text/plain"] = "Live app (" + ", ".join(self.controls) + "): run the notebook to use it."
-        return bundle
+        """The widget view and the static view in one output.
+
+        Works on ipywidgets 7 and 8; the widget's display metadata is kept, and on Colab with
+        the custom widget manager the metadata that manager needs is added (see
+        :mod:`cnet_lib._widget_view`).  Returns ``(data, metadata)`` when there is metadata,
+        else ``data`` (IPython accepts both).
+        """
+        data, metadata = widget_bundle(self.widget, include, exclude)
+        data["text/html"] = self.static_html()
+        data["text/plain"] = "Live app (" + ", ".join(self.controls) + "): run the notebook to use it."
+        return bundle_for_ipython(data, metadata)
 
     @property
     def controls(self) -> list:

@@ -149,7 +149,7 @@ def _tiny_notebook(tmp_path: Path, name: str = "demo.ipynb", stub_sig: str = "(x
             code("import sys\nif 'google.colab' in sys.modules:\n    %pip install old"),
             code("x = 1", outputs=[{"output_type": "stream", "name": "stdout", "text": "hi"}]),
             code(f"def f{stub_sig}:\n    raise NotImplementedError('do it')", tags=["exercise"]),
-            code(f"def f{sol_sig}:\n    return 2 * x", tags=["solution"]),
+            code(f"from cnet_lib.exercises import solution\n\n\n@solution\ndef f{sol_sig}:\n    return 2 * x", tags=["solution"]),
             code("check(f)"),
         ],
         "metadata": {"widgets": {"state": {}}},
@@ -168,6 +168,7 @@ def test_fix_repairs_a_notebook_and_check_finds_problems(tmp_path):
     assert any("Colab cell" in p for p in before)
     assert any("outputs are not stripped" in p for p in before)
     assert any("hide-input" in p for p in before)
+    assert any("@title Solution" in p for p in before) and any("cellView" in p for p in before)
     assert fix_notebook(path) is True
     assert check_notebook(path) == []
     nb = read_notebook(path)
@@ -175,7 +176,25 @@ def test_fix_repairs_a_notebook_and_check_finds_problems(tmp_path):
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert cell_source(code[0]) == _project.colab_cell_source()
     assert cell_source(code[1]) == _project.SETUP_CELL_SOURCE
+    sol = next(c for c in nb["cells"] if "solution" in cell_tags(c))
+    assert cell_source(sol).startswith("# @title Solution") and sol["metadata"]["cellView"] == "form"
+    assert sol["metadata"]["jupyter"]["source_hidden"] is True
     assert fix_notebook(path) is False, "fix must be idempotent"
+
+
+def test_check_requires_pure_stubs_and_decorated_solutions(tmp_path):
+    """A stub with code in it, or a solution without @solution, breaks "Run all keeps your code"."""
+    path = _tiny_notebook(tmp_path)
+    fix_notebook(path)
+    nb = read_notebook(path)
+    ex = next(c for c in nb["cells"] if "exercise" in cell_tags(c))
+    sol = next(c for c in nb["cells"] if "solution" in cell_tags(c))
+    ex["source"] = "def f(x):\n    y = x + 1\n    raise NotImplementedError('do it')"
+    sol["source"] = cell_source(sol).replace("@solution\n", "")
+    path.write_text(json.dumps(nb))
+    problems = check_notebook(path)
+    assert any("body of f must be only a docstring" in p for p in problems)
+    assert any("decorate f with @solution" in p for p in problems)
 
 
 def test_check_reports_signature_mismatch(tmp_path):
@@ -186,9 +205,13 @@ def test_check_reports_signature_mismatch(tmp_path):
 
 
 def test_student_export(tmp_path):
-    from cnet_lib.student import export, main
+    """Every chapter gets a copy without solutions, outputs, badge or links to the repository
+    (details, and the command line, in tests/test_student.py)."""
+    from cnet_lib.student import StudentInstall, export
 
-    written = export(tmp_path / "students", ROOT)
+    install = StudentInstall(requirement="cnet-lib @ https://course.example/x/cnet_lib-0.1.0+gtest-py3-none-any.whl",
+                             build="0.1.0+gtest", source="a test")
+    written = export(tmp_path / "students", ROOT, install)
     assert [p.name for p in written] == [p.name for p in NOTEBOOKS]
     for src, dst in zip(NOTEBOOKS, written):
         orig, stud = read_notebook(src), read_notebook(dst)
@@ -199,7 +222,9 @@ def test_student_export(tmp_path):
         assert len(stud["cells"]) == len(orig["cells"]) - n_sol
         assert all(not c.get("outputs") and c.get("execution_count") is None for c in stud["cells"] if c["cell_type"] == "code")
         assert "widgets" not in stud["metadata"]
-    assert main([str(tmp_path / "again"), "--root", str(ROOT)]) == 0
+        text = dst.read_text(encoding="utf-8")
+        assert _project.repo_slug() not in text and "Open In Colab" not in text, f"{dst.name} leads to the solutions"
+        assert install.requirement in text and 'setup(expected_build=\\"0.1.0+gtest\\")' in text
 
 
 def test_student_version_removes_solutions_and_outputs(tmp_path):
@@ -215,10 +240,16 @@ def test_student_version_removes_solutions_and_outputs(tmp_path):
 
 
 # ----------------------------------------------------------------------------- exercises
-def test_exercise_check_passes_on_reference_and_fails_on_wrong(capsys):
-    from cnet_lib.exercises import check_observed_order, reference_observed_order
+def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
+    import numpy as np
 
-    assert check_observed_order(reference_observed_order) is True
+    from cnet_lib.exercises import check_observed_order
+    from cnet_lib.exercises.how_to_use import reference_observed_order
+
+    def fitted(dts, errors):
+        return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
+
+    assert check_observed_order(fitted) is True
     assert "✅ pass" in capsys.readouterr().out
 
     def two_point(dts, errors):  # a plausible wrong answer: the last two points only
@@ -227,7 +258,9 @@ def test_exercise_check_passes_on_reference_and_fails_on_wrong(capsys):
 
     assert check_observed_order(two_point) is False
     out = capsys.readouterr().out
-    assert "❌ fail" in out and "hint:" in out and "expected" in out
+    assert "❌ fail" in out and "hint 1 of 3" in out and "expected" in out
+    assert check_observed_order(reference_observed_order) is False, "the reference is not an answer"
+    assert "reference_observed_order" in capsys.readouterr().out
 
 
 def test_exercise_check_is_friendly_to_stubs_and_bugs(capsys):
@@ -259,7 +292,7 @@ def test_check_compares_tensors_arrays_and_structures(capsys):
     assert values_close({"a": (1.0, 2)}, {"a": [1.0, 2]})
     assert not values_close(1.0, "1.0")
     assert check(lambda x: x * 2, lambda x: x + x, [1, (2.5,), {"x": torch.arange(3.0)}], name="double")
-    assert not check(lambda x: x * 3, lambda x: x + x, [1], name="double", hint="add x to itself")
+    assert not check(lambda x: x * 3, lambda x: x + x, [1], name="double", hints="add x to itself")
     assert "add x to itself" in capsys.readouterr().out
 
 
@@ -357,7 +390,8 @@ def test_live_app_carries_widget_and_static_views(plotly_state, capsys):
 
     app = live_app({"n": W.IntSlider(value=2, min=1, max=5)}, render, static)
     bundle = app._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == app.widget.model_id and view["version_major"] == 2
     assert "plotly-graph-div" in bundle["text/html"] and "Static view of a live app" in bundle["text/html"]
     assert calls == [2], "the app renders once when built"
     app.widget.children[-2].children[0].value = 4
@@ -366,6 +400,112 @@ def test_live_app_carries_widget_and_static_views(plotly_state, capsys):
         live_app({"n": W.IntSlider()}, render, None)
     with pytest.raises(TypeError):
         live_app({"n": W.Button()}, render, static)
+
+
+@pytest.fixture
+def colab_widget_manager(monkeypatch):
+    """A stand-in for google.colab.output with its custom widget manager enabled."""
+    import types
+
+    url = "https://ssl.gstatic.com/colaboratory-static/widgets/colab-cdn-widget-manager/test/manager.min.js"
+    widgets_mod = types.SimpleNamespace(_installed_url=url)
+    output = types.ModuleType("google.colab.output")
+    output._widgets = widgets_mod
+    monkeypatch.setitem(__import__("sys").modules, "google.colab.output", output)
+    return url
+
+
+def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_manager, monkeypatch):
+    """Colab's custom widget manager finds a widget view by its metadata: the app must carry it,
+    and keep whatever metadata the widget itself returns (it used to drop both)."""
+    import ipywidgets as W
+    import plotly.graph_objects as go
+
+    from cnet_lib.widgets import WIDGET_VIEW, live_app
+
+    app = live_app({"n": W.IntSlider(value=2)}, lambda n: None, go.Figure())
+    data, metadata = app._repr_mimebundle_()
+    assert data[WIDGET_VIEW]["model_id"] == app.widget.model_id and "text/html" in data
+    assert metadata[WIDGET_VIEW]["colab"]["custom_widget_manager"]["url"] == colab_widget_manager
+
+    own = {WIDGET_VIEW: {"mine": 1}, "text/plain": {"also": True}}
+    monkeypatch.setattr(type(app.widget), "_repr_mimebundle_", lambda self, **kw: ({WIDGET_VIEW: {"model_id": "m"}}, own),
+                        raising=False)
+    data, metadata = app._repr_mimebundle_()
+    assert metadata[WIDGET_VIEW]["mine"] == 1 and metadata["text/plain"] == {"also": True}
+    assert metadata[WIDGET_VIEW]["colab"]["custom_widget_manager"]["url"] == colab_widget_manager
+
+
+def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(colab_widget_manager):
+    """ipywidgets 7 (Colab's preinstalled major) has only _ipython_display_."""
+    from cnet_lib._widget_view import WIDGET_VIEW, widget_bundle
+
+    class Widget7:
+        _view_name = "IntSliderView"
+        comm = object()
+        model_id = "abc123"
+
+        def __repr__(self):
+            return "IntSlider(value=2)"
+
+    data, metadata = widget_bundle(Widget7())
+    assert data[WIDGET_VIEW] == {"version_major": 2, "version_minor": 0, "model_id": "abc123"}
+    assert data["text/plain"] == "IntSlider(value=2)" and WIDGET_VIEW in metadata
+    closed = Widget7()
+    closed.comm = None
+    assert widget_bundle(closed) == ({}, {}), "a closed widget has no view"
+
+
+def test_pendulum_progress_bar_keeps_display_metadata(colab_widget_manager):
+    import ipywidgets as W
+
+    from cnet_lib.pendulum import _BarView
+
+    data, metadata = _BarView(W.HBox([W.FloatProgress()]), "training")._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data and "training" in data["text/html"]
+    assert "colab" in metadata["application/vnd.jupyter.widget-view+json"]
+
+
+def test_book_renderer_does_not_depend_on_plotly_6_constructors(plotly_state):
+    """plotly 5 (Colab's) has no HtmlRenderer(include_plotlyjs=...): the book's renderer must not use it."""
+    import plotly.graph_objects as go
+
+    from cnet_lib.notebook import _book_renderer
+
+    renderer = _book_renderer()
+    html = renderer.to_mimebundle(go.Figure(go.Scatter(x=[0], y=[1])).to_dict())["text/html"]
+    assert "Plotly.newPlot" in html
+    from plotly.io._base_renderers import HtmlRenderer
+
+    assert not isinstance(renderer, HtmlRenderer)
+
+
+def test_setup_on_colab_uses_colab_renderer_without_registering_the_book_one(capsys, monkeypatch):
+    """On Colab the book renderer is neither registered nor used (plotly's 'colab' one is)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, types; sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+        "import plotly.io as pio\n"
+        "from cnet_lib.notebook import setup\n"
+        "ctx = setup(quiet=True)\n"
+        "assert pio.renderers.default == 'colab', pio.renderers.default\n"
+        "assert 'cnet_book' not in pio.renderers\n"
+        "assert ctx.in_colab\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_setup_warns_when_another_build_is_installed(capsys, plotly_state):
+    from cnet_lib.notebook import installed_build, setup
+
+    setup(quiet=True, expected_build=installed_build())
+    assert "WARNING" not in capsys.readouterr().out
+    setup(quiet=True, expected_build="0.0.1+gdeadbeef")
+    out = capsys.readouterr().out
+    assert "WARNING" in out and "0.0.1+gdeadbeef" in out and "Google Colab" in out and "own machine" in out
 
 
 def test_book_config_prefers_static_html_over_widget_views():

@@ -180,7 +180,8 @@ def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
         reference_rk_step,
     )
 
-    assert check_rk_step(reference_rk_step)
+    assert not check_rk_step(reference_rk_step), "the reference is not an answer"
+    assert "reference_rk_step" in capsys.readouterr().out
 
     def no_c(f, t, x, h, tab):  # forgets the nodes c_i
         ks = []
@@ -195,7 +196,16 @@ def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
         raise NotImplementedError("write it")
 
     assert not check_rk_step(stub)
-    assert check_global_error(reference_global_error)
+
+    def rk(f, t, x, h, tab):  # a right answer
+        ks = []
+        for i in range(tab.stages):
+            xi = x + h * sum(float(tab.a[i][j]) * ks[j] for j in range(i)) if i else x
+            ks.append(f(t + float(tab.c[i]) * h, xi))
+        return x + h * sum(float(b) * k for b, k in zip(tab.b, ks))
+
+    assert check_rk_step(rk)
+    assert not check_global_error(reference_global_error), "the reference is not an answer"
     assert not check_global_error(lambda G, s, dt, T: reference_global_error(G, s, dt, T) ** 0.5)
     out = capsys.readouterr().out
     assert "✅" in out and "❌" in out

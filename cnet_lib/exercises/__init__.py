@@ -1,9 +1,13 @@
 """Exercise checks for the book's chapters (one module per chapter, the framework in :mod:`.core`).
 
-Each chapter's check is ``check_<function name>(student_fn) -> bool``; it prints ``✅ pass`` or
-``❌ fail`` with a hint.  Importing this package has no side effects.
+Each chapter's check is ``check_<function name>(student_fn, hint=None) -> bool``; it prints
+``✅ pass`` or ``❌ fail`` with a graded hint, and rejects calls into the library code the
+exercise asks the student to write.  Solution cells decorate their function with
+:func:`solution`, so that running every cell never replaces the reader's own function.
+Importing this package has no side effects.
 """
-from .core import Case, check, describe, values_close
-from .how_to_use import check_observed_order, reference_observed_order
+from .core import Case, Forbidden, check, describe, is_stub, reset_hints, solution, values_close
+from .how_to_use import check_observed_order
 
-__all__ = ["Case", "check", "describe", "values_close", "check_observed_order", "reference_observed_order"]
+__all__ = ["Case", "Forbidden", "check", "describe", "is_stub", "reset_hints", "solution", "values_close",
+           "check_observed_order"]

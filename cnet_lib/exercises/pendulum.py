@@ -1,26 +1,47 @@
 """Exercises of the pendulum chapters: one explicit Runge–Kutta step, and the global error E(Δt).
 
 * "Numerical integrators": ``rk_step(f, t, x, h, tableau)``, one explicit RK step read off a
-  Butcher tableau, checked against :func:`cnet_lib.integrate` on several tableaux.
+  Butcher tableau, checked against :func:`cnet_lib.integrate` on seven tableaux (the student's
+  function may not call the integrator, torchdiffeq or the pendulum's stepping functions).
 * "Is a ResNet a forward-Euler integrator?": ``global_error(G, scheme, dt, t_final)``, the
   error at the final time of a rollout against the exact pendulum, checked on the true rate
-  and on a small fixed network.
+  and on a small fixed network, including step counts where ``int(t_final / dt)`` is one short.
 """
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
-from .core import Case, check
+from .core import Case, Forbidden, check
 
 __all__ = [
     "reference_rk_step",
     "check_rk_step",
+    "RK_STEP_HINTS",
     "reference_global_error",
     "check_global_error",
+    "GLOBAL_ERROR_HINTS",
 ]
+
+RK_STEP_HINTS = (
+    "a tableau with s stages needs s evaluations of the rate, one per stage, each using the slopes "
+    "of the stages before it. Keep the slopes k_0, k_1, ... in a list as you compute them.",
+    "stage i is evaluated at time t + c[i]·h, at the state x + h·Σ_{j<i} a[i][j]·k_j. The tableau's "
+    "entries are Fractions: convert them with float() before multiplying a tensor.",
+    "the step returns x + h·Σ_i b[i]·k_i. If only the cases with the forced (time-dependent) rate "
+    "fail, look at the stage times; if Euler passes but the other schemes fail, look at the a[i][j] sums.",
+)
+
+GLOBAL_ERROR_HINTS = (
+    "N_t = t_final / dt steps of size dt from the exact state at t = 0 end at t_final: roll the rate "
+    "out for that many steps and compare the last state with the exact one there.",
+    "t_final / dt is a float: 0.3 / 0.1 is 2.9999999999999996, and int() of it is 2. Round to the "
+    "nearest whole number. rollout(G, x0, scheme, dt, n_steps) returns the whole path; its last row is x_N.",
+    "E is the Euclidean norm of x_N − exact_solution(t_final) over both components (ρ and v), as a "
+    "Python float; x0 is torch.tensor(exact_solution(0.0)), in float64.",
+)
 
 
 # --------------------------------------------------------------------------- one RK step
@@ -58,20 +79,44 @@ def _rk_cases() -> list:
     cases = []
     for name in ("euler", "midpoint", "heun", "ralston", "rk3", "rk4_classic", "rk4_38"):
         tab = get_scheme(name)
-        cases.append(Case((pend, 0.0, x, 0.1, tab)))
-        cases.append(Case((forced, 0.7, xb, 0.25, tab)))
+        cases.append(Case((pend, 0.0, x, 0.1, tab), label=f"{name}: {pend}, t = 0, x = [3π/4, 0], h = 0.1"))
+        cases.append(Case((forced, 0.7, xb, 0.25, tab), label=f"{name}: {forced}, t = 0.7, a batch of 3 states, h = 0.25"))
     return cases
 
 
-def check_rk_step(student_fn: Callable) -> bool:
+def _integrators() -> list:
+    """What rk_step may not call: the library's integrator and stepping functions, torchdiffeq."""
+    from importlib import import_module
+
+    from .. import pendulum, pendulum_study
+
+    integrate_module = import_module("cnet_lib.integrate")  # cnet_lib.integrate the name is the function
+
+    stepping = (integrate_module.integrate, integrate_module.integrate_positions, integrate_module.stage_positions)
+    rules = [
+        Forbidden(functions=stepping, modules=(pendulum_study,),
+                  why="cnet_lib's integrator takes the whole step for you; write the stage loop yourself."),
+        Forbidden(functions=(pendulum.one_step, pendulum.rollout),
+                  why="one_step and rollout call the integrator; write the stage loop yourself."),
+    ]
+    try:
+        import torchdiffeq
+    except ImportError:  # pragma: no cover - a dependency of cnet_lib
+        return rules
+    return rules + [Forbidden(modules=(torchdiffeq,), why="torchdiffeq takes the step for you; write the stage loop yourself.")]
+
+
+def check_rk_step(student_fn: Callable, hint: Optional[int] = None) -> bool:
     """Check ``rk_step(f, t, x, h, tableau)`` against the library on seven tableaux (Euler to RK4 3/8)."""
     return check(
         student_fn,
         reference_rk_step,
         _rk_cases(),
         name="rk_step",
-        hint="loop over the stages i = 0..s-1: X_i = x + h * sum_{j<i} a[i][j] * k[j], k_i = f(t + c[i] * h, X_i); "
-        "return x + h * sum_i b[i] * k[i]. The entries are Fractions: convert them with float(...).",
+        hints=RK_STEP_HINTS,
+        hint=hint,
+        checker="check_rk_step",
+        forbidden=_integrators(),
         rtol=1e-12,
         atol=1e-12,
     )
@@ -101,24 +146,33 @@ def _ge_cases() -> list:
 
     f = _Rate("true_rate", lambda x: true_rate(x))
     net = _small_net()
-    return [
-        Case((f, "euler", 0.01, 1.0)),
-        Case((f, "midpoint", 0.02, 1.0)),
-        Case((f, "rk4_classic", 0.05, 2.0)),
-        Case((net, "rk4_38", 0.01, 0.5)),
-        Case((net, "midpoint", 0.005, 0.25)),
+    rows = [
+        (f, "euler", 0.01, 1.0),
+        (f, "midpoint", 0.02, 1.0),
+        (f, "rk4_classic", 0.05, 2.0),
+        (net, "rk4_38", 0.01, 0.5),
+        (net, "midpoint", 0.005, 0.25),
+        # t_final / dt = 2.9999999999999996 and 6.999999999999999: int() is one step short
+        (f, "rk4_classic", 0.1, 0.3),
+        (net, "euler", 0.1, 0.7),
     ]
+    return [Case(r, label=f"G = {r[0]}, {r[1]}, dt = {r[2]}, t_final = {r[3]}") for r in rows]
 
 
-def check_global_error(student_fn: Callable) -> bool:
+def check_global_error(student_fn: Callable, hint: Optional[int] = None) -> bool:
     """Check ``global_error(G, scheme, dt, t_final)`` on the true rate and a small fixed network."""
+    from .. import pendulum, pendulum_study
+
     return check(
         student_fn,
         reference_global_error,
         _ge_cases(),
         name="global_error",
-        hint="n = round(t_final / dt); x0 = torch.tensor(exact_solution(0.0)); path = rollout(G, x0, scheme, dt, n); "
-        "return the 2-norm of path[-1] minus exact_solution(t_final) as a float",
+        hints=GLOBAL_ERROR_HINTS,
+        hint=hint,
+        checker="check_global_error",
+        forbidden=[Forbidden(functions=(pendulum.global_error,), modules=(pendulum_study,),
+                             why="Compare the last state with exact_solution(t_final) yourself.")],
         rtol=1e-9,
         atol=1e-12,
     )

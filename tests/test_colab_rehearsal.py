@@ -1,0 +1,307 @@
+"""A Colab rehearsal: the book as a reader who opens each chapter from its badge gets it.
+
+Outside this repository's environment, as on Colab:
+
+1. the package is built as a wheel and installed **non-editable** into a fresh virtual
+   environment that already holds Colab-like versions (:data:`COLAB_VERSIONS`, older plotly and
+   ipywidgets majors included); the install must upgrade none of them;
+2. a stand-in ``google.colab`` (with its custom widget manager) is imported when the kernel
+   starts, as Colab does, and ``%pip`` is replaced by a stand-in that logs the install line and
+   runs it when it can (the GitHub URL of the book's chapters cannot be reached here; the wheel
+   built from this tree stands in for it);
+3. every chapter runs in the ``smoke`` preset from a folder outside the repository with no
+   ``../shared``, ``$HOME`` fresh and no ``CNET_DATA_DIR``: CIFAR-10 comes through the
+   library's real download code from a local server on 127.0.0.1 (a small fake archive with its
+   MD5, named by ``$CNET_CIFAR10_URL`` / ``$CNET_CIFAR10_MD5``);
+4. the student copies (``python -m cnet_lib.student --wheel-url file://...``) run the same way,
+   their install cell installing the exported wheel for real.
+
+It checks that every cell runs, that the checks pass on the solutions (and say "not done yet"
+in the copies), that the data was downloaded once and never faked, and that every displayed
+widget view carries its model id and Colab's display metadata, on ipywidgets 7 here and on
+ipywidgets 8 in the main environment (``test_book_frame.py``).
+
+It needs the package registry (pip) and takes a few minutes; set ``CNET_SKIP_COLAB_REHEARSAL=1``
+to skip it locally.  CI runs it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cifar_server import ARCHIVE, fake_cifar_tarball, serve
+from cnet_lib import _project
+from cnet_lib.notebook_tools import cell_tags, read_notebook, toc_notebooks, write_notebook
+from cnet_lib.student import build_wheel, project_version
+from cnet_lib.student import main as export_students
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = toc_notebooks(ROOT)
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+# What a Colab runtime has preinstalled, pinned (Colab in 2025: numpy 2.0.2, plotly 5.24.1,
+# ipywidgets 7.7.1, IPython 7.34.0, ipykernel 6.17.1, notebook 6.5.7, ...).  Colab's torch is
+# a CUDA build of 2.x; CI can only install the CPU wheel of torch 2.13.0 (an unpinned torch
+# would pull a multi-GB CUDA build), which the package's lower bound must accept anyway.
+COLAB_VERSIONS = {
+    "torch": "2.13.0",
+    "numpy": "2.0.2",
+    "scipy": "1.15.3",
+    "plotly": "5.24.1",
+    "ipywidgets": "7.7.1",
+    "tqdm": "4.67.1",
+    "ipython": "7.34.0",
+    "ipykernel": "6.17.1",
+    "notebook": "6.5.7",
+}
+# what the install cell may add to such a runtime (nothing may be upgraded or downgraded)
+MAY_ADD = {"cnet-lib", "torchdiffeq"}
+
+pytestmark = pytest.mark.skipif(os.environ.get("CNET_SKIP_COLAB_REHEARSAL") == "1",
+                                reason="CNET_SKIP_COLAB_REHEARSAL=1")
+
+# google.colab as far as the book uses it: the module, and output's custom widget manager,
+# which (like Colab's) adds its metadata to widget views sent with display().
+_COLAB_OUTPUT = '''
+"""Stand-in for google.colab.output (custom widget manager only)."""
+from . import _widgets
+from ._widgets import enable_custom_widget_manager, disable_custom_widget_manager
+'''
+_COLAB_WIDGETS = '''
+"""Stand-in for google.colab.output._widgets, with the behaviour of Colab's own."""
+import IPython as _IPython
+
+_installed_url = None
+_WIDGET_MIME_TYPE = "application/vnd.jupyter.widget-view+json"
+URL = "https://ssl.gstatic.com/colaboratory-static/widgets/colab-cdn-widget-manager/rehearsal/manager.min.js"
+
+
+def enable_custom_widget_manager(version=None):
+    _install(URL)
+
+
+def disable_custom_widget_manager():
+    _install(None)
+
+
+def _install(url):
+    global _installed_url
+    if url and not _installed_url:
+        _IPython.get_ipython().display_pub.register_hook(_hook)
+    elif not url and _installed_url:
+        _IPython.get_ipython().display_pub.unregister_hook(_hook)
+    _installed_url = url
+
+
+def _hook(msg):
+    content = msg.get("content", {})
+    if _installed_url and content.get("data", {}).get(_WIDGET_MIME_TYPE):
+        md = content.setdefault("metadata", {}).setdefault(_WIDGET_MIME_TYPE, {})
+        md["colab"] = {"custom_widget_manager": {"url": _installed_url}}
+    return msg
+'''
+_STARTUP = '''
+# The kernel start of the rehearsal: what Colab has done before a notebook's first cell runs.
+import json, os, shlex, subprocess, sys
+
+import google.colab  # Colab imports it at kernel start: cnet_lib.notebook.in_colab() is True
+from google.colab import output
+
+output.enable_custom_widget_manager()  # on, as after a reader's earlier call (ipywidgets 7 does not need it)
+
+
+def _pip(line):
+    """Stand-in for %pip: logs the line; runs it unless it needs GitHub (out of reach here)."""
+    with open(os.environ["CNET_REHEARSAL_PIP_LOG"], "a") as f:
+        f.write(json.dumps(line) + "\\n")
+    if "git+https://" in line:
+        print("(rehearsal: GitHub is out of reach; the wheel built from this tree is installed already)")
+        return
+    subprocess.run([sys.executable, "-m", "pip", *shlex.split(line)], check=True)
+
+
+get_ipython().register_magic_function(_pip, "line", "pip")
+'''
+
+
+def _run(cmd: list, **kw) -> str:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def _versions(python: Path) -> dict[str, str]:
+    out = _run([python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"])
+    return {d["name"].lower().replace("_", "-"): d["version"] for d in json.loads(out)}
+
+
+@pytest.fixture(scope="module")
+def colab(tmp_path_factory):
+    """The fresh Colab-like environment with the package installed; yields a dict of paths."""
+    started = time.perf_counter()
+    tmp = tmp_path_factory.mktemp("colab")
+    assert not (tmp.parent / "shared").exists() and ROOT not in tmp.parents
+    venv = tmp / "venv"
+    _run([sys.executable, "-m", "venv", venv])
+    python = venv / "bin" / "python"
+    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+          *[f"{k}=={v}" for k, v in COLAB_VERSIONS.items()]], timeout=1200)
+    before = _versions(python)
+    for name, version in COLAB_VERSIONS.items():
+        assert before[name].split("+")[0] == version, f"{name}: wanted {version}, got {before[name]}"
+    wheel = build_wheel(ROOT, project_version(ROOT), tmp / "dist")
+    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel], timeout=1200)
+    after = _versions(python)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert changed <= MAY_ADD, "installing the package changed Colab's own packages: " + ", ".join(
+        f"{k} {before.get(k)} -> {after.get(k)}" for k in sorted(changed - MAY_ADD))
+    site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    assert not (site / "cnet_lib").is_symlink() and (site / "cnet_lib" / "exercises" / "core.py").is_file(), "non-editable"
+    colab_pkg = site / "google" / "colab"
+    (colab_pkg / "output").mkdir(parents=True)
+    (colab_pkg / "__init__.py").write_text('"""Stand-in for google.colab (the Colab rehearsal)."""\n')
+    (colab_pkg / "output" / "__init__.py").write_text(_COLAB_OUTPUT)
+    (colab_pkg / "output" / "_widgets.py").write_text(_COLAB_WIDGETS)
+    startup = tmp / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-colab.py").write_text(_STARTUP)
+    kernel = tmp / "jupyter" / "kernels" / "colab"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Colab rehearsal", "language": "python"}))
+    archive, md5 = fake_cifar_tarball(tmp / "site")
+    yield {"tmp": tmp, "python": python, "archive": archive, "md5": md5, "setup_s": time.perf_counter() - started}
+
+
+def _environment(colab: dict, base: str) -> dict:
+    tmp = colab["tmp"]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CNET_", "PYTHON", "JUPYTER", "IPYTHON", "VIRTUAL_ENV"))}
+    env.update({
+        "HOME": str(tmp / "home"), "JUPYTER_PATH": str(tmp / "jupyter"), "IPYTHONDIR": str(tmp / "ipython"),
+        "CNET_PRESET": "smoke", "CNET_CIFAR10_URL": f"{base}/{ARCHIVE}", "CNET_CIFAR10_MD5": colab["md5"],
+        "CNET_REHEARSAL_PIP_LOG": str(tmp / "pip.log"), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+    })
+    return env
+
+
+def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monkeypatch) -> dict[str, dict]:
+    """Run each notebook in a fresh kernel of the Colab-like environment; {name: executed notebook}."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    import nbformat
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = _environment(colab, base)
+    with monkeypatch.context() as mp:
+        for k in list(os.environ):
+            mp.delenv(k)
+        for k, v in env.items():
+            mp.setenv(k, v)
+        done = {}
+        for src in notebooks:
+            dst = workdir / src.name
+            write_notebook(read_notebook(src), dst)
+            node = nbformat.read(dst, as_version=4)
+            client = NotebookClient(node, timeout=600, kernel_name="colab", resources={"metadata": {"path": str(workdir)}})
+            try:
+                client.execute()
+            except CellExecutionError as err:
+                pytest.fail(f"{src.name} failed in the Colab rehearsal:\n{str(err)[-4000:]}", pytrace=False)
+            done[src.name] = node
+    return done
+
+
+def _stream(nb) -> str:
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                   if o.get("output_type") == "stream")
+
+
+def _widget_outputs(nb) -> list:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if WIDGET_VIEW in o.get("data", {})]
+
+
+def _pip_lines(colab: dict) -> list[str]:
+    log = colab["tmp"] / "pip.log"
+    lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    log.unlink(missing_ok=True)
+    return lines
+
+
+def test_the_chapters_run_as_a_reader_opens_them_in_colab(colab, monkeypatch):
+    started = time.perf_counter()
+    with serve({f"/{ARCHIVE}": colab["archive"].read_bytes()}) as (base, requests):
+        done = _execute(colab, NOTEBOOKS, colab["tmp"] / "content", base, monkeypatch)
+    seconds = time.perf_counter() - started
+    print(f"\nColab rehearsal: environment {colab['setup_s']:.0f} s, {len(done)} chapters {seconds:.0f} s")
+
+    assert requests == [f"/{ARCHIVE}"], f"CIFAR-10 is downloaded once per runtime, got {requests}"
+    data = colab["tmp"] / "home" / ".cache" / "cnet_lib" / "data" / "cifar-10-batches-py"
+    assert (data / "data_batch_1").is_file(), "the real download path extracted the archive into the default cache"
+    lines = _pip_lines(colab)
+    assert lines == [f'install -q "{_project.install_requirement()}"'] * len(NOTEBOOKS), lines
+    live = 0
+    for name, nb in done.items():
+        text = _stream(nb)
+        assert "preset: smoke" in text and "[Google Colab]" in text, f"{name}: setup did not see Colab"
+        assert "✅ pass" in text and "❌" not in text, f"{name}: a check fails on its solution:\n{text[-2000:]}"
+        assert "FAKE" not in text, f"{name}: fell back to fake data instead of downloading"
+        for out in _widget_outputs(nb):
+            view = out["data"][WIDGET_VIEW]
+            assert view.get("model_id") and view.get("version_major") == 2, f"{name}: a widget view without a model"
+            url = out.get("metadata", {}).get(WIDGET_VIEW, {}).get("colab", {}).get("custom_widget_manager", {}).get("url")
+            assert url and url.endswith("manager.min.js"), f"{name}: a widget view lost its Colab display metadata"
+            if out["data"].get("text/plain", "").startswith("Live app"):
+                assert "plotly-graph-div" in out["data"]["text/html"]
+                live += 1
+    assert live >= 3, f"every live app renders as a widget on ipywidgets 7 (found {live})"
+
+
+def test_student_copies_run_in_colab_with_their_own_install(colab, monkeypatch, tmp_path):
+    share = colab["tmp"] / "share"
+    assert export_students([str(share), "--wheel-url", f"file://{share}/", "--root", str(ROOT)]) == 0
+    copies = [share / p.name for p in NOTEBOOKS]
+    for p in copies:
+        nb = read_notebook(p)
+        assert not any("solution" in cell_tags(c) for c in nb["cells"])
+    started = time.perf_counter()
+    with serve({f"/{ARCHIVE}": colab["archive"].read_bytes()}) as (base, _requests):
+        done = _execute(colab, copies, colab["tmp"] / "class", base, monkeypatch)
+    print(f"\nColab rehearsal: {len(done)} student copies {time.perf_counter() - started:.0f} s")
+    (wheel,) = share.glob("*.whl")
+    build = wheel.name.split("-")[1]
+    installed = _run([colab["python"], "-c", "from cnet_lib.notebook import installed_build; print(installed_build())"])
+    assert installed.strip() == build, "the copies' install cell installed the exported wheel"
+    lines = _pip_lines(colab)
+    assert len(lines) == len(copies) and all(f"file://{share}/" in ln and "git+" not in ln for ln in lines), lines
+    for name, nb in done.items():
+        text = _stream(nb)
+        assert "❌ not done yet" in text and "✅" not in text, f"{name}: the stubs are the student's to write"
+        assert "WARNING" not in text, f"{name}: {text[-1500:]}"
+
+
+def test_the_book_renderer_works_on_plotly_5_outside_colab(colab):
+    """Where the package runs outside Colab with Colab's plotly 5 (a university JupyterHub)."""
+    code = textwrap.dedent("""
+        import plotly, plotly.graph_objects as go, plotly.io as pio
+        from cnet_lib.notebook import setup
+        assert plotly.__version__.startswith("5."), plotly.__version__
+        ctx = setup(quiet=True)
+        assert not ctx.in_colab and pio.renderers.default == "cnet_book"
+        bundle = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]))._repr_mimebundle_()
+        assert set(bundle) == {"text/html"} and "Plotly.newPlot" in bundle["text/html"]
+        print("ok")
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CNET_"))}
+    env["CNET_PRESET"] = "smoke"
+    assert _run([colab["python"], "-c", code], env=env, cwd=colab["tmp"]).strip() == "ok"

@@ -1,0 +1,349 @@
+"""The exercise checks: right answers pass; shortcuts and almost-right answers fail; hints are
+graded; a solution cell never replaces a reader's own function."""
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch.func import functional_call
+
+from cnet_lib.exercises import core, reset_hints, solution
+from cnet_lib.exercises import how_to_use as H
+from cnet_lib.exercises import images as I
+from cnet_lib.exercises import pendulum as P
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def fresh_hints():
+    reset_hints()
+    yield
+    reset_hints()
+
+
+def _verdict(capsys, check, fn, **kw):
+    ok = check(fn, **kw)
+    return ok, capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- right answers
+def observed_order(dts, errors):
+    return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
+
+
+def rk_step(f, t, x, h, tableau):
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))
+
+
+def _global_error(n_steps_of):
+    from cnet_lib.pendulum import exact_solution, rollout
+
+    def global_error(G, scheme, dt, t_final):
+        x0 = torch.tensor(exact_solution(0.0), dtype=torch.float64)
+        path = rollout(G, x0, scheme, dt, n_steps_of(t_final / dt))
+        return float(np.linalg.norm(path[-1].numpy() - exact_solution(t_final)))
+
+    return global_error
+
+
+def _euler_block(h_of, t_of):
+    def euler_block_as_resnet(block, x):
+        m = block.n_basis
+        h = h_of(block)
+        for k in range(m):
+            t = t_of(k, h, block)
+            x = x + h * (block.gain(t) * functional_call(block.residual, block.theta(t), (x,)))
+        return x
+
+    return euler_block_as_resnet
+
+
+def parameters_after_refinement(model):
+    return model.n_parameters() + sum(p.numel() for b in model.blocks for p in b.parameters() if p.requires_grad)
+
+
+def ideal_speedup(n):
+    n = list(n)
+    return len(n) * n[-1] / sum(n)
+
+
+def identity_gap(rows):
+    trained = next(r for r in rows if r["kind"] == "trained")
+    ident = next(r for r in rows if r["kind"] == "identity")
+    return 100.0 * (trained["accuracy"] - ident["accuracy"])
+
+
+RIGHT = [
+    (H.check_observed_order, observed_order),
+    (P.check_rk_step, rk_step),
+    (P.check_global_error, _global_error(round)),
+    (I.check_euler_block_as_resnet, _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: k * h)),
+    (I.check_parameters_after_refinement, parameters_after_refinement),
+    (I.check_ideal_speedup, ideal_speedup),
+    (I.check_identity_gap, identity_gap),
+]
+
+
+@pytest.mark.parametrize("check,fn", RIGHT, ids=[c.__name__ for c, _ in RIGHT])
+def test_right_answers_pass(capsys, check, fn):
+    ok, out = _verdict(capsys, check, fn)
+    assert ok, out
+    assert "✅ pass" in out
+
+
+# ----------------------------------------------------------------------------- shortcuts
+def _shortcuts():
+    from cnet_lib import image_study as ims
+    from cnet_lib import integrate
+    from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
+
+    def rk_by_integrate(f, t, x, h, tab):
+        return integrate(f, x, tab, 1, t_span=(t, t + h))
+
+    def rk_by_torchdiffeq(f, t, x, h, tab):
+        from torchdiffeq import odeint
+
+        return odeint(f, x, torch.tensor([t, t + h], dtype=x.dtype), method="euler")[-1]
+
+    def rk_by_one_step(f, t, x, h, tab):
+        return one_step(lambda z: f(t, z), x, tab, h, backend="cnet")
+
+    def ge_by_library(G, scheme, dt, t_final):
+        return global_error(rollout(G, torch.tensor(exact_solution(0.0)), scheme, dt, round(t_final / dt)), t_final)
+
+    def block_call(block, x):
+        return block(x)
+
+    def block_manifested(block, x):
+        with block.manifested("euler", block.n_basis):
+            return block(x)
+
+    def refine_a_copy(model):  # the cell above the exercise, copied
+        return copy.deepcopy(model).refine().n_parameters()
+
+    def speedup_by_study(n):
+        history = [{"n_steps": [v], "train_seconds": 1.0, "epoch": e} for e, v in enumerate(n)]
+        return ims.refinement_cost(history)["ideal"]
+
+    def gap_by_find_row(rows):
+        return 100 * (ims.find_row(rows, "trained")["accuracy"] - ims.find_row(rows, "identity")["accuracy"])
+
+    return [
+        (H.check_observed_order, H.reference_observed_order, "reference_observed_order"),
+        (H.check_observed_order, lambda d, e: H.reference_observed_order(d, e), "reference_observed_order"),
+        (P.check_rk_step, P.reference_rk_step, "reference_rk_step"),
+        (P.check_rk_step, rk_by_integrate, "integrate"),
+        (P.check_rk_step, rk_by_torchdiffeq, "torchdiffeq"),
+        (P.check_rk_step, rk_by_one_step, "one_step"),
+        (P.check_global_error, P.reference_global_error, "reference_global_error"),
+        (P.check_global_error, ge_by_library, "cnet_lib.pendulum.global_error"),
+        (I.check_euler_block_as_resnet, I.reference_euler_block_as_resnet, "reference_euler_block_as_resnet"),
+        (I.check_euler_block_as_resnet, block_call, "OdeBlock.forward"),
+        (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
+        (I.check_parameters_after_refinement, refine_a_copy, "refine"),
+        (I.check_parameters_after_refinement, I.reference_parameters_after_refinement, "reference_parameters"),
+        (I.check_ideal_speedup, speedup_by_study, "image_study"),
+        (I.check_identity_gap, gap_by_find_row, "image_study.find_row"),
+        (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_shortcuts_into_the_library_are_rejected(capsys, case):
+    shortcuts = _shortcuts()
+    assert len(shortcuts) == 16
+    check, fn, named = shortcuts[case]
+    ok, out = _verdict(capsys, check, fn)
+    assert not ok, f"{check.__name__} accepted a call into {named}"
+    assert "❌ fail" in out and "your function calls" in out and named in out, out
+
+
+# ----------------------------------------------------------------------------- almost right
+def _almost_right():
+    def two_point(dts, errors):
+        return math.log(errors[-2] / errors[-1]) / math.log(dts[-2] / dts[-1])
+
+    def swapped_axes(dts, errors):
+        return 1.0 / observed_order(dts, errors)
+
+    def rk_without_h_in_time(f, t, x, h, tab):
+        k = []
+        for i in range(tab.stages):
+            X = x + sum(h * float(tab.a[i][j]) * k[j] for j in range(i))
+            k.append(f(t + float(tab.c[i]), X))
+        return x + h * sum(float(b) * ki for b, ki in zip(tab.b, k))
+
+    def params_doubled(model):
+        return 2 * model.n_parameters()
+
+    def params_without_gains(model):
+        return model.n_parameters() + sum(c.numel() for b in model.blocks for c in b.coeffs.values())
+
+    def params_with_buffers(model):
+        return model.n_parameters() + sum(t.numel() for b in model.blocks for t in b.state_dict().values())
+
+    def gap_by_position(rows):
+        return 100 * (rows[1]["accuracy"] - rows[-1]["accuracy"])
+
+    def gap_as_fraction(rows):
+        return identity_gap(rows) / 100
+
+    def speedup_integer(n):
+        return len(n) * n[-1] // sum(n)
+
+    return [
+        (H.check_observed_order, two_point, "two-point slope"),
+        (H.check_observed_order, swapped_axes, "log Δt against log error"),
+        (P.check_rk_step, rk_without_h_in_time, "stage times t + c_i"),
+        (P.check_global_error, _global_error(int), "int() instead of round()"),
+        (I.check_euler_block_as_resnet, _euler_block(lambda b: 1 / b.n_basis, lambda k, h, b: k * h), "h = 1/M"),
+        (I.check_euler_block_as_resnet, _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: (k + 1) * h),
+         "θ read at the end of the step"),
+        (I.check_parameters_after_refinement, params_doubled, "everything doubled"),
+        (I.check_parameters_after_refinement, params_without_gains, "skip gains forgotten"),
+        (I.check_parameters_after_refinement, params_with_buffers, "BatchNorm statistics counted"),
+        (I.check_ideal_speedup, speedup_integer, "integer division"),
+        (I.check_identity_gap, gap_by_position, "rows by position"),
+        (I.check_identity_gap, gap_as_fraction, "a fraction, not points"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_almost_right_answers_fail(capsys, case):
+    almost = _almost_right()
+    assert len(almost) == 12
+    check, fn, what = almost[case]
+    ok, out = _verdict(capsys, check, fn)
+    assert not ok, f"{check.__name__} accepted an almost-right answer ({what})"
+    assert "❌ fail" in out
+
+
+def test_the_float_step_time_is_right_because_the_block_reads_it_exactly(capsys):
+    """The chapter says a float k*h reads the piece it means; the check must agree (on T != 1)."""
+    from fractions import Fraction
+
+    exact = _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: Fraction(k, b.n_basis) * Fraction(b.T))
+    floaty = _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: k * h)
+    assert I.check_euler_block_as_resnet(exact) and I.check_euler_block_as_resnet(floaty)
+    assert any(b.args[0].T != 1 for b in I._small_blocks())
+
+
+# ----------------------------------------------------------------------------- hints
+def test_hints_are_graded_nudge_first(capsys):
+    def wrong(dts, errors):
+        return 1.0
+
+    outs = []
+    for _ in range(5):
+        _, out = _verdict(capsys, H.check_observed_order, wrong)
+        outs.append(out)
+    levels = [next(int(n) for n in range(1, 4) if f"hint {n} of 3" in o) for o in outs]
+    assert levels == [1, 1, 2, 2, 3]
+    assert H.OBSERVED_ORDER_HINTS[0] in outs[0] and H.OBSERVED_ORDER_HINTS[1] not in outs[0]
+    assert "hint=2" in outs[0], "the first hint says how to ask for the next"
+    assert "polyfit" not in " ".join(H.OBSERVED_ORDER_HINTS), "no hint is the solution's code"
+
+
+def test_a_hint_can_be_asked_for(capsys):
+    _, out = _verdict(capsys, P.check_rk_step, lambda f, t, x, h, tab: x, hint=3)
+    assert P.RK_STEP_HINTS[2] in out and P.RK_STEP_HINTS[0] not in out
+
+
+def test_an_unfinished_stub_gets_no_hint_and_counts_no_failure(capsys):
+    def stub(dts, errors):
+        """Task."""
+        raise NotImplementedError("todo")
+
+    for _ in range(3):
+        _, out = _verdict(capsys, H.check_observed_order, stub)
+        assert "not done yet" in out and "hint 1 of" not in out
+    _, out = _verdict(capsys, H.check_observed_order, lambda d, e: 1.0)
+    assert "hint 1 of 3" in out
+
+
+def test_no_first_hint_spells_out_the_solution():
+    """The first hint of every exercise is a nudge: no code (no call syntax), no name of a function to use."""
+    import re
+
+    for hints in (H.OBSERVED_ORDER_HINTS, P.RK_STEP_HINTS, P.GLOBAL_ERROR_HINTS, I.EULER_BLOCK_HINTS,
+                  I.PARAMETERS_AFTER_REFINEMENT_HINTS, I.IDEAL_SPEEDUP_HINTS, I.IDENTITY_GAP_HINTS):
+        assert len(hints) >= 2
+        first = hints[0]
+        assert not re.search(r"[A-Za-z_][\w.]*\(", first), first
+        assert not any(tok in first for tok in ("polyfit", "functional_call", "rollout", "exact_solution", "round",
+                                                  "numel", "float", "next")), first
+
+
+# ----------------------------------------------------------------------------- the guard itself
+def test_the_guard_catches_aliases_and_leaves_other_code_alone(capsys):
+    from cnet_lib.exercises.core import Case, Forbidden, check
+
+    def secret(x):
+        return 2 * x
+
+    alias = secret
+    assert not check(lambda x: alias(x), lambda x: 2 * x, [1, 2], name="double",
+                     forbidden=[Forbidden(functions=(secret,), why="Double it yourself.")])
+    assert "Double it yourself." in capsys.readouterr().out
+    assert check(lambda x: x + x, lambda x: 2 * x, [Case((1,)), 3], name="double",
+                 forbidden=[Forbidden(functions=(secret,))])
+    import sys
+
+    assert sys.getprofile() is None, "the guard switches itself off"
+
+
+def test_student_functions_get_copies_of_the_cases(capsys):
+    """A function that changes its input cannot change the cases (or the next check's)."""
+    from cnet_lib.exercises.core import Case, check
+
+    rows = [1, 2, 3]
+    assert check(lambda r: r.clear() or 0, lambda r: 0, [Case((rows,))], name="mutating")
+    assert rows == [1, 2, 3]
+
+
+# ----------------------------------------------------------------------------- solution cells
+def test_solution_stands_in_only_for_an_unfinished_stub(capsys):
+    ns: dict = {}
+    exec("def f(x):\n    'Task.'\n    raise NotImplementedError('todo')", ns)
+    exec("from cnet_lib.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
+    assert ns["f"](3) == 6, "the stub is replaced by the solution"
+    exec("def f(x):\n    return x + 100", ns)  # the reader's own code
+    exec("from cnet_lib.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
+    assert ns["f"](3) == 103, "Run all keeps the reader's function"
+    assert "your own f is kept" in capsys.readouterr().out
+    assert core.is_stub(lambda: (_ for _ in ()).throw(NotImplementedError)) is False
+    assert solution.__module__ == "cnet_lib.exercises.core"
+
+
+def test_run_all_keeps_a_readers_answer_in_a_chapter():
+    """The chapter as Colab's "Run all" runs it, with a wrong answer typed into the stub cell:
+    the solution cell below must not replace it, so the check fails on the reader's answer."""
+    from nbmake.nb_run import NotebookRun
+
+    from cnet_lib.notebook_tools import cell_tags, read_notebook, write_notebook
+
+    src = ROOT / "book" / "how_to_use.ipynb"
+    nb = read_notebook(src)
+    stub = next(c for c in nb["cells"] if "exercise" in cell_tags(c))
+    stub["source"] = "def observed_order(dts, errors):\n    return 1.0\n"
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "how_to_use.ipynb"
+        write_notebook(nb, path)
+        result = NotebookRun(path, default_timeout=300).execute()
+    assert result.error is None, result.error and result.error.summary
+    text = "".join(o.get("text", "") for c in result.nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "your own observed_order is kept" in text
+    assert "❌ fail: observed_order" in text and "✅ pass" not in text
