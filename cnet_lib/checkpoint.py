@@ -12,22 +12,49 @@ import json
 import os
 import pickle
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 import torch
 
-__all__ = ["CheckpointMismatchError", "save_checkpoint", "load_checkpoint", "config_diff", "atomic_write_text"]
+from .device import resolve_device
+
+__all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "save_checkpoint", "load_checkpoint",
+           "describe_checkpoint_file", "config_diff", "atomic_write_text"]
 
 FORMAT = 1
 PathLike = Union[str, os.PathLike]
 
 
-class CheckpointMismatchError(ValueError):
+class CheckpointError(ValueError):
+    """A file that cannot be used as a checkpoint: truncated, damaged, or not one at all."""
+
+
+class CheckpointMismatchError(CheckpointError):
     """The checkpoint was written for another configuration."""
 
 
+class CheckpointSaveError(OSError):
+    """Writing a checkpoint (or results file) failed; the previous file at that path is intact."""
+
+
 def _atomic_write(path: Path, write) -> None:
+    """Write through a temporary file in the same folder, moved into place by ``os.replace``: a
+    failure or an interruption at any point leaves the previous file at ``path`` as it was, and
+    no temporary file behind.  A failed write raises :class:`CheckpointSaveError`."""
+    try:
+        _write_then_replace(path, write)
+    except OSError as err:
+        before = "the previous file there is intact" if path.exists() else "nothing was written there"
+        raise CheckpointSaveError(
+            err.errno, f"could not write {path} ({err.strerror or err}); {before}. Free some disk space or fix the "
+            "folder's permissions (or choose another output folder), then run again (with --resume to continue)"
+        ) from err
+
+
+def _write_then_replace(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -85,26 +112,63 @@ def config_diff(saved: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[s
     return {k: (saved.get(k), expected.get(k)) for k in keys if saved.get(k) != expected.get(k)}
 
 
+def describe_checkpoint_file(path: PathLike) -> Optional[str]:
+    """Why ``path`` cannot be a checkpoint, judged from its bytes (``None`` when it looks like a
+    complete PyTorch zip file): empty, truncated or damaged, or another kind of file."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size == 0:
+        return f"{path} is empty (0 bytes): it was never written completely"
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if head.startswith(b"PK\x03\x04"):
+        if not zipfile.is_zipfile(path):
+            return f"{path} is truncated or damaged ({size} bytes of a zip archive without its end): it was cut off"
+        try:
+            with zipfile.ZipFile(path) as z:
+                bad = z.testzip()  # reads every member and checks its CRC
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            return f"{path} is damaged ({err})"
+        if bad is not None:
+            return f"{path} is damaged (its member {bad} fails its checksum)"
+        return None
+    if head[:1] == b"\x80":
+        return f"{path} is a plain Python pickle, not a checkpoint written by cnet_lib (a PyTorch zip archive)"
+    return f"{path} is not a checkpoint (not a PyTorch zip archive; it begins with {head!r})"
+
+
 def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]] = None,
                     map_location: Union[str, torch.device] = "cpu") -> dict:
     """Read a checkpoint written by :func:`save_checkpoint` (``torch.load(weights_only=True)``).
 
     With ``expected_config``, every field is compared and a :class:`CheckpointMismatchError`
-    names the fields that differ and how to fix it.
+    names the fields that differ and how to fix it.  An empty, truncated, damaged or foreign file
+    raises a :class:`CheckpointError` whose message says what the file is and what to do.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}; train first (python -m cnet_lib.train ...) or fix the path")
+    todo = "Delete it or move it aside, then train again (or point to another copy of the checkpoint)"
+    problem = describe_checkpoint_file(path)
+    if problem:
+        raise CheckpointError(f"{problem}. {todo}.")
+    if isinstance(map_location, (str, torch.device)):
+        map_location = resolve_device(map_location)  # torch.load cannot restore to an indexed "cpu:0"
     try:
-        ck = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            ck = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
-        raise ValueError(
+        raise CheckpointError(
             f"{path} cannot be read with weights_only=True (it holds objects other than tensors and plain "
             f"containers: {_why(err)}); it was not written by cnet_lib.save_checkpoint, "
             "or by an older version: retrain, or re-save its state_dicts with save_checkpoint"
         ) from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, KeyError) as err:
+        raise CheckpointError(f"{path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}). {todo}.") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT or "model" not in ck:
-        raise ValueError(f"{path} is not a cnet_lib checkpoint (format {FORMAT}); it was not written by save_checkpoint")
+        raise CheckpointError(f"{path} is a PyTorch file but not a cnet_lib checkpoint (format {FORMAT}: it was not "
+                              "written by save_checkpoint); use a checkpoint.pt that cnet_lib.train wrote")
     if expected_config is not None:
         diff = config_diff(ck["config"], expected_config)
         if diff:

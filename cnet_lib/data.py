@@ -47,6 +47,8 @@ __all__ = [
     "load_dataset",
     "normalize",
     "augment",
+    "draw_augmentation",
+    "apply_augmentation",
     "iterate_batches",
     "write_fake_cifar",
 ]
@@ -437,19 +439,25 @@ def normalize(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.T
     return x.float() * scale - shift
 
 
-def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: bool = True) -> torch.Tensor:
-    """Random crop of the zero-padded image (pad ``pad``) and random horizontal flip, batched.
+def draw_augmentation(batch: int, generator: torch.Generator, pad: int = 4, flip: bool = True) -> torch.Tensor:
+    """The random crop offsets and flips of one batch, drawn on the CPU from ``generator``.
 
-    ``x`` is ``(B, C, H, W)`` (any dtype, any device); the random offsets and flips are drawn
-    on the CPU from ``generator`` (so results do not depend on the device) and applied with one
-    gather.  Returns a tensor of ``x``'s dtype and shape.
+    Returns an int64 tensor ``(3, batch)``: rows ``dy``, ``dx`` (in ``0..2*pad``) and ``flip``
+    (0 or 1).  Drawing them on the CPU makes results independent of the device.
     """
+    dy = torch.randint(0, 2 * pad + 1, (batch,), generator=generator)
+    dx = torch.randint(0, 2 * pad + 1, (batch,), generator=generator)
+    fl = torch.rand(batch, generator=generator) < 0.5 if flip else torch.zeros(batch, dtype=torch.bool)
+    return torch.stack([dy, dx, fl.long()])
+
+
+def apply_augmentation(x: torch.Tensor, params: torch.Tensor, pad: int = 4) -> torch.Tensor:
+    """Crop ``x`` ``(B, C, H, W)`` from its zero-padded copy at the offsets of ``params`` and flip
+    the images marked there (see :func:`draw_augmentation`), with one gather on ``x``'s device."""
     B, C, H, W = x.shape
-    dy = torch.randint(0, 2 * pad + 1, (B,), generator=generator)
-    dx = torch.randint(0, 2 * pad + 1, (B,), generator=generator)
-    fl = torch.rand(B, generator=generator) < 0.5 if flip else torch.zeros(B, dtype=torch.bool)
     dev = x.device
-    dy, dx, fl = dy.to(dev), dx.to(dev), fl.to(dev)
+    params = params.to(dev)
+    dy, dx, fl = params[0], params[1], params[2].bool()
     xp = torch.nn.functional.pad(x, (pad, pad, pad, pad))
     rows = dy[:, None] + torch.arange(H, device=dev)  # (B, H)
     ar = torch.arange(W, device=dev)
@@ -457,6 +465,16 @@ def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: boo
     b = torch.arange(B, device=dev)[:, None, None]
     out = xp.permute(0, 2, 3, 1)[b, rows[:, :, None], cols[:, None, :]]  # (B, H, W, C)
     return out.permute(0, 3, 1, 2).contiguous()
+
+
+def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: bool = True) -> torch.Tensor:
+    """Random crop of the zero-padded image (pad ``pad``) and random horizontal flip, batched.
+
+    ``x`` is ``(B, C, H, W)`` (any dtype, any device); the random offsets and flips are drawn
+    on the CPU from ``generator`` (so results do not depend on the device) and applied with one
+    gather.  Returns a tensor of ``x``'s dtype and shape.
+    """
+    return apply_augmentation(x, draw_augmentation(len(x), generator, pad, flip), pad)
 
 
 def iterate_batches(
@@ -475,22 +493,34 @@ def iterate_batches(
     With ``shuffle`` the order is a permutation drawn from ``generator`` (CPU); with
     ``train_augment`` every batch is randomly cropped and flipped.  ``drop_last`` drops a final
     partial batch (never the only batch).
+
+    All random numbers of the pass are drawn when it starts, in the order a batch-by-batch
+    loop would draw them (the permutation, then each batch's :func:`draw_augmentation`), and
+    reach the device in one copy: a GPU never waits for a per-batch host-to-device copy, and
+    the results are those of :func:`augment` batch by batch, bit for bit.
     """
     n = len(x)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if (shuffle or train_augment) and generator is None:
         raise ValueError("shuffle / train_augment need a torch.Generator (e.g. torch.Generator().manual_seed(0))")
-    order = torch.randperm(n, generator=generator).to(x.device) if shuffle else None
+    order = torch.randperm(n, generator=generator) if shuffle else None
     stop = n - n % batch_size if drop_last and n >= batch_size else n
-    for s in range(0, stop, batch_size):
+    starts = range(0, stop, batch_size)
+    aug = None
+    if train_augment:
+        aug = torch.cat([draw_augmentation(min(batch_size, n - s), generator) for s in starts], dim=1)
+        aug = aug.to(x.device)
+    if order is not None:
+        order = order.to(x.device)
+    for s in starts:
         if order is None:
             xb, yb = x[s : s + batch_size], y[s : s + batch_size]
         else:
             i = order[s : s + batch_size]
             xb, yb = x[i], y[i]
-        if train_augment:
-            xb = augment(xb, generator)
+        if aug is not None:
+            xb = apply_augmentation(xb, aug[:, s : s + len(xb)])
         yield normalize(xb, mean, std), yb
 
 

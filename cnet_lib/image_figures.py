@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 import torch
 
 from .bases import make_basis
+from .device import resolve_device
 from .image_study import (
     BASIS_LABELS,
     StudyRun,
@@ -233,12 +234,13 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
     images on ``device`` (default: the model's) and shows a few of them with their predicted class."""
     import ipywidgets as W
 
-    from .train import evaluate
+    from .data import normalize
+    from .evaluation import evaluate, model_dtype
     from .widgets import live_app
 
     go = _go()
     first = next(iter(runs.values()))
-    dev = torch.device(device) if device is not None else next(first.model.parameters()).device
+    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
     data = study_data(first.config, dev, with_train=False)
     x, y = data.test_x[:n_images], data.test_y[:n_images]
     grid = sweep_grid(first.config.preset)
@@ -254,9 +256,7 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
         with m.manifested(scheme, int(n_steps)):
             acc, _ = evaluate(m, x, y, data.mean, data.std, amp=run.config.amp)
             with torch.no_grad():
-                from .data import normalize
-
-                pred = m(normalize(x[:n_show], data.mean, data.std)).argmax(1).cpu().tolist()
+                pred = m(normalize(x[:n_show], data.mean, data.std).to(model_dtype(m))).argmax(1).cpu().tolist()
         sec = time.perf_counter() - t0
         imgs = x[:n_show].cpu()
         fig = go.Figure()
@@ -282,3 +282,135 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
          "n_steps": W.IntSlider(value=max(grid["n_steps"]) // 2 or 1, min=1, max=max(grid["n_steps"]), description="N_t"),
          "compress": W.Dropdown(options=comp_opts, value=0, description="compress")},
         render, static_fallback_fig, title="Evaluate a trained ContinuousNet on any graph")
+
+
+# --------------------------------------------------------------------------- robustness (beyond the paper)
+ROBUSTNESS_COLORS = {"rk4_refined": "#d62728", "euler_fixed": "#1f77b4", "euler_fixed on rk4_classic": "#17becf"}
+
+
+def _robustness_label(label: str) -> str:
+    if " on " in label:
+        run, scheme = label.split(" on ", 1)
+        return f"{_label(run)}, run with {scheme}"
+    return _label(label)
+
+
+def fig_weight_noise(study, title: str = ""):
+    """Accuracy against the relative weight noise σ (log axis): the mean over seeds with the range of
+    the seeds as error bars, one line per model and graph; dotted: each model's clean accuracy."""
+    from .robustness import summarise
+
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        noise = sorted((r for r in rows if r["kind"] == "weight_noise"), key=lambda r: r["level"])
+        clean = next(r for r in rows if r["kind"] == "clean")["accuracy"]
+        col = ROBUSTNESS_COLORS.get(label)
+        fig.add_trace(go.Scatter(
+            x=[r["level"] for r in noise], y=[r["accuracy"] for r in noise], mode="lines+markers",
+            name=_robustness_label(label), line=dict(color=col),
+            error_y=dict(type="data", symmetric=False, array=[r["max"] - r["accuracy"] for r in noise],
+                         arrayminus=[r["accuracy"] - r["min"] for r in noise]),
+            customdata=[r["seeds"] for r in noise],
+            hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
+        fig.add_hline(y=clean, line_dash="dot", line_color=col)
+    fig.update_xaxes(type="log", title_text="relative weight noise σ (‖noise‖ = σ‖θ̂‖ per coefficient tensor)")
+    fig.update_yaxes(title_text="test accuracy")
+    fig.update_layout(title=title or "Accuracy under noise on the weights θ̂ (dotted: clean)", template="plotly_white",
+                      height=460, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def fig_quantization(study, title: str = ""):
+    """Accuracy with the weights stored in float32 (clean), bf16, float16, 8 and 4 bits, one group of
+    bars per format; the hover gives the model's size in bytes."""
+    from .robustness import summarise
+
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        clean = next(r for r in rows if r["kind"] == "clean")
+        quant = [r for r in rows if r["kind"] == "quantized"]
+        order = [clean] + sorted(quant, key=lambda r: (isinstance(r["level"], int), -r["level"] if isinstance(r["level"], int) else 0))
+        names = ["float32"] + [f"{r['level']} bits" if isinstance(r["level"], int) else r["level"] for r in order[1:]]
+        fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in order], name=_robustness_label(label),
+                             marker_color=ROBUSTNESS_COLORS.get(label), text=[f"{r['accuracy']:.3f}" for r in order],
+                             textposition="outside", customdata=[r["bytes"] for r in order],
+                             hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="test accuracy",
+                      title=title or "Post-training quantization of every weight (per output channel, symmetric)",
+                      template="plotly_white", height=460, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def fig_input_noise(study, title: str = ""):
+    """Accuracy against Gaussian input noise τ (normalised pixel units), with each model's blocks
+    removed (dashed) for scale."""
+    from .robustness import summarise
+
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        col = ROBUSTNESS_COLORS.get(label)
+        for kind, dash, suffix in (("input_noise", None, ""), ("identity_input_noise", "dash", ", blocks removed")):
+            pts = [r for r in rows if r["kind"] == kind]
+            base = next((r for r in rows if r["kind"] == ("clean" if kind == "input_noise" else "identity")), None)
+            if not pts or base is None:
+                continue
+            pts = [dict(base, level=0.0)] + sorted(pts, key=lambda r: r["level"])
+            fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
+                                     name=_robustness_label(label) + suffix, line=dict(color=col, dash=dash)))
+    fig.update_layout(title=title or "Accuracy under Gaussian noise on the input images", template="plotly_white",
+                      height=460, xaxis_title="input noise τ (normalised pixel units)", yaxis_title="test accuracy",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid: Mapping, device=None,
+                        n_images: int = 1000):
+    """A live app (model, σ, weight format, scheme, N_t, input noise): evaluates the perturbed model on
+    the first ``n_images`` test images and compares it with the clean model on the same images."""
+    import ipywidgets as W
+
+    from .evaluation import Evaluator
+    from .robustness import input_noise, perturb_coefficients, quantized_copy
+    from .widgets import live_app
+
+    go = _go()
+    first = next(iter(runs.values()))
+    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    data = study_data(first.config, dev, with_train=False)
+    x, y = data.test_x[:n_images], data.test_y[:n_images]
+    ev = Evaluator()
+    sweep = sweep_grid(first.config.preset)
+
+    def render(model, sigma, fmt, scheme, n_steps, noise):
+        base = runs[model].model.to(dev)
+        m = perturb_coefficients(base, sigma, 0) if sigma else base
+        m = quantized_copy(m, fmt) if fmt != "float32" else m
+        with base.manifested(scheme, int(n_steps)), m.manifested(scheme, int(n_steps)):
+            clean = ev.correct(base, x, y, data.mean, data.std)[0].double().mean().item()
+            hit = ev.correct(m, x, y, data.mean, data.std, transform=input_noise(noise, 0) if noise else None)[0]
+        acc = hit.double().mean().item()
+        fig = go.Figure(go.Bar(x=["clean", "perturbed"], y=[clean, acc], text=[f"{clean:.3f}", f"{acc:.3f}"],
+                               textposition="outside", marker_color=["#888888", ROBUSTNESS_COLORS.get(model, "#1f77b4")]))
+        fig.update_layout(title=f"{_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, weights {fmt}, input noise "
+                                f"τ = {noise:g} → {100 * (clean - acc):+.1f} points lost on {len(y)} images",
+                          yaxis_range=[0, 1.1], yaxis_title="test accuracy", template="plotly_white", height=380)
+        return fig
+
+    schemes = list(sweep["schemes"])
+    return live_app(
+        {"model": W.Dropdown(options=[(r.label, k) for k, r in runs.items()], value=next(iter(runs)), description="model"),
+         "sigma": W.SelectionSlider(options=[0.0] + [float(s) for s in grid["sigmas"]], value=0.0, description="σ"),
+         "fmt": W.Dropdown(options=["float32", "bf16", "fp16", 8, 4], value="float32", description="weights"),
+         "scheme": W.Dropdown(options=schemes, value=runs[next(iter(runs))].model.blocks[0].scheme.name,
+                              description="scheme"),
+         "n_steps": W.IntSlider(value=runs[next(iter(runs))].model.blocks[0].n_steps, min=1, max=max(sweep["n_steps"]),
+                                description="N_t"),
+         "noise": W.SelectionSlider(options=[0.0] + [float(t) for t in grid["input_noise"]], value=0.0,
+                                    description="input τ")},
+        render, static_fallback_fig, title="Perturb a trained ContinuousNet")

@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -43,16 +44,19 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 
 from .bases import make_basis
-from .checkpoint import atomic_write_text, config_diff, load_checkpoint
-from .data import DATASETS, DatasetNotFoundError, ensure_dataset, load_dataset, resolve_data_dir, write_fake_cifar
-from .device import amp_dtype, default_device
+from .checkpoint import atomic_write_text, config_diff, describe_checkpoint_file, load_checkpoint
+from .data import (DATASETS, DatasetNotFoundError, custom_source, ensure_dataset, load_dataset, resolve_data_dir,
+                   write_fake_cifar)
+from .device import amp_dtype, default_device, resolve_device
 from .integrate import stage_positions
 from .models import ContinuousNet
 from .odeblock import coefficient_key
 from .presets import preset_name, select_preset
+from .robustness import conditions_from_json, conditions_to_json, robustness_study
 from .schemes import get_scheme
 from .sweep import manifestation_sweep, write_sweep
-from .train import CHECKPOINT, IMAGE_PRESETS, RESULTS, TrainConfig, build_model, image_runs, load_model, train
+from .train import (CHECKPOINT, IMAGE_PRESETS, RESULTS, TrainConfig, build_model, environment, image_runs,
+                    interrupted_message, load_model, train)
 
 __all__ = [
     "RUN_LABELS",
@@ -63,7 +67,10 @@ __all__ = [
     "THETA_ENTRIES",
     "StudyRun",
     "runs_root",
+    "identity_hash",
     "run_hash",
+    "SHIPPED",
+    "shipped_run",
     "run_dir",
     "study_data_dir",
     "study_data",
@@ -79,6 +86,9 @@ __all__ = [
     "honest_verdict",
     "table1",
     "format_table1",
+    "ROBUSTNESS_GRAPHS",
+    "robustness_grid",
+    "robustness_runs",
 ]
 
 RUN_LABELS = {"rk4_refined": "RK4-trained (refined)", "euler_fixed": "Euler-trained (fixed depth)"}
@@ -121,11 +131,53 @@ def runs_root(root=None) -> Path:
     return Path(root).expanduser()
 
 
+def identity_hash(cfg: TrainConfig) -> str:
+    """Short hash of the run's identity: ``cfg.identity()`` and the number of epochs (what a
+    shipped model must match to stand in for this run, whatever folder the data is in)."""
+    return _short_hash({"identity": cfg.identity(), "epochs": cfg.epochs})
+
+
 def run_hash(cfg: TrainConfig) -> str:
     """Short hash of what the trained model depends on: ``cfg.identity()``, the number of
     epochs and the data folder (a fake data set and the real one never share a checkpoint)."""
     data = str(resolve_data_dir(cfg.data_dir).resolve())
     return _short_hash({"identity": cfg.identity(), "epochs": cfg.epochs, "data": data})
+
+
+# --------------------------------------------------------------------------- models shipped with the book
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+MANIFEST = "manifest.json"
+
+
+def shipped_run(cfg: TrainConfig) -> Optional[Path]:
+    """The folder of the model shipped with the book for this run, when there is one and its
+    manifest's identity hash is the run's (a changed preset never picks up a stale model)."""
+    folder = SHIPPED / f"{cfg.preset}-{cfg.run_name}"
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return folder if manifest.get("identity_hash") == identity_hash(cfg) else None
+
+
+def _install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -> bool:
+    """Copy the shipped model of ``cfg`` (checkpoint, history, θ snapshots, its sweep and robustness
+    results) into the run folder, saying where it comes from and how to retrain; False without one."""
+    src = shipped_run(cfg)
+    if src is None:
+        return False
+    manifest = json.loads((src / MANIFEST).read_text())
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.name != MANIFEST:
+            shutil.copyfile(f, folder / f.name)
+    if verbose:
+        minutes = manifest.get("train_seconds", 0) / 60
+        print(f"{label}: using the model shipped with the book for this preset (trained by `{manifest.get('command')}` "
+              f"on {manifest.get('machine', {}).get('device_name', 'a CPU')}, {minutes:.0f} min of training, "
+              f"{manifest.get('data', {}).get('description', '')}). To train it yourself instead, run "
+              f"trained_runs(use_shipped=False) (about {minutes:.0f} min on such a machine).")
+    return True
 
 
 def run_dir(cfg: TrainConfig, root=None) -> Path:
@@ -142,15 +194,18 @@ def _fake_sizes(preset: str) -> tuple[int, int]:
 def study_data_dir(preset: Optional[str] = None, data_dir=None, dataset: str = "cifar10", verbose: bool = True) -> Path:
     """The directory holding the data set for this preset.
 
-    ``data_dir``, else ``$CNET_DATA_DIR``, else the default cache; missing data is downloaded
-    except under ``smoke``.  If the data cannot be had (offline, fresh machine), a small *fake*
-    CIFAR in the standard layout is written to a fixed temporary folder (class-coloured noise:
-    no real images) and a message says so: the chapters then run, but their numbers describe
-    the fake data.
+    ``data_dir``, else ``$CNET_DATA_DIR``, else the default cache.  Missing data is downloaded,
+    except under ``smoke``, which downloads only from a mirror named explicitly by
+    ``$CNET_CIFAR10_URL`` (see :func:`cnet_lib.data.dataset_source`): a quick check never
+    fetches the full data set.  If the data cannot be had (offline, fresh machine, smoke), a
+    small *fake* CIFAR in the standard layout is written to a fixed temporary folder
+    (class-coloured noise: no real images) and a message says so, and how to get the real
+    images: the chapters then run, but their numbers describe the fake data.
     """
     name = preset_name(preset)
+    download = name != "smoke" or custom_source(dataset)
     try:
-        ensure_dataset(dataset, data_dir, download=name != "smoke", progress=False)
+        ensure_dataset(dataset, data_dir, download=download, progress=False)
         return resolve_data_dir(data_dir)
     except DatasetNotFoundError as err:
         n_train, n_test = _fake_sizes(name)
@@ -161,17 +216,33 @@ def study_data_dir(preset: Optional[str] = None, data_dir=None, dataset: str = "
         except DatasetNotFoundError:
             write_fake_cifar(fake, n_train=n_train, n_test=n_test, num_classes=classes, seed=0)
         if verbose:
-            print(f"NOTE: the {dataset} images are not available here ({str(err).split('. ')[0]}).\n"
-                  f"      Using FAKE data instead: {n_train} + {n_test} images of class-coloured noise written "
-                  f"to {fake}.\n      Every number below describes that fake data set, not CIFAR. Set "
-                  "CNET_DATA_DIR to the folder that contains cifar-10-batches-py for the real study.")
+            print(_fake_data_note(name, dataset, err, download, resolve_data_dir(data_dir), fake, n_train, n_test))
         return fake
 
 
+def _fake_data_note(preset: str, dataset: str, err: Exception, downloaded: bool, root: Path, fake: Path,
+                    n_train: int, n_test: int) -> str:
+    """The message printed when the chapters fall back to fake data: why, and how to get the real images."""
+    head = (f"NOTE: Using FAKE data: {n_train} + {n_test} images of class-coloured noise written to {fake}.\n"
+            f"      Every number below describes that fake data set, not {dataset.upper()}.")
+    if downloaded:  # a real attempt failed: the error says what to do
+        return f"{head}\n      Why: {err}"
+    return (f"{head}\n      Why: the {preset} preset never downloads the full data set, and it is not in {root}.\n"
+            "      For the real images: in Google Colab run `%env CNET_PRESET=cpu` (or gpu) before the setup cell "
+            "(the data set is then downloaded once); on your own machine set CNET_DATA_DIR to the folder that "
+            f"contains {DATASETS[dataset].folder}.")
+
+
 def study_data(cfg: TrainConfig, device=None, with_train: bool = True):
-    """The run's data (:func:`cnet_lib.data.load_dataset`) on ``device``."""
+    """The run's data (:func:`cnet_lib.data.load_dataset`) on ``device``.
+
+    A configuration without ``data_dir`` (e.g. straight from :func:`cnet_lib.train.image_runs`)
+    reads the folder :func:`study_data_dir` chooses for its preset, as :func:`trained_runs` does:
+    the real data when it can be had, else the announced fake data set.
+    """
     device = torch.device(device) if device is not None else torch.device(cfg.device or default_device())
-    return load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train if with_train else None, cfg.n_test,
+    data_dir = cfg.data_dir if cfg.data_dir is not None else study_data_dir(cfg.preset, None, cfg.dataset)
+    return load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, cfg.n_test,
                         seed=cfg.seed, device=device, progress=False)
 
 
@@ -350,16 +421,30 @@ def _configs(preset: Optional[str], root, device, data_dir, progress: bool, verb
     return out
 
 
+def _set_aside_damaged_checkpoint(folder: Path, label: str) -> None:
+    """A cached run whose checkpoint cannot be read (truncated, damaged, foreign) is not lost and
+    does not stop the chapter: the file is renamed ``checkpoint.pt.damaged-<time>`` and the run is
+    trained again, with one sentence saying so."""
+    ckpt = folder / CHECKPOINT
+    problem = describe_checkpoint_file(ckpt) if ckpt.is_file() else None
+    if problem:
+        aside = ckpt.with_name(f"{CHECKPOINT}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        ckpt.rename(aside)
+        print(f"{label}: {problem}; it was moved to {aside.name} and this run is trained again.")
+
+
 def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_dir=None, runs: Optional[Sequence[str]] = None,
-                 progress: bool = False, verbose: bool = True, **overrides) -> dict[str, StudyRun]:
+                 progress: bool = False, verbose: bool = True, use_shipped: bool = True, **overrides) -> dict[str, StudyRun]:
     """The preset's image runs, trained once and afterwards reloaded: ``{run name: StudyRun}``.
 
     ``preset`` defaults to ``$CNET_PRESET``; ``root`` to ``$CNET_RUNS_DIR`` or
     ``~/.cache/cnet_lib/runs``; ``device`` to the default device.  A finished run is loaded from
     its checkpoint without touching the data; an interrupted one resumes from its last epoch.
-    ``overrides`` are applied to every run's :class:`TrainConfig` (they change its hash).
+    A run the book ships a trained model for (:func:`shipped_run`) is copied from it instead of
+    trained, unless ``use_shipped=False``.  ``overrides`` are applied to every run's
+    :class:`TrainConfig` (they change its hash).
     """
-    device = torch.device(device) if device is not None else default_device()
+    device = resolve_device(device)
     cfgs = _configs(preset, root, device, data_dir, progress, verbose, overrides)
     if runs is not None:
         cfgs = {k: v for k, v in cfgs.items() if k in runs}
@@ -368,6 +453,9 @@ def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_d
     for run, cfg in cfgs.items():
         folder = Path(cfg.out_dir)
         t0 = time.perf_counter()
+        _set_aside_damaged_checkpoint(folder, _label(run))
+        if use_shipped and not _finished(folder, cfg):
+            _install_shipped(folder, cfg, _label(run), verbose)
         if _finished(folder, cfg):
             model, ck = load_model(folder, device)
             diff = config_diff(ck["config"], cfg.identity())
@@ -387,7 +475,11 @@ def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_d
             print(f"{_label(run)}: training {cfg.epochs} epochs on {len(data.train_y)} images "
                   f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {folder}")
         rec = _SnapshotRecorder(folder, cfg, verbose, _label(run))
-        result = train(cfg, data=data, on_epoch=rec)
+        try:
+            result = train(cfg, data=data, on_epoch=rec)
+        except KeyboardInterrupt:
+            print(f"{_label(run)}: {interrupted_message(folder, how='run this cell again')}")
+            raise
         out[run] = StudyRun(run, cfg, result.model, list(result.history), folder, rec.snaps, True,
                             time.perf_counter() - t0)
     return out
@@ -411,27 +503,85 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
     for name, run in runs.items():
         cfg = run.config
         g = dict(grid) if grid is not None else sweep_grid(cfg.preset)
-        dev = torch.device(device) if device is not None else next(run.model.parameters()).device
+        dev = resolve_device(device) if device is not None else next(run.model.parameters()).device
         key = {"checkpoint": _file_hash(run.checkpoint), "grid": g, "n_test": cfg.n_test, "seed": cfg.seed,
-               "data": str(resolve_data_dir(cfg.data_dir).resolve()), "device": dev.type,
-               "amp": bool(cfg.amp and amp_dtype(dev) is not None)}
+               "dataset": cfg.dataset, "device": dev.type, "amp": bool(cfg.amp and amp_dtype(dev) is not None)}
         path = run.out_dir / f"sweep-{_short_hash(key, 12)}.json"
         if path.is_file():
-            out[name] = json.loads(path.read_text())["rows"]
+            cached = json.loads(path.read_text())
+            out[name] = cached["rows"]
             if verbose:
-                print(f"{run.label}: sweep loaded from {path}")
+                print(f"{run.label}: sweep loaded from {path} ({_provenance(cached)})")
             continue
         data = study_data(cfg, dev, with_train=False)
         t0 = time.perf_counter()
         rows = manifestation_sweep(run.model.to(dev), data.test_x, data.test_y, data.mean, data.std,
                                    amp=cfg.amp, progress=progress, **g)
-        write_sweep(path, rows, key=key, run=name, preset=cfg.preset, n_test=len(data.test_y),
+        write_sweep(path, rows, key=key, run=name, preset=cfg.preset, n_test=len(data.test_y), environment=environment(dev),
                     seconds=time.perf_counter() - t0)
         if verbose:
             print(f"{run.label}: swept {len(rows)} evaluations on {len(data.test_y)} test images in "
                   f"{time.perf_counter() - t0:.1f} s (cached in {path})")
         out[name] = rows
     return out
+
+
+# --------------------------------------------------------------------------- robustness, cached
+ROBUSTNESS_GRAPHS = {"rk4_refined": ("rk4_refined", None, None), "euler_fixed": ("euler_fixed", None, None),
+                     "euler_fixed on rk4_classic": ("euler_fixed", "rk4_classic", None)}
+"""The graphs of the robustness study: each model on its own graph, and the Euler model on a
+higher-order graph (RK4-classic at its own N_t)."""
+
+
+def robustness_grid(preset: Optional[str] = None) -> dict:
+    """The preset's robustness grid (sigmas, seeds, bits, float_formats, input_noise, noise_seeds)."""
+    return dict(select_preset(IMAGE_PRESETS, preset_name(preset))["robustness"])
+
+
+def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, device=None, verbose: bool = True,
+                    progress: bool = False) -> dict:
+    """The robustness study (:mod:`cnet_lib.robustness`) of the preset's models on the same test
+    images, computed once and cached beside the first run's checkpoint, keyed by a hash of both
+    checkpoint files, the grid, the graphs, the test split and the device: ``{label: [Condition]}``."""
+    names = list(runs)
+    first = runs[names[0]]
+    g = dict(grid) if grid is not None else robustness_grid(first.config.preset)
+    graphs = {k: v for k, v in ROBUSTNESS_GRAPHS.items() if v[0] in runs}
+    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    key = {"checkpoints": {n: _file_hash(runs[n].checkpoint) for n in names}, "grid": g, "graphs": graphs,
+           "n_test": first.config.n_test, "seed": first.config.seed, "dataset": first.config.dataset,
+           "device": dev.type}
+    path = first.out_dir / f"robustness-{_short_hash(key, 12)}.json"
+    if path.is_file():
+        cached = json.loads(path.read_text())
+        if verbose:
+            print(f"robustness study loaded from {path} ({_provenance(cached)})")
+        return {label: conditions_from_json(rows) for label, rows in cached["study"].items()}
+    data = study_data(first.config, dev, with_train=False)
+    t0 = time.perf_counter()
+    say = (lambda what: print(f"  {what}", flush=True)) if progress else None
+    study = robustness_study({n: runs[n].model.to(dev) for n in names}, data.test_x, data.test_y, data.mean, data.std,
+                             graphs=graphs, grid=g, progress=say)
+    seconds = time.perf_counter() - t0
+    atomic_write_text(path, json.dumps({"key": key, "seconds": seconds, "n_test": len(data.test_y),
+                                        "environment": environment(dev), "created_utc": _utc_now(),
+                                        "study": {k: conditions_to_json(v) for k, v in study.items()}}))
+    if verbose:
+        print(f"robustness study: {sum(len(c.correct) for v in study.values() for c in v)} evaluations on "
+              f"{len(data.test_y)} test images in {seconds:.1f} s (cached in {path})")
+    return study
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _provenance(cached: Mapping) -> str:
+    """Where and when cached results were computed, in words."""
+    env = cached.get("environment") or {}
+    where = env.get("device_name") or env.get("device") or "an unrecorded machine"
+    when = (cached.get("created_utc") or "")[:10] or "an unrecorded date"
+    return f"computed on {where}, {when}, in {cached.get('seconds', 0):.0f} s"
 
 
 def find_row(rows: Sequence[dict], kind: str) -> Optional[dict]:

@@ -13,6 +13,7 @@ with ``N_t = n_steps`` equal steps of size ``h = (t1 - t0) / N_t``:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterator, Sequence, Union
@@ -66,8 +67,8 @@ def _check_span(t_span) -> tuple[float, float]:
         t0, t1 = (float(v) for v in t_span)
     except (TypeError, ValueError):
         raise ValueError(f"t_span must be a pair of numbers (t0, t1), got {t_span!r}") from None
-    if not t1 != t0:
-        raise ValueError(f"t_span must have t1 != t0, got {t_span!r}")
+    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
+        raise ValueError(f"t_span must be two different finite times (t0, t1), got {t_span!r} (e.g. t_span=(0.0, 1.0))")
     return t0, t1
 
 

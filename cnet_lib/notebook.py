@@ -97,13 +97,20 @@ def figure_html(fig, include_plotlyjs: Any = False) -> str:
     )
 
 
+PLOTLYJS_MARKER = "data-cnet-plotlyjs"
+"""Marks the inline plotly.js of a setup cell: the book's Sphinx extension ``book/_ext/plotly_asset.py``
+removes these scripts and loads one shared ``_static/plotly-<version>.min.js`` instead."""
+
+
 def plotlyjs_html() -> str:
-    """plotly.js (the copy shipped with the installed plotly), as one inline ``<script>``."""
+    """plotly.js (the copy shipped with the installed plotly), as one inline ``<script>``, marked
+    with :data:`PLOTLYJS_MARKER` so that the built book can replace it by a shared file."""
     from plotly.offline import get_plotlyjs
 
+    tag = f'<script type="text/javascript" {PLOTLYJS_MARKER}="1">'
     return (
-        "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>\n"
-        f"<script type=\"text/javascript\">{get_plotlyjs()}</script>"
+        f"{tag}window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>\n"
+        f"{tag}{get_plotlyjs()}</script>"
     )
 
 

@@ -34,6 +34,7 @@ from torch import nn
 from .bases import Basis, CoefficientMap, PiecewiseConstant, _piece, make_basis
 from .integrate import StagePosition, check_n_steps, integrate_positions
 from .schemes import Tableau, get_scheme
+from .validation import check_float
 
 __all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state"]
 
@@ -140,10 +141,8 @@ class OdeBlock(nn.Module):
         self.basis = make_basis(basis, n_basis)
         self.scheme = get_scheme(scheme)
         self.n_steps = self.basis.n_basis if n_steps is None else check_n_steps(n_steps)
-        self.epsilon = float(epsilon)
-        self.T = float(T)
-        if not self.T > 0:
-            raise ValueError(f"T must be > 0, got {T}")
+        self.epsilon = check_float("epsilon", epsilon, example=1.0)
+        self.T = check_float("T", T, low=0, low_open=True, example=1.0)
         self.skip_init = bool(skip_init)
         m = self.basis.n_basis
 
@@ -178,8 +177,9 @@ class OdeBlock(nn.Module):
             object.__setattr__(mod, attr, self._placeholders[n])
             self._slots[n] = (mod, attr)
         self.residual = residual
-        if self.skip_init:
-            self.skip_gain = nn.Parameter(torch.zeros(m))
+        if self.skip_init:  # on the residual's device, in its dtype
+            like = next(iter(self.coeffs.values()), torch.empty(0))
+            self.skip_gain = nn.Parameter(torch.zeros(m, dtype=like.dtype, device=like.device))
 
     # ------------------------------------------------------------------ basics
     @property
@@ -242,7 +242,8 @@ class OdeBlock(nn.Module):
     def gain(self, t: float, side: int = 1) -> torch.Tensor:
         """ε s(t): the scale in front of R at time t (ε alone without skip_init)."""
         if not self.skip_init:
-            return torch.tensor(self.epsilon)
+            like = next(iter(self.coeffs.values()), torch.empty(0))
+            return torch.tensor(self.epsilon, dtype=like.dtype, device=like.device)
         return self.epsilon * _blend(self.skip_gain, self.basis.weights(self._tau(t), side))
 
     def _call_residual(self, tensors: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:

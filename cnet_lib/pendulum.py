@@ -42,6 +42,7 @@ from torch import nn
 
 from .integrate import integrate
 from .schemes import Tableau, get_scheme
+from .validation import check_float, check_int
 
 __all__ = [
     "G",
@@ -85,7 +86,7 @@ RK4, Ralston or Kutta's RK3 (its ``heun3`` is a different third-order tableau), 
 
 # --------------------------------------------------------------------------- exact solution
 def _check_amplitude(rho0: float) -> float:
-    rho0 = float(rho0)
+    rho0 = check_float("rho0", rho0, example=RHO0)
     if not abs(rho0) < math.pi:
         raise ValueError(
             f"rho0 = {rho0!r}: the elliptic-function solution covers oscillations |ρ0| < π "
@@ -105,9 +106,10 @@ def exact_solution(t, rho0: float = RHO0, g: float = G) -> np.ndarray:
     from scipy.special import ellipj, ellipk  # scipy is imported only when needed
 
     rho0 = _check_amplitude(rho0)
-    if g <= 0:
-        raise ValueError(f"g must be positive, got {g!r}")
+    check_float("g", g, low=0, low_open=True, example=G)
     t = np.asarray(t, dtype=np.float64)
+    if not np.all(np.isfinite(t)):
+        raise ValueError("t must hold finite times; it contains NaN or infinity")
     k = math.sin(rho0 / 2)
     m = k * k
     K = float(ellipk(m))
@@ -125,6 +127,7 @@ def period(rho0: float = RHO0, g: float = G) -> float:
     from scipy.special import ellipk
 
     rho0 = _check_amplitude(rho0)
+    g = check_float("g", g, low=0, low_open=True, example=G)
     return 4 * float(ellipk(math.sin(rho0 / 2) ** 2)) / math.sqrt(g)
 
 
@@ -151,6 +154,8 @@ def energy(x, g: float = G):
 
 # --------------------------------------------------------------------------- data
 def _n_intervals(T: float, dt: float, what: str = "T_data / Δt_data") -> int:
+    check_float("dt_data", dt, low=0, low_open=True, example=0.01)
+    check_float("T_data", T, low=0, low_open=True, example=10.0)
     n = T / dt
     N = int(round(n))
     if N < 1 or abs(n - N) > 1e-9 * max(1.0, n):
@@ -185,6 +190,8 @@ class PendulumData:
 def make_data(dt_data: float = 0.01, T_data: float = 10.0, rho0: float = RHO0, g: float = G) -> PendulumData:
     """Sample the exact trajectory every ``Δt_data`` over ``[0, T_data]`` (``T_data/Δt_data`` must be an integer)."""
     N = _n_intervals(T_data, dt_data)
+    _check_amplitude(rho0)
+    check_float("g", g, low=0, low_open=True, example=G)
     t = dt_data * np.arange(N + 1)
     return PendulumData(t=t, x=exact_solution(t, rho0, g), dt_data=float(dt_data), T_data=float(T_data), rho0=rho0, g=g)
 
@@ -414,8 +421,13 @@ def train_odenet(
     """
     tab = get_scheme(scheme)
     which = _backend_for(tab, backend)
-    if n_iters < 0:
-        raise ValueError(f"n_iters must be >= 0, got {n_iters}")
+    check_int("n_iters", n_iters, low=0, example=4000)
+    check_float("lr", lr, low=0, low_open=True, example=1e-2)
+    if lr_final is not None:
+        check_float("lr_final", lr_final, low=0, low_open=True, example=1e-4)
+    check_int("hidden", hidden, low=1, example=50)
+    check_int("threads", threads, low=1, example=1)
+    check_int("seed", seed, example=0)
     if resume is not None:
         if resume.scheme != tab.name or resume.dt_data != data.dt_data:
             raise ValueError(

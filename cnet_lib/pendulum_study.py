@@ -126,6 +126,23 @@ class PendulumConfig:
     control_iters: int = 3000
     flow_h: float = 0.25
 
+    def __post_init__(self) -> None:
+        """Check every size before any work (see :mod:`cnet_lib.validation`)."""
+        from .validation import check_float, check_int
+
+        for name, example in (("dt_data", 0.01), ("T_data", 10.0), ("g", G_DEFAULT), ("lr", 1e-2), ("lr_final", 1e-5),
+                              ("integrator_t_final", 1.0), ("flow_h", 0.25)):
+            check_float(name, getattr(self, name), low=0, low_open=True, example=example)
+        check_float("rho0", self.rho0, low=-math.pi, high=math.pi, low_open=True, high_open=True, example=RHO0)
+        for name, example in (("n_iters", 4000), ("control_iters", 3000), ("hidden", 50)):
+            check_int(name, getattr(self, name), low=1 if name == "hidden" else 0, example=example)
+        for name in ("train_schemes", "eval_schemes", "control_schemes"):
+            for scheme in getattr(self, name):
+                get_scheme(scheme)
+        for name in ("h_values", "interchange_h", "fit_h_odenet", "integrator_h", "fit_h_integrators", "control_dt_data"):
+            for i, v in enumerate(getattr(self, name)):
+                check_float(f"{name}[{i}]", v, low=0, low_open=True, example=1.0)
+
     def data(self, dt_data: Optional[float] = None):
         return make_data(self.dt_data if dt_data is None else dt_data, self.T_data, self.rho0, self.g)
 

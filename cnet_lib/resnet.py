@@ -45,7 +45,8 @@ class PreActResNet(nn.Module):
 
 
 def resnet_from_continuousnet(model: ContinuousNet) -> PreActResNet:
-    """The explicit ResNet that ``model`` is in its Euler, piecewise-constant, N_t = M manifestation."""
+    """The explicit ResNet that ``model`` is in its Euler, piecewise-constant, N_t = M manifestation,
+    on the model's device and in its dtype."""
     stages, steps, gain_rows = [], [], []
     width = max(b.n_basis for b in model.blocks)
     for block in model.blocks:
@@ -55,9 +56,9 @@ def resnet_from_continuousnet(model: ContinuousNet) -> PreActResNet:
                 f"{block.basis.name}, {block.manifestation}. Call model.manifest('euler', M) first."
             )
         layers = []
+        like = block.coefficient("conv1.weight")
         for k in range(block.n_basis):
-            c = block.coefficient("conv1.weight").shape[1]
-            layer = PreActResidual(c)
+            layer = PreActResidual(like.shape[2]).to(device=like.device, dtype=like.dtype)
             with torch.no_grad():
                 for name, p in layer.named_parameters():
                     p.copy_(block.coefficient(name)[k])
@@ -68,7 +69,8 @@ def resnet_from_continuousnet(model: ContinuousNet) -> PreActResNet:
             layers.append(layer)
         stages.append(layers)
         steps.append(block.T / block.n_steps)
-        g = block.skip_gain.detach() * block.epsilon if block.skip_init else torch.full((block.n_basis,), block.epsilon)
+        g = (block.skip_gain.detach() * block.epsilon if block.skip_init
+             else torch.full((block.n_basis,), block.epsilon, device=like.device, dtype=like.dtype))
         gain_rows.append(torch.cat([g, g.new_zeros(width - len(g))]))
     return PreActResNet(
         copy.deepcopy(model.stem), stages, copy.deepcopy(model.stitches), copy.deepcopy(model.head_norm),

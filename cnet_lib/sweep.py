@@ -14,6 +14,7 @@ Command line::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import sys
@@ -24,11 +25,14 @@ from typing import Iterable, Optional, Sequence
 import torch
 from torch import nn
 
-from .checkpoint import atomic_write_text
+from .checkpoint import CheckpointSaveError, atomic_write_text
 from .data import load_dataset
+from .evaluation import evaluate
 from .models import ContinuousNet
+from .odeblock import OdeBlock
 from .schemes import get_scheme
-from .train import IMAGE_PRESETS, environment, evaluate, load_model
+from .threads import image_step_flops, threads_for, torch_threads
+from .train import IMAGE_PRESETS, environment, load_model
 
 __all__ = ["DEFAULT_GRID", "manifestation_sweep", "sweep_checkpoint", "format_table", "write_sweep", "main"]
 
@@ -54,6 +58,18 @@ def _row(kind: str, model: Optional[ContinuousNet], acc: float, seconds: float, 
     row.update(fields)
     row.update(accuracy=acc, seconds=seconds, ms_per_image=1000.0 * seconds / max(n_images, 1))
     return row
+
+
+def _eval_threads(model: ContinuousNet, batch: int, device: torch.device) -> Optional[int]:
+    """On the CPU, torch threads for evaluating ``model`` on batches of ``batch`` images (a
+    forward pass is a third of a training step's work); ``None`` on a GPU."""
+    if device.type != "cpu":
+        return None
+    blocks = [b for b in model.blocks if isinstance(b, OdeBlock)]
+    if not blocks:
+        return threads_for(0.0)
+    flops = image_step_flops(model.config()["channels"], batch, blocks[0].scheme.stages, [b.n_steps for b in blocks])
+    return threads_for(flops / 3)
 
 
 def _identity_copy(model: ContinuousNet) -> ContinuousNet:
@@ -99,8 +115,10 @@ def manifestation_sweep(
     bar = tqdm(total=jobs, desc="manifestation sweep", disable=not progress)
 
     def run(m: nn.Module) -> tuple[float, float]:
-        evaluate(m, x[: min(batch_size, n)], y[: min(batch_size, n)], mean, std, batch_size, amp)  # warm-up
-        out = evaluate(m, x, y, mean, std, batch_size, amp)
+        threads = _eval_threads(m, min(batch_size, n), x.device)
+        with torch_threads(threads) if threads else contextlib.nullcontext():
+            evaluate(m, x[: min(batch_size, n)], y[: min(batch_size, n)], mean, std, batch_size, amp)  # warm-up
+            out = evaluate(m, x, y, mean, std, batch_size, amp)
         bar.update(1)
         return out
 
@@ -214,12 +232,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         rows, meta = sweep_checkpoint(ckpt, args.data_dir, args.n_test, args.device, grid, args.batch_size,
                                       progress=not args.quiet)
-    except (FileNotFoundError, ValueError) as err:
+    except (FileNotFoundError, ValueError, TypeError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing was written (the rows are written once, when the sweep ends): run the same "
+              "command again", file=sys.stderr)
+        return 130
     print(format_table(rows))
     out = Path(args.out) if args.out else (ckpt if ckpt.is_dir() else ckpt.parent) / "sweep.json"
-    write_sweep(out, rows, **meta)
+    try:
+        write_sweep(out, rows, **meta)
+    except CheckpointSaveError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     print(f"rows written to {out}")
     if args.html:  # the command line sits above the layers: it may draw
         from .image_figures import fig_accuracy_vs_nt

@@ -38,21 +38,29 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 import torch.nn.functional as F
 
-from .checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
+from .checkpoint import CheckpointSaveError, atomic_write_text, load_checkpoint, save_checkpoint
 from .data import DATASETS, ImageData, iterate_batches, load_dataset, n_batches
-from .device import amp_dtype, default_device
+from . import cuda_graphs
+from .cuda_graphs import StepRunner, train_step_key
+from .device import Precision, precision_for, resolve_device, same_device
+from .evaluation import Evaluator
+from .bases import basis_names
 from .models import ContinuousNet
 from .presets import PRESETS, select_preset
+from .schemes import get_scheme
+from .threads import image_step_flops, threads_for, torch_threads
+from .validation import check_choice, check_float, check_int, check_ints
 
 __all__ = [
     "TrainConfig",
     "TrainResult",
+    "SGDStep",
     "TrainingDiverged",
+    "interrupted_message",
     "IMAGE_PRESETS",
     "image_runs",
     "build_model",
     "learning_rate",
-    "evaluate",
     "train",
     "load_model",
     "environment",
@@ -99,7 +107,8 @@ class TrainConfig:
     seed: int = 0
     # execution (not part of the run's identity)
     device: Optional[str] = None  # None: default_device()
-    amp: bool = True  # on CUDA: channels-last inputs, and bf16 autocast where native (device.amp_dtype)
+    amp: bool = True  # on CUDA: the mixed precision of device.precision_for (channels-last, bf16 where native)
+    cuda_graphs: bool = True  # on CUDA: capture each step in a CUDA graph (cnet_lib.cuda_graphs)
     out_dir: Optional[str] = None  # None: nothing written
     resume: bool = False
     eval_batch_size: int = 500
@@ -108,21 +117,41 @@ class TrainConfig:
     run_name: Optional[str] = None
 
     def __post_init__(self) -> None:
-        self.channels = tuple(int(c) for c in self.channels)
-        self.refine_at = tuple(int(e) for e in self.refine_at)
-        self.lr_milestones = tuple(int(e) for e in self.lr_milestones)
-        if self.dataset not in DATASETS:
-            raise ValueError(f"dataset must be one of {list(DATASETS)}, got {self.dataset!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {self.lr_schedule!r}")
+        """Check every field before any work (a typo must not cost a data load first)."""
+        self.channels = check_ints("channels", self.channels, low=1, example=(16, 32, 64))
+        if not self.channels:
+            raise ValueError("channels must name at least one width, e.g. channels=(16, 32, 64)")
+        self.refine_at = check_ints("refine_at", self.refine_at, low=0, example=(20, 40))
+        self.lr_milestones = check_ints("lr_milestones", self.lr_milestones, low=0, example=(30, 60))
+        check_choice("dataset", self.dataset, DATASETS)
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        get_scheme(self.scheme)  # unknown or ambiguous names say which ones exist
+        check_choice("basis", self.basis, basis_names())
         for name in ("refine_at", "lr_milestones"):
             v = getattr(self, name)
-            if list(v) != sorted(set(v)) or any(e < 0 for e in v):
-                raise ValueError(f"{name} must be increasing, distinct, non-negative epoch counts; got {v}")
-        if self.epochs < 0 or self.batch_size < 1 or self.n_basis < 1:
-            raise ValueError(f"need epochs >= 0, batch_size >= 1, n_basis >= 1; got {self.epochs}, {self.batch_size}, {self.n_basis}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr}")
+            if list(v) != sorted(set(v)):
+                raise ValueError(f"{name} must be increasing, distinct epoch counts; got {v} (e.g. {name}=(20, 40))")
+        for name in ("n_train", "n_test"):
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name), low=1, example=2000)
+        check_int("n_basis", self.n_basis, low=1, example=1)
+        if self.n_steps is not None:
+            check_int("n_steps", self.n_steps, low=1, example=4)
+        check_int("epochs", self.epochs, low=0, example=10)
+        check_int("batch_size", self.batch_size, low=1, example=128)
+        check_int("eval_batch_size", self.eval_batch_size, low=1, example=500)
+        check_int("seed", self.seed, example=0)
+        check_float("lr", self.lr, low=0, low_open=True, example=0.1)
+        check_float("momentum", self.momentum, low=0, high=1, high_open=True, example=0.9)
+        check_float("weight_decay", self.weight_decay, low=0, example=5e-4)
+        check_float("lr_decay", self.lr_decay, low=0, high=1, low_open=True, example=0.1)
+        check_float("epsilon", self.epsilon, example=1.0)
+        check_float("epsilon_stitch", self.epsilon_stitch, example=1.0)
+        if self.device is not None:
+            try:
+                torch.device(self.device)
+            except (RuntimeError, TypeError):
+                raise ValueError(f"device {self.device!r} is not a torch device (e.g. device='cpu' or 'cuda')") from None
 
     def identity(self) -> dict:
         """The fields a checkpoint must match to be resumed by this config.
@@ -130,7 +159,8 @@ class TrainConfig:
         Execution settings (device, amp, paths, progress) are left out; ``epochs`` too, so a run
         can be extended, except with the cosine schedule whose shape depends on it.
         """
-        skip = {"data_dir", "device", "amp", "out_dir", "resume", "eval_batch_size", "progress", "preset", "run_name"}
+        skip = {"data_dir", "device", "amp", "cuda_graphs", "out_dir", "resume", "eval_batch_size", "progress", "preset",
+                "run_name"}
         if self.lr_schedule != "cosine":
             skip.add("epochs")
         return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
@@ -155,6 +185,8 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
+        "robustness": dict(sigmas=(0.1,), seeds=(0,), bits=(8, 4), float_formats=("bf16",), input_noise=(0.2,),
+                           noise_seeds=(0,)),
     },
     # Calibrated on 2 CPU cores (issue 4) with CNET_DATA_DIR=../shared/data-large: all 45k training
     # images, accuracies on 2,000 of its 5k held-out validation images.  Calibration trials
@@ -173,23 +205,26 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
+        # ROBUSTNESS: sized for <= 5 min on 2 cores over the three graphs (see the robustness chapter)
+        "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1), bits=(8, 4), float_formats=("bf16", "fp16"),
+                           input_noise=(0.1, 0.3), noise_seeds=(0, 1)),
     },
-    # ESTIMATED, not yet measured on a GPU (none was available to this project): sized for the
-    # image chapters in <= 30 min on a T4-class GPU.  Estimate: a 16-32-64 residual unit costs
-    # about 85 MFLOP per image for forward + backward of one stage over the three blocks; over
-    # the 20 epochs RK4 refined 1 -> 8 evaluates 368 such stages per image, Euler at N_t = 8
-    # 160, so ~2.2 PFLOP on 50k images: ~15 min at 2.5 TFLOP/s (a T4 in float32, which has no
-    # bf16), minutes on an A100/H100.  Record the measured times when a GPU run exists.
+    # Sized for the image chapters in <= 30 min on a T4-class GPU (float32, CUDA graphs), by the
+    # ESTIMATE of benchmarks/bench_gpu.py (the T4 was not measured: see the README's GPU section);
+    # measured on an H200 (bf16, CUDA graphs) in the README.  N_t = M at most 4: the first version
+    # of this preset (1 -> 8, 20 epochs) came out at ~47 min of training on a T4 by that estimate.
     "gpu": {
         "data": dict(dataset="cifar10", n_train=None, n_test=None),
-        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(15,),
-                       lr_decay=0.1, epochs=20, weight_decay=5e-4, momentum=0.9),
+        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(12,),
+                       lr_decay=0.1, epochs=16, weight_decay=5e-4, momentum=0.9),
         "runs": {
-            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8, 12)),  # N_t = M: 1 -> 8
-            "euler_fixed": dict(scheme="euler", n_basis=8),
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8)),  # N_t = M: 1 -> 2 -> 4
+            "euler_fixed": dict(scheme="euler", n_basis=4),
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
-                      compress=(1, 2, 4, 6), compress_schemes=("rk4_classic", "rk4_38")),
+                      compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
+        "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), float_formats=("bf16", "fp16"),
+                           input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1, 2)),
     },
     # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5): SGD momentum 0.9,
     # lr 0.1, weight decay 5e-4, batch 128, crop+flip augmentation; refinement epochs and widths as
@@ -213,6 +248,8 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
                       compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
+        "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2, 3, 4), bits=(8, 4),
+                           float_formats=("bf16", "fp16"), input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1, 2)),
     },
 }
 
@@ -255,60 +292,14 @@ def learning_rate(cfg: TrainConfig, epoch: int) -> float:
     return 0.5 * cfg.lr * (1.0 + math.cos(math.pi * epoch / max(cfg.epochs, 1)))
 
 
-def _autocast(device: torch.device, amp: bool):
-    dtype = amp_dtype(device) if amp else None
-    if dtype is not None:
-        return torch.autocast(device_type=device.type, dtype=dtype)
-    return contextlib.nullcontext()
-
-
-def _prepare(xb: torch.Tensor, device: torch.device, amp: bool) -> torch.Tensor:
-    if amp and device.type == "cuda":
-        return xb.contiguous(memory_format=torch.channels_last)
-    return xb
-
-
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-@torch.no_grad()
-def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, mean: torch.Tensor, std: torch.Tensor,
-             batch_size: int = 500, amp: bool = True) -> tuple[float, float]:
-    """(accuracy, seconds) of ``model`` in eval mode on uint8 images ``x`` (on the model's device)."""
-    was_training = model.training
-    model.eval()
-    device = x.device
-    correct = torch.zeros((), dtype=torch.long, device=device)
-    _sync(device)
-    t0 = time.perf_counter()
-    with _autocast(device, amp):
-        for xb, yb in iterate_batches(x, y, batch_size, mean, std):
-            correct += (model(_prepare(xb, device, amp)).argmax(1) == yb).sum()
-    acc = correct.item() / max(len(y), 1)
-    _sync(device)
-    seconds = time.perf_counter() - t0
-    model.train(was_training)
-    return acc, seconds
-
-
-def _sgd_step(model, optimizer, xb, yb, device, amp, check: bool):
-    """One SGD step; returns detached (loss, number correct, loss is finite)."""
-    with _autocast(device, amp):
-        logits = model(_prepare(xb, device, amp))
-    loss = F.cross_entropy(logits.float(), yb)
-    finite = torch.isfinite(loss.detach())
-    if check and not finite.item():
-        return loss.detach(), torch.zeros((), dtype=torch.long, device=yb.device), finite
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-    return loss.detach(), (logits.detach().argmax(1) == yb).sum(), finite
-
-
 def environment(device: torch.device) -> dict:
     """Versions and machine, for results files."""
+    device = torch.device(device)
     env = {
         "device": str(device),
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine(),
@@ -374,7 +365,181 @@ def _results(cfg: TrainConfig, history: list[dict], env: dict, started: str, ckp
     }
 
 
-# --------------------------------------------------------------------------- the loop
+# --------------------------------------------------------------------------- one SGD step
+class SGDStep:
+    """One SGD step of ``model`` on a batch: forward (at ``precision``), cross-entropy, backward,
+    ``optimizer.step()``.  Returns the detached loss, the number of correct predictions and
+    whether the loss is finite, as tensors on the device (no host synchronisation).
+
+    With a ``graph_cls`` (:func:`cnet_lib.cuda_graphs.graph_class`: CUDA graphs on CUDA) the whole
+    step is captured once and replayed (:class:`cnet_lib.cuda_graphs.StepRunner`); a refinement,
+    another manifestation, another learning rate or batch shape captures it again.  The returned
+    tensors are then overwritten by the next call: read them before.
+    """
+
+    def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, precision: Precision,
+                 graph_cls: Optional[type] = None):
+        self.model, self.optimizer, self.precision = model, optimizer, precision
+        self.runner = StepRunner(self._body, graph_cls)
+        self._device = torch.device("cpu")
+
+    def _body(self, xb: torch.Tensor, yb: torch.Tensor):
+        self.optimizer.zero_grad(set_to_none=True)
+        with self.precision.autocast(self._device, cache_enabled=not self.runner.graphed):
+            logits = self.model(self.precision.prepare(xb))
+        loss = F.cross_entropy(logits.float(), yb)
+        loss.backward()
+        self.optimizer.step()
+        loss = loss.detach()
+        return loss, (logits.detach().argmax(1) == yb).sum(), torch.isfinite(loss)
+
+    def __call__(self, xb: torch.Tensor, yb: torch.Tensor):
+        self._device = xb.device
+        return self.runner(train_step_key(self.model, self.optimizer, xb, yb), xb, yb)
+
+
+# --------------------------------------------------------------------------- the loop, in steps
+def _check_data(cfg: TrainConfig, data: Optional[ImageData], device: torch.device) -> ImageData:
+    """The run's data on ``device``: loaded, or the ``data`` passed after checking it is the config's."""
+    if data is None:
+        return load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, seed=cfg.seed, device=device,
+                            progress=cfg.progress)
+    if not same_device(data.device, device):
+        raise ValueError(f"data is on {data.device} but training runs on {device}; load it with device={device}")
+    if data.name != cfg.dataset or (cfg.n_train is not None and len(data.train_y) != cfg.n_train) or (
+            cfg.n_test is not None and len(data.test_y) != cfg.n_test):
+        raise ValueError(
+            f"the data passed ({data!r}) is not what the config describes ({cfg.dataset}, n_train={cfg.n_train}, "
+            f"n_test={cfg.n_test}); load it with load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, "
+            "seed=cfg.seed) or pass data=None"
+        )
+    return data
+
+
+@dataclass
+class _RunState:
+    """Where a run stands: the next epoch to train, the optimizer, the history so far."""
+
+    start: int
+    optimizer: torch.optim.Optimizer
+    history: list
+    started: str
+
+
+def _start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[Path], device: torch.device,
+                     gen: torch.Generator) -> _RunState:
+    """A fresh optimizer at epoch 0, or the state of ``ckpt_path`` when resuming: the model is
+    rebuilt at its initial configuration, the refinements before the saved epoch are replayed,
+    then weights, optimizer and random generators are loaded."""
+    ck = None
+    start = 0
+    if cfg.resume and ckpt_path and ckpt_path.exists():
+        ck = load_checkpoint(ckpt_path, expected_config=cfg.identity(), map_location=device)
+        start = int(ck["extra"]["epoch"])
+        for e in cfg.refine_at:  # rebuild the graph the checkpoint was saved from
+            if e < start:
+                model.refine()
+        model.load_state_dict(ck["model"])
+    # built after any replayed refinement: refine() replaces the coefficient Parameters
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    if ck is None:
+        return _RunState(start, optimizer, [], _now())
+    extra = ck["extra"]
+    optimizer.load_state_dict(extra["optimizer"])
+    _set_rng_state(extra["rng"], gen)
+    return _RunState(start, optimizer, list(extra["history"]), extra.get("started_utc", _now()))
+
+
+def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Generator, epoch: int, lr: float,
+                 ckpt_path: Optional[Path]) -> dict:
+    """Train one epoch; returns the training part of its history row.  Raises TrainingDiverged
+    as soon as a (periodically checked) loss is not finite."""
+    from tqdm.auto import tqdm
+
+    model, device = step.model, data.device
+    nts = [b.n_steps for b in model.blocks]
+    steps_per_epoch = n_batches(len(data.train_x), cfg.batch_size, drop_last=True)
+    check_every = 1 if device.type == "cpu" else 50  # a check synchronises host and device
+    loss_sum = torch.zeros((), device=device)
+    correct = torch.zeros((), dtype=torch.long, device=device)
+    bad = torch.zeros((), dtype=torch.bool, device=device)
+    seen = 0
+    bar = tqdm(total=steps_per_epoch, desc=f"epoch {epoch + 1}/{cfg.epochs} N_t={nts}", leave=False,
+               disable=not cfg.progress)
+    _sync(device)
+    t0, c0 = time.perf_counter(), time.process_time()
+    batches = iterate_batches(data.train_x, data.train_y, cfg.batch_size, data.mean, data.std, gen,
+                              shuffle=True, train_augment=True, drop_last=True)
+    try:
+        for i, (xb, yb) in enumerate(batches, 1):
+            loss, n_correct, finite = step(xb, yb)
+            bad |= ~finite
+            loss_sum += loss * len(yb)
+            correct += n_correct
+            seen += len(yb)
+            bar.update(1)
+            if i % check_every == 0 or i == steps_per_epoch:
+                if bad.item():
+                    raise TrainingDiverged(
+                        f"the training loss is not finite (nan/inf; last value {loss.item()}) at epoch {epoch + 1}, "
+                        f"step {i} (lr {lr:g}; N_t={nts}). Training diverged: lower the learning rate (--lr, e.g. "
+                        f"{cfg.lr / 10:g}) and start again in a fresh --out-dir"
+                        + (f"; the last good checkpoint is {ckpt_path}" if ckpt_path and ckpt_path.exists() else "")
+                    )
+                if cfg.progress:
+                    bar.set_postfix(loss=f"{loss_sum.item() / seen:.3f}")
+        _sync(device)
+    finally:
+        bar.close()
+    return {
+        "epoch": epoch + 1,
+        "lr": lr,
+        "refined": epoch in cfg.refine_at,
+        "train_loss": loss_sum.item() / max(seen, 1),
+        "train_acc": correct.item() / max(seen, 1),
+        "train_seconds": time.perf_counter() - t0,  # wall clock, evaluation excluded
+        "train_cpu_seconds": time.process_time() - c0,  # CPU time of this process (all threads)
+        "n_steps": nts,
+        "n_basis": [b.n_basis for b in model.blocks],
+        "n_parameters": model.n_parameters(),
+    }
+
+
+def _save(out: Path, cfg: TrainConfig, model: ContinuousNet, state: _RunState, gen: torch.Generator, env: dict) -> None:
+    """Write the checkpoint of the last finished epoch and the results file, each atomically."""
+    history = state.history
+    ckpt_path = out / CHECKPOINT
+    save_checkpoint(ckpt_path, model.state_dict(), cfg.identity(), extra={
+        "epoch": history[-1]["epoch"],
+        "optimizer": state.optimizer.state_dict(),
+        "rng": _rng_state(gen),
+        "history": history,
+        "model_config": model.config(),
+        "manifestation": [list(m) for m in model.manifestation],
+        "run_config": dataclasses.asdict(cfg),
+        "environment": env,
+        "started_utc": state.started,
+    })
+    atomic_write_text(out / RESULTS, json.dumps(_results(cfg, history, env, state.started, ckpt_path), indent=1))
+
+
+def _cpu_threads(cfg: TrainConfig, model: ContinuousNet, device: torch.device) -> Optional[int]:
+    """On the CPU, the torch threads for this epoch's step size (:func:`cnet_lib.threads.threads_for`);
+    ``None`` on a GPU (the host thread count does not matter there)."""
+    if device.type != "cpu":
+        return None
+    stages = model.blocks[0].scheme.stages
+    return threads_for(image_step_flops(cfg.channels, cfg.batch_size, stages, [b.n_steps for b in model.blocks]))
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Temporary files of a save that was killed mid-write (SIGKILL, power loss): the checkpoint
+    beside them is the previous, whole one; the temporaries are removed before training goes on."""
+    for name in (CHECKPOINT, RESULTS):
+        for tmp in out.glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+
 def train(config: TrainConfig, data: Optional[ImageData] = None,
           on_epoch: Optional[Callable[[dict], None]] = None) -> TrainResult:
     """Train (or resume, or just load a finished run); see the module docstring.
@@ -387,7 +552,7 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
     from tqdm.auto import tqdm
 
     cfg = config
-    device = torch.device(cfg.device) if cfg.device else default_device()
+    device = resolve_device(cfg.device)
     out = Path(cfg.out_dir) if cfg.out_dir else None
     ckpt_path = out / CHECKPOINT if out else None
     if out and ckpt_path.exists() and not cfg.resume:
@@ -395,123 +560,55 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
             f"{ckpt_path} already exists; pass resume=True (--resume) to continue or reload it, or choose "
             "another out_dir (--out-dir), or delete it to start over"
         )
-    if data is None:
-        data = load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, seed=cfg.seed, device=device,
-                            progress=cfg.progress)
-    elif data.device != device:
-        raise ValueError(f"data is on {data.device} but training runs on {device}; load it with device={device}")
-    elif data.name != cfg.dataset or (cfg.n_train is not None and len(data.train_y) != cfg.n_train) or (
-            cfg.n_test is not None and len(data.test_y) != cfg.n_test):
-        raise ValueError(
-            f"the data passed ({data!r}) is not what the config describes ({cfg.dataset}, n_train={cfg.n_train}, "
-            f"n_test={cfg.n_test}); load it with load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, "
-            "seed=cfg.seed) or pass data=None"
-        )
-
+    data = _check_data(cfg, data, device)
+    if out:
+        _remove_stale_temporaries(out)
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg).to(device)
-    history: list[dict] = []
-    start = 0
-    started = _now()
+    state = _start_or_resume(cfg, model, ckpt_path, device, gen)
     env = environment(device)
-    ck = None
-    if cfg.resume and ckpt_path and ckpt_path.exists():
-        ck = load_checkpoint(ckpt_path, expected_config=cfg.identity(), map_location=device)
-        start = int(ck["extra"]["epoch"])
-        for e in cfg.refine_at:  # rebuild the graph the checkpoint was saved from
-            if e < start:
-                model.refine()
-        model.load_state_dict(ck["model"])
-    # built after any replayed refinement: refine() replaces the coefficient Parameters
-    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
-    if ck is not None:
-        extra = ck["extra"]
-        optimizer.load_state_dict(extra["optimizer"])
-        _set_rng_state(extra["rng"], gen)
-        history = list(extra["history"])
-        started = extra.get("started_utc", started)
-
-    amp = cfg.amp and device.type == "cuda"
-    check_every = 1 if device.type == "cpu" else 50
-    steps_per_epoch = n_batches(len(data.train_x), cfg.batch_size, drop_last=True)
-    for epoch in range(start, cfg.epochs):
-        refined = epoch in cfg.refine_at
-        if refined:
-            model.refine(optimizer)
+    graph_cls = cuda_graphs.graph_class(device, cfg.cuda_graphs)
+    precision = precision_for(device, cfg.amp, graphs=graph_cls is not None)
+    step = SGDStep(model, state.optimizer, precision, graph_cls)
+    evaluator = Evaluator(precision, graph_cls)
+    for epoch in range(state.start, cfg.epochs):
+        if epoch in cfg.refine_at:
+            model.refine(state.optimizer)
         lr = learning_rate(cfg, epoch)
-        for g in optimizer.param_groups:
+        for g in state.optimizer.param_groups:
             g["lr"] = lr
         model.train()
-        loss_sum = torch.zeros((), device=device)
-        correct = torch.zeros((), dtype=torch.long, device=device)
-        seen = 0
-        bad = torch.zeros((), dtype=torch.bool, device=device)
-        nts = [b.n_steps for b in model.blocks]
-        bar = tqdm(total=steps_per_epoch, desc=f"epoch {epoch + 1}/{cfg.epochs} N_t={nts}", leave=False,
-                   disable=not cfg.progress)
-        _sync(device)
-        t0, c0 = time.perf_counter(), time.process_time()
-        batches = iterate_batches(data.train_x, data.train_y, cfg.batch_size, data.mean, data.std, gen,
-                                  shuffle=True, train_augment=True, drop_last=True)
-        for step, (xb, yb) in enumerate(batches, 1):
-            check = step % check_every == 0 or step == steps_per_epoch
-            loss, n_correct, finite = _sgd_step(model, optimizer, xb, yb, device, amp, check)
-            bad |= ~finite
-            if check and bad.item():
-                bar.close()
-                raise TrainingDiverged(
-                    f"the training loss is not finite (nan/inf; last value {loss.item()}) at epoch {epoch + 1}, step {step} (lr {lr:g}; "
-                    f"N_t={nts}). Training diverged: lower the learning rate (--lr, e.g. {cfg.lr / 10:g}) and "
-                    "start again in a fresh --out-dir"
-                    + (f"; the last good checkpoint is {ckpt_path}" if ckpt_path and ckpt_path.exists() else "")
-                )
-            loss_sum += loss * len(yb)
-            correct += n_correct
-            seen += len(yb)
-            bar.update(1)
-            if cfg.progress and step % 10 == 0:
-                bar.set_postfix(loss=f"{loss_sum.item() / seen:.3f}")
-        _sync(device)
-        train_seconds, train_cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
-        bar.close()
-        test_acc, eval_seconds = evaluate(model, data.test_x, data.test_y, data.mean, data.std,
-                                          cfg.eval_batch_size, cfg.amp)
-        row = {
-            "epoch": epoch + 1,
-            "lr": lr,
-            "refined": refined,
-            "train_loss": loss_sum.item() / max(seen, 1),
-            "train_acc": correct.item() / max(seen, 1),
-            "test_acc": test_acc,
-            "train_seconds": train_seconds,  # wall clock, evaluation excluded
-            "train_cpu_seconds": train_cpu_seconds,  # CPU time of this process (all threads)
-            "eval_seconds": eval_seconds,
-            "n_steps": nts,
-            "n_basis": [b.n_basis for b in model.blocks],
-            "n_parameters": model.n_parameters(),
-        }
-        history.append(row)
+        threads = _cpu_threads(cfg, model, device)
+        with torch_threads(threads) if threads else contextlib.nullcontext():
+            row = _train_epoch(cfg, step, data, gen, epoch, lr, ckpt_path)
+            row["test_acc"], row["eval_seconds"] = evaluator(model, data.test_x, data.test_y, data.mean, data.std,
+                                                             cfg.eval_batch_size)
+        row["torch_threads"] = threads or torch.get_num_threads()
+        state.history.append(row)
         if cfg.progress:
             tqdm.write(f"epoch {epoch + 1}/{cfg.epochs}: loss {row['train_loss']:.4f}, train acc {row['train_acc']:.3f}, "
-                       f"test acc {test_acc:.3f}, {train_seconds:.1f} s, N_t={nts}, M={row['n_basis']}")
-        if ckpt_path:
-            save_checkpoint(ckpt_path, model.state_dict(), cfg.identity(), extra={
-                "epoch": epoch + 1,
-                "optimizer": optimizer.state_dict(),
-                "rng": _rng_state(gen),
-                "history": history,
-                "model_config": model.config(),
-                "manifestation": [list(m) for m in model.manifestation],
-                "run_config": dataclasses.asdict(cfg),
-                "environment": env,
-                "started_utc": started,
-            })
-            atomic_write_text(out / RESULTS, json.dumps(_results(cfg, history, env, started, ckpt_path), indent=1))
+                       f"test acc {row['test_acc']:.3f}, {row['train_seconds']:.1f} s, N_t={row['n_steps']}, "
+                       f"M={row['n_basis']}")
+        if out:
+            _save(out, cfg, model, state, gen, env)
         if on_epoch is not None:
             on_epoch(row)
-    results = _results(cfg, history, env, started, ckpt_path)
-    return TrainResult(model=model.eval(), history=history, config=cfg, checkpoint=ckpt_path, results=results)
+    results = _results(cfg, state.history, env, state.started, ckpt_path)
+    return TrainResult(model=model.eval(), history=state.history, config=cfg, checkpoint=ckpt_path, results=results)
+
+
+def interrupted_message(out_dir: Path, how: str = "rerun the same command with --resume") -> str:
+    """What to tell after an interruption: which epoch is safe on disk and how to continue.
+    Checkpoints are written atomically, so an interruption leaves the last one whole."""
+    ckpt = out_dir / CHECKPOINT
+    try:
+        done = json.loads((out_dir / RESULTS).read_text())["epochs_done"]
+    except (OSError, ValueError, KeyError):
+        done = None
+    if ckpt.is_file() and done:
+        return f"interrupted; epoch {done} is saved in {ckpt} (nothing else was written): {how} to continue"
+    return f"interrupted before the first epoch finished; nothing was saved in {out_dir}: {how} to start again"
 
 
 def load_model(path, device=None) -> tuple[ContinuousNet, dict]:
@@ -519,7 +616,7 @@ def load_model(path, device=None) -> tuple[ContinuousNet, dict]:
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT
-    device = torch.device(device) if device is not None else default_device()
+    device = resolve_device(device)
     ck = load_checkpoint(path, map_location=device)
     extra = ck["extra"]
     if "model_config" not in extra:
@@ -566,13 +663,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="e.g. cpu, cuda (default: CUDA when available)")
     p.add_argument("--no-amp", dest="amp", action="store_false", default=None, help="CUDA: no bf16 autocast, no channels-last inputs")
+    p.add_argument("--no-cuda-graphs", dest="cuda_graphs", action="store_false", default=None,
+                   help="CUDA: run every step eagerly instead of replaying a CUDA graph")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
 _CLI_FIELDS = ("data_dir", "dataset", "n_train", "n_test", "channels", "n_basis", "n_steps", "scheme", "basis",
                "epsilon", "epsilon_stitch", "skip_init", "epochs", "batch_size", "lr", "momentum", "weight_decay",
-               "lr_schedule", "lr_milestones", "lr_decay", "refine_at", "seed", "device", "amp")
+               "lr_schedule", "lr_milestones", "lr_decay", "refine_at", "seed", "device", "amp", "cuda_graphs")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -597,12 +696,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "resume": args.resume, "progress": not args.quiet})
     try:
         result = train(cfg)
-    except (FileExistsError, FileNotFoundError, ValueError, TrainingDiverged) as err:
+    except (FileExistsError, FileNotFoundError, ValueError, TypeError, RuntimeError, CheckpointSaveError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\ninterrupted; the last finished epoch is saved in {cfg.out_dir}/{CHECKPOINT}: rerun the same "
-              "command with --resume to continue", file=sys.stderr)
+        print(f"\n{interrupted_message(Path(cfg.out_dir))}", file=sys.stderr)
         return 130
     if result.history:
         h = result.history[-1]

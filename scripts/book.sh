@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# The README's main job: set up, build the whole book (executing every chapter, with a
-# cache) into _build/<preset>/_build/html, and open it.  The preset comes from CNET_PRESET
-# (default: gpu with CUDA, else cpu); see the book's introduction for what each one runs.
+# The README's main job: set up, build the whole book (executing every chapter, with a cache)
+# into _build/<preset>/_build/html with warnings as errors, and open it.  The preset comes from
+# CNET_PRESET (default: gpu with CUDA, else cpu); see the book's introduction for what each runs.
+# It says up front what it will do and about how long it takes; jupyter-book then reports each
+# chapter as it executes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CNET_DATA_DIR:-}" ] && [ "${CNET_PRESET:-}" != smoke ] && [ -d ../shared/data-large/cifar-10-batches-py ]; then
     CNET_DATA_DIR=$(cd ../shared/data-large && pwd)   # 45k training images beside the project
     export CNET_DATA_DIR
 fi
+echo "== setting up .venv (first time: a few minutes; afterwards: seconds)"
 source scripts/setup.sh
 preset=$(.venv/bin/python -c "from cnet_lib.presets import preset_name; print(preset_name())")
 export CNET_PRESET=$preset
-echo "building the book with preset '$preset' (CNET_DATA_DIR=${CNET_DATA_DIR:-default download cache})"
+.venv/bin/python -m cnet_lib.book_plan "$preset"
+echo "== building the book with preset '$preset' (CNET_DATA_DIR=${CNET_DATA_DIR:-default download cache})"
+t0=$SECONDS
 .venv/bin/jupyter-book build . -W --keep-going --path-output "_build/$preset"
 index="$PWD/_build/$preset/_build/html/index.html"
-echo "book: file://$index"
+echo "== built in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s: file://$index"
 if [ -z "${CI:-}" ]; then
     .venv/bin/python -m webbrowser -t "file://$index" >/dev/null 2>&1 || true
 fi

@@ -12,6 +12,9 @@ stamp=.venv/.cnet-installed
 want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install -q --upgrade pip
+    if [ -n "${TORCH_INDEX_URL:-}" ]; then  # e.g. the CPU wheels of download.pytorch.org (the publishing workflow)
+        .venv/bin/python -m pip install -q "$(grep '^torch==' requirements.txt)" --index-url "$TORCH_INDEX_URL"
+    fi
     .venv/bin/python -m pip install -q -r requirements.txt
     .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
     echo "$want" > "$stamp"
@@ -21,3 +24,7 @@ if [ -z "${CNET_DATA_DIR:-}" ] && [ -d ../shared/data/cifar-10-batches-py ]; the
     CNET_DATA_DIR=$(cd ../shared/data && pwd)
     export CNET_DATA_DIR
 fi
+# OpenMP threads sleep instead of spinning while they wait: a step with 2 threads then survives
+# another job on the machine (benchmarks/bench_threads.py; README "CPU threads").  Read once when
+# torch starts, so it is set here, before any Python runs.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}

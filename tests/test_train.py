@@ -156,7 +156,11 @@ def test_amp_dtype_bf16_only_where_native(monkeypatch):
         monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
         assert D.amp_dtype(torch.device("cuda")) is expected, capability
         assert D.amp_dtype(torch.device("cuda:1")) is expected, capability
-        ctx = T._autocast(torch.device("cuda"), amp=True)
-        assert isinstance(ctx, torch.autocast) == (expected is not None), capability
-        assert not isinstance(T._autocast(torch.device("cuda"), amp=False), torch.autocast)
+        precision = D.precision_for(torch.device("cuda"), amp=True)
+        assert precision.autocast_dtype is expected and precision.channels_last, capability
+        eager = D.precision_for(torch.device("cuda"), amp=True, graphs=False)  # bf16 measured slower eagerly
+        assert eager.autocast_dtype is None and eager.channels_last, capability
+        assert isinstance(precision.autocast("cuda"), torch.autocast) == (expected is not None), capability
+        assert D.precision_for(torch.device("cuda"), amp=False) == D.Precision()
+        assert not isinstance(D.precision_for("cuda", amp=False).autocast("cuda"), torch.autocast)
     D._cuda_bf16.cache_clear()

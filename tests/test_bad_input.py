@@ -1,0 +1,102 @@
+"""Validation at the boundary: every bad input of the README's table, and the message it gets.
+
+Each case is checked here, and its input must appear in the README's "Bad input" table, so the
+table and the library cannot drift apart.  Every check happens before any expensive work (a
+config with a typo must fail before a data set is loaded).
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from cnet_lib import ContinuousNet, OdeBlock, get_scheme, integrate
+from cnet_lib import pendulum as P
+from cnet_lib import train as T
+from cnet_lib.data import DatasetNotFoundError, load_dataset
+from cnet_lib.pendulum_study import config_for
+from cnet_lib.presets import preset_name
+
+ROOT = Path(__file__).resolve().parents[1]
+NAN = float("nan")
+
+# (what the README shows, a call, the exception, a fragment of its message)
+CASES = [
+    ('TrainConfig(scheme="rk4")', lambda: T.TrainConfig(scheme="rk4"), ValueError, "ambiguous"),
+    ('TrainConfig(scheme="rk5")', lambda: T.TrainConfig(scheme="rk5"), ValueError, "unknown scheme 'rk5'; valid names are"),
+    ('TrainConfig(basis="hat")', lambda: T.TrainConfig(basis="hat"), ValueError, "basis must be one of piecewise_constant"),
+    ('TrainConfig(dataset="mnist")', lambda: T.TrainConfig(dataset="mnist"), ValueError, "dataset must be one of cifar10"),
+    ('TrainConfig(lr=nan)', lambda: T.TrainConfig(lr=NAN), ValueError, "lr must be a finite number > 0, got nan (e.g. lr=0.1)"),
+    ('TrainConfig(lr=-0.1)', lambda: T.TrainConfig(lr=-0.1), ValueError, "lr must be a finite number > 0, got -0.1"),
+    ('TrainConfig(momentum=1.5)', lambda: T.TrainConfig(momentum=1.5), ValueError, "momentum must be a finite number >= 0 and < 1"),
+    ('TrainConfig(channels=(16, 0, 64))', lambda: T.TrainConfig(channels=(16, 0, 64)), ValueError,
+     "channels[1] must be an integer >= 1, got 0"),
+    ('TrainConfig(n_basis=0)', lambda: T.TrainConfig(n_basis=0), ValueError, "n_basis must be an integer >= 1"),
+    ('TrainConfig(epochs=2.5)', lambda: T.TrainConfig(epochs=2.5), TypeError, "epochs must be an integer, got 2.5"),
+    ('TrainConfig(refine_at=(3, 1))', lambda: T.TrainConfig(refine_at=(3, 1)), ValueError, "refine_at must be increasing"),
+    ('TrainConfig(n_train=0)', lambda: T.TrainConfig(n_train=0), ValueError, "n_train must be an integer >= 1"),
+    ('TrainConfig(device="gpu0")', lambda: T.TrainConfig(device="gpu0"), ValueError, "device 'gpu0' is not a torch device"),
+    ('CNET_PRESET=fast', lambda: preset_name("fast"), ValueError, "unknown preset 'fast'; choose one of smoke, cpu, gpu, paper"),
+    ('load_dataset("cifar10", "/nowhere", download=False)', lambda: load_dataset("cifar10", "/nowhere", download=False),
+     DatasetNotFoundError, "In Google Colab"),
+    ('make_data(dt_data=0)', lambda: P.make_data(dt_data=0), ValueError, "dt_data must be a finite number > 0, got 0.0"),
+    ('make_data(-0.01, T_data=-10)', lambda: P.make_data(-0.01, T_data=-10), ValueError, "dt_data must be a finite number > 0"),
+    ('make_data(0.01, T_data=0.015)', lambda: P.make_data(0.01, T_data=0.015), ValueError, "must be a positive integer"),
+    ('exact_solution(1.0, g=nan)', lambda: P.exact_solution(1.0, g=NAN), ValueError, "g must be a finite number > 0, got nan"),
+    ('exact_solution(1.0, rho0=math.pi)', lambda: P.exact_solution(1.0, rho0=math.pi), ValueError, "|ρ0| < π"),
+    ('exact_solution([0.0, inf])', lambda: P.exact_solution([0.0, math.inf]), ValueError, "t must hold finite times"),
+    ('train_odenet(data, "euler", n_iters=-5)', lambda: P.train_odenet(P.make_data(0.1, 1.0), "euler", n_iters=-5),
+     ValueError, "n_iters must be an integer >= 0"),
+    ('config_for("cpu", n_iters=-1)', lambda: config_for("cpu", n_iters=-1), ValueError, "n_iters must be an integer >= 0"),
+    ('integrate(f, x0, "euler", n_steps=0)', lambda: integrate(lambda t, x: x, torch.ones(1), "euler", n_steps=0), ValueError,
+     "n_steps must be >= 1"),
+    ('integrate(f, x0, "euler", 4, t_span=(0.0, nan))',
+     lambda: integrate(lambda t, x: x, torch.ones(1), "euler", 4, t_span=(0.0, NAN)), ValueError,
+     "t_span must be two different finite times"),
+    ('get_scheme("rk4")', lambda: get_scheme("rk4"), ValueError, "'rk4_classic'"),
+    ('OdeBlock(R, 2, epsilon=nan)', lambda: OdeBlock(torch.nn.Linear(2, 2), 2, epsilon=NAN), ValueError,
+     "epsilon must be a finite number, got nan"),
+    ('ContinuousNet(channels=(16, 32), n_basis=[1, 2, 3])', lambda: ContinuousNet(channels=(16, 32), n_basis=[1, 2, 3]),
+     ValueError, "n_basis has 3 entries but the model has 2 OdeBlocks"),
+]
+
+
+@pytest.mark.parametrize("shown, call, exc, fragment", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_gets_a_message_that_names_it(shown, call, exc, fragment):
+    with pytest.raises(exc) as err:
+        call()
+    assert fragment in str(err.value), f"{shown}: {err.value}"
+
+
+def test_the_readme_lists_every_case():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Bad input"):]
+    missing = [shown for shown, *_ in CASES if f"`{shown}`" not in table]
+    assert not missing, f"README's 'Bad input' table lacks {missing}"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_asked_for_on_a_cpu_machine_fails_before_loading_data(monkeypatch):
+    def no_data(*a, **k):
+        raise AssertionError("the data was loaded before the device was checked")
+
+    monkeypatch.setattr(T, "load_dataset", no_data)
+    with pytest.raises(RuntimeError, match="asks for CUDA, but CUDA is not available here"):
+        T.train(T.TrainConfig(device="cuda"))
+
+
+def test_a_config_typo_fails_before_the_data_is_loaded(monkeypatch):
+    def no_data(*a, **k):
+        raise AssertionError("the data was loaded before the config was checked")
+
+    monkeypatch.setattr(T, "load_dataset", no_data)
+    with pytest.raises(ValueError, match="unknown scheme"):
+        T.train(T.TrainConfig(scheme="rk_4", device="cpu"))
+
+
+def test_command_line_without_run_says_which_runs_exist(capsys):
+    assert T.main(["--preset", "cpu"]) == 2
+    assert re.search(r"--preset cpu needs --run, one of: rk4_refined, euler_fixed", capsys.readouterr().err)

@@ -1,0 +1,33 @@
+"""`python -m cnet_lib.book_plan`: what a book build will load or train, said before it starts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cnet_lib import book_plan as BP
+from cnet_lib import image_study as ims
+from cnet_lib.train import image_runs
+
+
+def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
+    monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setattr(ims, "SHIPPED", tmp_path / "shipped")
+    lines = BP.plan("cpu")
+    assert lines[0].startswith("== preset 'cpu'")
+    assert sum("will be TRAINED" in ln for ln in lines) == 2
+    assert any("about 1 hour" in ln for ln in lines) and any("CNET_PRESET=smoke" in ln for ln in lines)
+    # a shipped model for one run: that run is loaded, and the estimate still counts the other's training
+    cfg = image_runs("cpu")["rk4_refined"]
+    folder = tmp_path / "shipped" / "cpu-rk4_refined"
+    folder.mkdir(parents=True)
+    (folder / ims.MANIFEST).write_text(json.dumps({"identity_hash": ims.identity_hash(cfg)}))
+    lines = BP.plan("cpu")
+    assert any(ln.strip().startswith("rk4_refined: a trained model ships") for ln in lines)
+    assert sum("will be TRAINED" in ln for ln in lines) == 1
+    smoke = BP.plan("smoke")
+    assert not any("preview" in ln for ln in smoke)
+
+
+def test_plan_refuses_an_unknown_preset(capsys):
+    assert BP.main(["fast"]) == 2 and "unknown preset" in capsys.readouterr().err
