@@ -12,9 +12,9 @@ from typing import Optional, Sequence
 
 import torch
 
-from .image_study import _finished, run_dir, shipped_run
-from .presets import preset_name
-from .train import image_runs
+from .images.presets import image_runs
+from .images.runs import is_finished, run_dir, shipped_run
+from .runtime.presets import preset_name
 
 __all__ = ["MEASURED", "plan", "main"]
 
@@ -38,7 +38,7 @@ def plan(preset: Optional[str] = None) -> list[str]:
     to_train = []
     for run, cfg in image_runs(name).items():
         folder = run_dir(cfg)
-        if _finished(folder, cfg):
+        if is_finished(folder, cfg):
             lines.append(f"   {run}: already trained here ({folder}): loaded, not trained")
         elif shipped_run(cfg) is not None:
             lines.append(f"   {run}: a trained model ships with the book for this preset: loaded, not trained")

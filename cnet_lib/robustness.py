@@ -1,412 +1,108 @@
-"""Beyond the paper: is a ContinuousNet robust to weight noise, to quantization, to input noise?
+"""Command line: the robustness study of trained ContinuousNets (:mod:`cnet_lib.images.robustness`).
 
-The seed paper expects, without measuring it, that ContinuousNets trained with refinement are
-"more robust with respect to parameter perturbations" and therefore "well-suited to compression and
-other quantization strategies".  This module measures it for any trained ContinuousNet and any
-manifestation, on the same test images for every model:
+    python -m cnet_lib.robustness RK4_CHECKPOINT EULER_CHECKPOINT --graph rk4_classic --out robustness.json
 
-* **weight perturbation** (:func:`perturb_coefficients`): every coefficient tensor θ̂ of every
-  OdeBlock (and the coefficients of its gain s(t)) gets Gaussian noise of relative size σ,
-  ‖noise‖ = σ ‖θ̂‖ per tensor; σ on a log grid, several seeds;
-* **post-training quantization** (:func:`quantize_per_channel`, :func:`quantized_copy`): every
-  weight (coefficients, stem, stitches, head) rounded to ``b``-bit symmetric integers with one scale
-  per output channel (8 and 4 bits), or stored as bfloat16 / float16; with the model's size in bytes;
-* **input noise**: Gaussian noise of standard deviation τ added to the normalised images.
-
-Every measurement keeps the per-image outcome (right or wrong), so that two conditions are compared
-*on the same images*: :func:`paired_difference` (the mean of per-image differences with its
-standard error) and :func:`mcnemar` (the exact test of two binary outcomes).  :func:`robustness_study`
-runs the whole grid and returns plain rows; :func:`judge` computes, and :func:`word_verdict` words,
-whether the refined RK4 model loses less than the Euler model.
+Every model is evaluated on the same test images (those of the first checkpoint's run) under
+weight noise, per-channel quantization and input noise, on its own graph and, with ``--graph``,
+also on that scheme (and N_t).  The rows and the packed per-image outcomes go to a JSON file; with
+two checkpoints the verdict of the first against the second is printed.
 """
 from __future__ import annotations
 
-import copy
-import math
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
 
-import torch
-from torch import nn
+from .images.data import load_dataset
+from .images.presets import IMAGE_PRESETS, robustness_grid
+from .images.robustness import (DEFAULT_GRID, conditions_to_json, judge, robustness_study, summarise, word_verdict)
+from .images.training import load_model
+from .runtime.checkpoint import CheckpointSaveError, atomic_write_text
+from .runtime.device import environment
+from .runtime.tables import format_table
 
-from .evaluation import Evaluator
-from .odeblock import OdeBlock
-from .validation import check_float, check_int
-
-__all__ = [
-    "DEFAULT_GRID",
-    "perturb_coefficients",
-    "quantize_per_channel",
-    "quantized_copy",
-    "model_bytes",
-    "identity_copy",
-    "input_noise",
-    "paired_difference",
-    "mcnemar",
-    "robustness_rows",
-    "robustness_study",
-    "summarise",
-    "Judgement",
-    "judge",
-    "word_verdict",
-]
-
-DEFAULT_GRID = dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), float_formats=("bf16", "fp16"),
-                    input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1))
-FLOAT_FORMATS = {"bf16": torch.bfloat16, "fp16": torch.float16}
+__all__ = ["main"]
 
 
-# --------------------------------------------------------------------------- weight noise
-def coefficient_tensors(model: nn.Module) -> list[nn.Parameter]:
-    """θ̂ of every OdeBlock: each coefficient tensor (shape ``(M, ...)``) and the gain's coefficients."""
-    out = []
-    for block in model.modules():
-        if isinstance(block, OdeBlock):
-            out.extend(block.coeffs.values())
-            if block.skip_init:
-                out.append(block.skip_gain)
-    return out
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m cnet_lib.robustness", description=__doc__.split("\n\n")[0])
+    p.add_argument("checkpoints", nargs="+", help="checkpoint.pt files written by cnet_lib.train (or their out-dirs)")
+    p.add_argument("--graph", nargs="+", metavar=("SCHEME", "N_STEPS"),
+                   help="also evaluate every model on this scheme (and N_t; default its own N_t)")
+    p.add_argument("--sigmas", type=float, nargs="+", help="relative weight noise levels")
+    p.add_argument("--seeds", type=int, nargs="+", help="seeds of the weight noise")
+    p.add_argument("--bits", type=int, nargs="*", help="integer bit widths")
+    p.add_argument("--float-formats", nargs="*", choices=("bf16", "fp16"))
+    p.add_argument("--input-noise", type=float, nargs="*", help="input noise levels (normalised pixel units)")
+    p.add_argument("--noise-seeds", type=int, nargs="+")
+    p.add_argument("--n-test", type=int, help="test images (default: the first run's subset)")
+    p.add_argument("--data-dir", help="directory containing cifar-10-batches-py (default: the run's, else $CNET_DATA_DIR)")
+    p.add_argument("--batch-size", type=int, default=500)
+    p.add_argument("--device")
+    p.add_argument("--out", help="JSON file (default: robustness.json beside the first checkpoint)")
+    p.add_argument("--quiet", action="store_true")
+    return p
 
 
-@torch.no_grad()
-def perturb_coefficients(model: nn.Module, sigma: float, seed: int) -> nn.Module:
-    """A copy of ``model`` whose every coefficient tensor θ̂ gets Gaussian noise n with
-    ‖n‖ = σ ‖θ̂‖ (drawn on the CPU from ``seed``, so the noise does not depend on the device)."""
-    check_float("sigma", sigma, low=0, example=0.1)
-    out = copy.deepcopy(model)
-    gen = torch.Generator().manual_seed(int(seed))
-    for p in coefficient_tensors(out):
-        noise = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-        scale = sigma * p.double().norm() / noise.norm().clamp_min(1e-30)
-        p.add_((noise * scale).to(device=p.device, dtype=p.dtype))
-    return out
+def _label(path: Path) -> str:
+    return (path if path.is_dir() else path.parent).name
 
 
-# --------------------------------------------------------------------------- quantization
-@torch.no_grad()
-def quantize_per_channel(w: torch.Tensor, bits: int, channel_dim: int = 0) -> torch.Tensor:
-    """``w`` rounded to ``bits``-bit symmetric integers with one scale per slice along
-    ``channel_dim``: s_c = max|w_c| / (2^(bits-1) − 1), q = clamp(round(w / s_c)) ∈ [−(2^(bits-1) − 1),
-    2^(bits-1) − 1], returned dequantized (q · s_c), in ``w``'s dtype.  A slice of zeros stays zero."""
-    check_int("bits", bits, low=2, high=16, example=8)
-    levels = 2 ** (bits - 1) - 1
-    dims = [d for d in range(w.dim()) if d != channel_dim % max(w.dim(), 1)]
-    amax = w.abs().amax(dim=dims, keepdim=True) if dims else w.abs()
-    scale = amax / levels
-    q = torch.where(scale > 0, torch.round(w / torch.where(scale > 0, scale, 1)), torch.zeros_like(w))
-    return (q.clamp(-levels, levels) * scale).to(w.dtype)
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    paths = [Path(c) for c in args.checkpoints]
+    try:
+        loaded = [load_model(p, args.device) for p in paths]
+        models = {_label(p): m for p, (m, _) in zip(paths, loaded)}
+        if len(models) != len(paths):
+            raise ValueError("give checkpoints of differently named run folders (the folder names label the rows)")
+        run = loaded[0][1]["extra"].get("run_config", {})
+        preset = run.get("preset")
+        grid = robustness_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID)
+        given = {k: getattr(args, k) for k in ("sigmas", "seeds", "bits", "float_formats", "input_noise", "noise_seeds")
+                 if getattr(args, k) is not None}
+        grid.update(given)
+        device = next(loaded[0][0].parameters()).device
+        data = load_dataset(run.get("dataset", "cifar10"), args.data_dir if args.data_dir else run.get("data_dir"),
+                            n_train=None, n_test=args.n_test if args.n_test else run.get("n_test"),
+                            seed=run.get("seed", 0), device=device, progress=not args.quiet)
+        graphs = {name: (name, None, None) for name in models}
+        if args.graph:
+            scheme, n_steps = args.graph[0], (int(args.graph[1]) if len(args.graph) > 1 else None)
+            graphs.update({f"{name} on {scheme}": (name, scheme, n_steps) for name in models})
+        say = None if args.quiet else (lambda what: print(f"  {what}", flush=True))
+        study = robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
+                                 batch_size=args.batch_size, progress=say)
+    except (FileNotFoundError, ValueError, TypeError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing was written (the rows are written once, when the study ends): run the same "
+              "command again", file=sys.stderr)
+        return 130
+    for label, conds in study.items():
+        print(f"\n{label}")
+        print(format_table(summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
+                                              ("accuracy", "accuracy", "{:.4f}"), ("min", "min", "{:.4f}"),
+                                              ("max", "max", "{:.4f}"), ("seeds", "seeds", "{}"),
+                                              ("bytes", "bytes", "{}")], left=2))
+    names = list(models)
+    if len(names) == 2:
+        print("\n" + "\n".join(word_verdict(judge(study, names[0], names[1]))))
+    out = Path(args.out) if args.out else (paths[0] if paths[0].is_dir() else paths[0].parent) / "robustness.json"
+    payload = {"checkpoints": [str(p) for p in paths], "grid": grid, "graphs": graphs, "n_test": len(data.test_y),
+               "environment": environment(device), "rows": {k: summarise(v) for k, v in study.items()},
+               "study": {k: conditions_to_json(v) for k, v in study.items()}}
+    try:
+        atomic_write_text(out, json.dumps(payload, indent=1))
+    except CheckpointSaveError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"rows written to {out}")
+    return 0
 
 
-def _rows_of(p: torch.Tensor, is_coefficient: bool) -> torch.Tensor:
-    """``p`` as a matrix with one row per quantization scale: a coefficient tensor ``(M, out, ...)``
-    gets a scale per (β, output channel), ``(M, C)`` one per β, a plain weight ``(out, ...)`` one per
-    output channel, any other vector one for the whole tensor."""
-    if is_coefficient and p.dim() >= 3:
-        return p.reshape(p.shape[0] * p.shape[1], -1)
-    if (is_coefficient and p.dim() == 2) or (not is_coefficient and p.dim() >= 2):
-        return p.reshape(p.shape[0], -1)
-    return p.reshape(1, -1)
-
-
-@torch.no_grad()
-def quantized_copy(model: nn.Module, fmt) -> nn.Module:
-    """A copy of ``model`` with every weight stored in ``fmt``: an int bit width (symmetric, one
-    scale per output channel: :func:`quantize_per_channel`) or ``"bf16"`` / ``"fp16"`` (rounded to
-    that float format).  Computation stays in the model's dtype; BatchNorm statistics are kept."""
-    if isinstance(fmt, str) and fmt not in FLOAT_FORMATS:
-        raise ValueError(f"fmt must be a bit width (e.g. 8) or one of {', '.join(FLOAT_FORMATS)}; got {fmt!r}")
-    out = copy.deepcopy(model)
-    coefficient_ids = {id(p) for p in coefficient_tensors(out)}
-    for p in out.parameters():
-        if isinstance(fmt, str):
-            p.copy_(p.to(FLOAT_FORMATS[fmt]).to(p.dtype))
-        else:
-            rows = _rows_of(p, id(p) in coefficient_ids)
-            p.copy_(quantize_per_channel(rows, fmt, 0).reshape(p.shape))
-    return out
-
-
-def model_bytes(model: nn.Module, fmt=None) -> int:
-    """Bytes of ``model``'s weights stored in ``fmt`` (None: as they are; a bit width: the packed
-    integers plus one float32 scale per row of :func:`quantized_copy`; ``"bf16"``/``"fp16"``: 2
-    bytes each), plus its buffers (BatchNorm statistics, kept as they are)."""
-    coefficient_ids = {id(p) for p in coefficient_tensors(model)}
-    total = sum(b.numel() * b.element_size() for b in model.buffers())
-    for p in model.parameters():
-        if fmt is None:
-            total += p.numel() * p.element_size()
-        elif isinstance(fmt, str):
-            total += 2 * p.numel()
-        else:
-            total += math.ceil(p.numel() * fmt / 8) + 4 * _rows_of(p, id(p) in coefficient_ids).shape[0]
-    return total
-
-
-def identity_copy(model: nn.Module) -> nn.Module:
-    """A copy of ``model`` with every OdeBlock replaced by the identity: the baseline that says how
-    much the blocks are worth at all."""
-    out = copy.deepcopy(model)
-    out.blocks = nn.ModuleList(nn.Identity() for _ in out.blocks)
-    return out
-
-
-# --------------------------------------------------------------------------- paired statistics
-def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """Mean of the per-image differences ``a - b`` (scores in [0, 1], e.g. right = 1) with its
-    standard error, a 95% interval and the two-sided p-value of a zero mean (normal approximation,
-    for the thousands of test images here), all in percentage points except ``p``."""
-    d = (a.double() - b.double()).cpu()
-    n = d.numel()
-    mean = d.mean().item()
-    se = d.std(unbiased=True).item() / math.sqrt(n) if n > 1 else float("nan")
-    z = mean / se if se > 0 else (0.0 if mean == 0 else math.copysign(math.inf, mean))
-    p = math.erfc(abs(z) / math.sqrt(2)) if math.isfinite(z) else 0.0
-    return {"diff": 100 * mean, "se": 100 * se, "ci95": (100 * (mean - 1.96 * se), 100 * (mean + 1.96 * se)),
-            "p": p, "n": n}
-
-
-def mcnemar(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """McNemar's exact test of two binary outcomes on the same images: ``only_a`` images right under
-    ``a`` only, ``only_b`` under ``b`` only; p = the two-sided binomial probability of a split at
-    least this uneven if both were equally likely."""
-    a, b = a.bool().cpu(), b.bool().cpu()
-    only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
-    n, k = only_a + only_b, min(only_a, only_b)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
-    return {"only_a": only_a, "only_b": only_b, "p": p}
-
-
-# --------------------------------------------------------------------------- the study
-@dataclass
-class Condition:
-    """One evaluated condition: its kind and level, and the per-image outcomes of its seeds."""
-
-    kind: str  # clean | weight_noise | quantized | input_noise | identity
-    level: object  # σ, bits / float format, τ, or None
-    correct: list = field(default_factory=list)  # one bool tensor per seed
-    bytes: Optional[int] = None
-
-    @property
-    def mean_correct(self) -> torch.Tensor:
-        return torch.stack([c.double() for c in self.correct]).mean(0)
-
-    def accuracies(self) -> list[float]:
-        return [c.double().mean().item() for c in self.correct]
-
-
-def robustness_rows(model: nn.Module, x: torch.Tensor, y: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, *,
-                    grid: Optional[Mapping] = None, batch_size: int = 500, evaluator: Optional[Evaluator] = None,
-                    baselines: bool = True, progress: Optional[Callable[[str], None]] = None) -> list[Condition]:
-    """Every condition of ``grid`` (default :data:`DEFAULT_GRID`) for ``model`` in its current
-    manifestation, on the uint8 test images ``x`` (on the model's device).  ``baselines`` adds the
-    model without its blocks, clean and under the same input noise (the same for every graph of
-    one model, so a second graph of a model can leave it out)."""
-    g = {**DEFAULT_GRID, **(grid or {})}
-    ev = evaluator or Evaluator()
-    conds: list[Condition] = []
-
-    def measure(kind, level, m, transform=None):
-        if progress is not None:
-            progress(f"{kind} {level}")
-        hits, _ = ev.correct(m, x, y, mean, std, batch_size, transform)
-        return hits.cpu()
-
-    conds.append(Condition("clean", None, [measure("clean", None, model)], model_bytes(model)))
-    for sigma in g["sigmas"]:
-        conds.append(Condition("weight_noise", sigma,
-                               [measure("weight_noise", sigma, perturb_coefficients(model, sigma, s)) for s in g["seeds"]]))
-    for fmt in list(g["bits"]) + list(g["float_formats"]):
-        q = quantized_copy(model, fmt)
-        conds.append(Condition("quantized", fmt, [measure("quantized", fmt, q)], model_bytes(model, fmt)))
-    for tau in g["input_noise"]:
-        conds.append(Condition("input_noise", tau, [measure("input_noise", tau, model, input_noise(tau, s))
-                                                    for s in g["noise_seeds"]]))
-    if not baselines:
-        return conds
-    ident = identity_copy(model)
-    conds.append(Condition("identity", None, [measure("identity", None, ident)], model_bytes(ident)))
-    for tau in g["input_noise"]:
-        conds.append(Condition("identity_input_noise", tau, [measure("identity_input_noise", tau, ident,
-                                                                     input_noise(tau, s)) for s in g["noise_seeds"]]))
-    return conds
-
-
-def input_noise(tau: float, seed: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Adds N(0, τ²) noise to a normalised batch, drawn on the CPU from ``seed`` batch after batch."""
-    check_float("input noise", tau, low=0, example=0.1)
-    gen = torch.Generator().manual_seed(int(seed))
-
-    def add(xb: torch.Tensor) -> torch.Tensor:
-        return xb + tau * torch.randn(xb.shape, generator=gen).to(device=xb.device, dtype=xb.dtype)
-
-    return add
-
-
-def summarise(conds: Sequence[Condition]) -> list[dict]:
-    """Plain rows of a study: kind, level, mean and spread of the accuracy over seeds, bytes."""
-    rows = []
-    for c in conds:
-        accs = c.accuracies()
-        rows.append({"kind": c.kind, "level": c.level, "accuracy": sum(accs) / len(accs), "min": min(accs),
-                     "max": max(accs), "std": float(torch.tensor(accs).std()) if len(accs) > 1 else 0.0,
-                     "seeds": len(accs), "bytes": c.bytes})
-    return rows
-
-
-def robustness_study(models: Mapping[str, nn.Module], x, y, mean, std, *, graphs: Optional[Mapping[str, tuple]] = None,
-                     grid: Optional[Mapping] = None, batch_size: int = 500,
-                     progress: Optional[Callable[[str], None]] = None) -> dict:
-    """The study of several trained models on the same images: ``{label: [Condition]}``.
-
-    ``graphs`` maps a label to ``(model name, scheme, n_steps)``: the model evaluated in that
-    manifestation (default: each model on its own graph, labelled by its name), e.g. the Euler
-    model both on its own graph and with RK4-classic."""
-    graphs = dict(graphs or {name: (name, None, None) for name in models})
-    out, seen = {}, set()
-    for label, (name, scheme, n_steps) in graphs.items():
-        model = models[name]
-        with model.manifested(scheme, n_steps):
-            out[label] = robustness_rows(model, x, y, mean, std, grid=grid, batch_size=batch_size, baselines=name not in seen,
-                                         progress=(lambda what, label=label: progress(f"{label}: {what}")) if progress else None)
-        seen.add(name)
-    return out
-
-
-# --------------------------------------------------------------------------- the verdict
-@dataclass
-class Judgement:
-    """The numbers of the verdict: per condition, each model's drop from its clean accuracy and
-    the difference of the drops on the same images."""
-
-    clean: dict  # label -> clean accuracy (points)
-    gaps: dict  # label -> clean minus blocks-as-identity accuracy (points), where measured
-    drops: list  # rows: kind, level, label -> drop (points), and the paired comparison of the two
-    more_robust: str  # "a", "b", "neither" (no significant difference anywhere) or "mixed"
-    blocks_matter: bool
-    matter_points: float
-    a: str
-    b: str
-    n: int
-
-
-def _gap(conds: Sequence[Condition]) -> Optional[float]:
-    by = {c.kind: c for c in conds}
-    if "identity" not in by:
-        return None
-    return 100 * (by["clean"].mean_correct.mean().item() - by["identity"].mean_correct.mean().item())
-
-
-def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float = 0.05,
-          matter_points: float = 10.0, identity_of: Optional[Mapping[str, str]] = None) -> Judgement:
-    """Compare model ``a`` (e.g. the refined RK4 model) with ``b`` (the Euler model) condition by
-    condition: each model's drop = clean − perturbed per image (averaged over seeds), and the paired
-    difference drop_b − drop_a with its standard error and p-value.  Comparing drops, not
-    accuracies, is what "at equal clean accuracy" means here.  ``more_robust`` is ``a`` when ``a``
-    drops significantly less (p < ``alpha``) in at least one condition and never significantly more.
-    The blocks **matter** when removing them costs each model at least ``matter_points`` (the
-    identity rows, taken from ``identity_of[label]`` when a label has none of its own); otherwise a
-    robustness difference says nothing about the blocks."""
-    ca, cb = {c.kind + str(c.level): c for c in study[a]}, {c.kind + str(c.level): c for c in study[b]}
-    clean_a, clean_b = ca["cleanNone"].mean_correct, cb["cleanNone"].mean_correct
-    rows = []
-    for key, cond_a in ca.items():
-        if cond_a.kind in ("clean", "identity", "identity_input_noise") or key not in cb:
-            continue
-        drop_a = clean_a - cond_a.mean_correct
-        drop_b = clean_b - cb[key].mean_correct
-        cmp = paired_difference(drop_b, drop_a)  # > 0: b loses more than a
-        rows.append({"kind": cond_a.kind, "level": cond_a.level, "drop_a": 100 * drop_a.mean().item(),
-                     "drop_b": 100 * drop_b.mean().item(), **cmp})
-    better_a = any(r["p"] < alpha and r["diff"] > 0 for r in rows)
-    better_b = any(r["p"] < alpha and r["diff"] < 0 for r in rows)
-    verdict = "mixed" if better_a and better_b else "a" if better_a else "b" if better_b else "neither"
-    identity_of = dict(identity_of or {})
-    gaps = {}
-    for label in (a, b):
-        gap = _gap(study[label])
-        if gap is None and identity_of.get(label) in study:
-            own = study[identity_of[label]]
-            ident = next(c for c in own if c.kind == "identity")
-            clean = next(c for c in study[label] if c.kind == "clean")
-            gap = 100 * (clean.mean_correct.mean().item() - ident.mean_correct.mean().item())
-        gaps[label] = gap
-    matter = all(g is not None and g >= matter_points for g in gaps.values())
-    return Judgement({a: 100 * clean_a.mean().item(), b: 100 * clean_b.mean().item()}, gaps, rows, verdict, matter,
-                     matter_points, a, b, int(clean_a.numel()))
-
-
-_KIND_WORDS = {"weight_noise": "weight noise σ = {}", "quantized": "weights in {}", "input_noise": "input noise τ = {}"}
-
-
-def _level(kind, level) -> str:
-    if kind == "quantized":
-        return f"{level} bits" if isinstance(level, int) else str(level)
-    return f"{level:g}"
-
-
-def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, alpha: float = 0.05) -> list[str]:
-    """Sentences that state what :func:`judge` found, quoting the numbers, and where the paper's
-    expectation (the refined RK4 model is more robust) does not hold."""
-    lab = {j.a: j.a, j.b: j.b, **(labels or {})}
-    s = [f"Both models are measured on the same {j.n} test images: {lab[j.a]} {j.clean[j.a]:.1f}% clean, "
-         f"{lab[j.b]} {j.clean[j.b]:.1f}% clean. Each perturbation is judged by the drop from a model's own clean "
-         f"accuracy, and the two drops are compared image by image (difference ± its standard error, p-value of no "
-         f"difference)."]
-    for r in j.drops:
-        what = _KIND_WORDS[r["kind"]].format(_level(r["kind"], r["level"]))
-        sig = r["p"] < alpha
-        who = (lab[j.a] if r["diff"] > 0 else lab[j.b]) if sig else None
-        s.append(f"{what}: {lab[j.a]} loses {r['drop_a']:.1f} points, {lab[j.b]} {r['drop_b']:.1f}; difference "
-                 f"{r['diff']:+.1f} ± {r['se']:.1f} points (p = {r['p']:.2g})"
-                 + (f": {who} is more robust here." if sig else ": no significant difference."))
-    for label in (j.a, j.b):
-        if j.gaps.get(label) is not None:
-            s.insert(1 if label == j.a else 2, f"{lab[label]}: removing its blocks costs {j.gaps[label]:.1f} points.")
-    if not j.blocks_matter:
-        s.append(f"VERDICT: the blocks do not matter enough (removing them costs less than {j.matter_points:g} points "
-                 "for at least one model, or it was not measured): whatever the drops above say, they are not about "
-                 "the continuous blocks, and cannot test the paper's expectation.")
-        return s
-    if j.more_robust == "a":
-        s.append(f"VERDICT: {lab[j.a]} is more robust: it loses significantly less under at least one perturbation and "
-                 "never significantly more. The paper's expectation holds here, by the margins above.")
-    elif j.more_robust == "b":
-        s.append(f"VERDICT: the paper's expectation does not hold here: {lab[j.b]} loses significantly less under at "
-                 f"least one perturbation, and {lab[j.a]} never does.")
-    elif j.more_robust == "mixed":
-        s.append("VERDICT: mixed: each model is significantly more robust under some perturbation; the paper's "
-                 "blanket expectation does not hold as stated.")
-    else:
-        s.append(f"VERDICT: no significant difference in robustness at p < {alpha:g} under any perturbation measured: "
-                 "these numbers do not support the paper's expectation, nor its opposite.")
-    return s
-
-
-# --------------------------------------------------------------------------- storage
-def pack_outcomes(correct: torch.Tensor) -> str:
-    """Per-image outcomes (bool) as a compact hex string (8 images per byte)."""
-    bits = correct.bool().cpu().tolist()
-    out = bytearray()
-    for i in range(0, len(bits), 8):
-        byte = 0
-        for j, b in enumerate(bits[i:i + 8]):
-            byte |= int(b) << j
-        out.append(byte)
-    return out.hex()
-
-
-def unpack_outcomes(text: str, n: int) -> torch.Tensor:
-    """The inverse of :func:`pack_outcomes` for ``n`` images."""
-    data = bytes.fromhex(text)
-    return torch.tensor([(data[i // 8] >> (i % 8)) & 1 for i in range(n)], dtype=torch.bool)
-
-
-def conditions_to_json(conds: Sequence[Condition]) -> list[dict]:
-    """Plain JSON values of a study (summary numbers and the packed per-image outcomes)."""
-    return [{"kind": c.kind, "level": c.level, "bytes": c.bytes, "n": int(c.correct[0].numel()),
-             "accuracies": c.accuracies(), "outcomes": [pack_outcomes(x) for x in c.correct]} for c in conds]
-
-
-def conditions_from_json(rows: Sequence[Mapping]) -> list[Condition]:
-    return [Condition(r["kind"], r["level"], [unpack_outcomes(o, r["n"]) for o in r["outcomes"]], r.get("bytes"))
-            for r in rows]
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,10 +15,12 @@ import torch
 
 from cnet_lib import ContinuousNet, OdeBlock, get_scheme, integrate
 from cnet_lib import pendulum as P
-from cnet_lib import train as T
-from cnet_lib.data import DatasetNotFoundError, load_dataset
-from cnet_lib.pendulum_study import config_for
-from cnet_lib.presets import preset_name
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.images.data import DatasetNotFoundError, load_dataset
+from cnet_lib.pendulum.presets import config_for
+from cnet_lib.runtime.presets import preset_name
 
 ROOT = Path(__file__).resolve().parents[1]
 NAN = float("nan")
@@ -98,5 +100,5 @@ def test_a_config_typo_fails_before_the_data_is_loaded(monkeypatch):
 
 
 def test_command_line_without_run_says_which_runs_exist(capsys):
-    assert T.main(["--preset", "cpu"]) == 2
+    assert train_cli.main(["--preset", "cpu"]) == 2
     assert re.search(r"--preset cpu needs --run, one of: rk4_refined, euler_fixed", capsys.readouterr().err)

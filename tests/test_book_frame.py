@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 import cnet_lib
-from cnet_lib import _project
-from cnet_lib.notebook_tools import (
+from cnet_lib.book import project as _project
+from cnet_lib.book.notebook_tools import (
     cell_source,
     cell_tags,
     check_notebook,
@@ -44,15 +44,15 @@ def test_config_repository_url_is_the_project_constant():
 
 
 def test_repo_url_is_written_in_one_place_only():
-    """Other files derive the URL from cnet_lib._project.REPO_URL (only _config.yml repeats it)."""
+    """Other files derive the URL from cnet_lib.book.project.REPO_URL (only _config.yml repeats it)."""
     slug = _project.repo_slug()
     offenders = []
     for path in list((ROOT / "cnet_lib").rglob("*.py")) + list((ROOT / "book").rglob("*.md")) + list((ROOT / "tests").glob("*.py")):
-        if path.name == "_project.py" or path == Path(__file__).resolve():
+        if path == ROOT / "cnet_lib" / "book" / "project.py" or path == Path(__file__).resolve():
             continue
         if slug in path.read_text(encoding="utf-8"):
             offenders.append(str(path.relative_to(ROOT)))
-    assert not offenders, f"the repository URL is hard-coded in {offenders}; derive it from cnet_lib._project.REPO_URL"
+    assert not offenders, f"the repository URL is hard-coded in {offenders}; derive it from cnet_lib.book.project.REPO_URL"
 
 
 def test_toc_lists_existing_pages_in_order():
@@ -103,7 +103,7 @@ def test_there_are_chapter_notebooks():
 def test_notebook_follows_conventions(nb_path):
     """Badge, canonical first two cells, stripped outputs, >= 1 exercise with matching signatures."""
     problems = check_notebook(nb_path)
-    assert not problems, f"{nb_path.name}: " + "; ".join(problems) + "  (python -m cnet_lib.notebook_tools fix " + str(nb_path.relative_to(ROOT)) + ")"
+    assert not problems, f"{nb_path.name}: " + "; ".join(problems) + "  (python -m cnet_lib.book.notebook_tools fix " + str(nb_path.relative_to(ROOT)) + ")"
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=NB_IDS)
@@ -149,7 +149,7 @@ def _tiny_notebook(tmp_path: Path, name: str = "demo.ipynb", stub_sig: str = "(x
             code("import sys\nif 'google.colab' in sys.modules:\n    %pip install old"),
             code("x = 1", outputs=[{"output_type": "stream", "name": "stdout", "text": "hi"}]),
             code(f"def f{stub_sig}:\n    raise NotImplementedError('do it')", tags=["exercise"]),
-            code(f"from cnet_lib.exercises import solution\n\n\n@solution\ndef f{sol_sig}:\n    return 2 * x", tags=["solution"]),
+            code(f"from cnet_lib.book.exercises import solution\n\n\n@solution\ndef f{sol_sig}:\n    return 2 * x", tags=["solution"]),
             code("check(f)"),
         ],
         "metadata": {"widgets": {"state": {}}},
@@ -207,7 +207,7 @@ def test_check_reports_signature_mismatch(tmp_path):
 def test_student_export(tmp_path):
     """Every chapter gets a copy without solutions, outputs, badge or links to the repository
     (details, and the command line, in tests/test_student.py)."""
-    from cnet_lib.student import StudentInstall, export
+    from cnet_lib.book.student import StudentInstall, export
 
     install = StudentInstall(requirement="cnet-lib @ https://course.example/x/cnet_lib-0.1.0+gtest-py3-none-any.whl",
                              build="0.1.0+gtest", source="a test")
@@ -228,7 +228,7 @@ def test_student_export(tmp_path):
 
 
 def test_student_version_removes_solutions_and_outputs(tmp_path):
-    from cnet_lib.student import student_version
+    from cnet_lib.book.student import student_version
 
     nb = read_notebook(_tiny_notebook(tmp_path))
     out = student_version(nb)
@@ -243,8 +243,8 @@ def test_student_version_removes_solutions_and_outputs(tmp_path):
 def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
     import numpy as np
 
-    from cnet_lib.exercises import check_observed_order
-    from cnet_lib.exercises.how_to_use import reference_observed_order
+    from cnet_lib.book.exercises import check_observed_order
+    from cnet_lib.book.exercises.how_to_use import reference_observed_order
 
     def fitted(dts, errors):
         return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
@@ -264,7 +264,7 @@ def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
 
 
 def test_exercise_check_is_friendly_to_stubs_and_bugs(capsys):
-    from cnet_lib.exercises import check_observed_order
+    from cnet_lib.book.exercises import check_observed_order
 
     def stub(dts, errors):
         raise NotImplementedError("todo")
@@ -284,7 +284,7 @@ def test_check_compares_tensors_arrays_and_structures(capsys):
     import numpy as np
     import torch
 
-    from cnet_lib.exercises import check, values_close
+    from cnet_lib.book.exercises import check, values_close
 
     assert values_close(torch.ones(3), torch.ones(3) + 1e-9)
     assert not values_close(torch.ones(3), torch.ones(4))
@@ -298,7 +298,7 @@ def test_check_compares_tensors_arrays_and_structures(capsys):
 
 # ----------------------------------------------------------------------------- figures
 def test_slider_figure_toggles_precomputed_traces():
-    from cnet_lib.figures import line, slider_figure
+    from cnet_lib.book.plotting import line, slider_figure
 
     frames = {n: [line([0, 1], [0, n], name=f"N={n}")] for n in (2, 4, 8)}
     fig = slider_figure(frames, static_traces=[line([0, 1], [0, 0], name="exact")], slider_prefix="N_t = ", active=1)
@@ -312,7 +312,7 @@ def test_slider_figure_toggles_precomputed_traces():
 
 
 def test_dropdown_slider_figure_switches_sliders():
-    from cnet_lib.figures import dropdown_slider_figure, line
+    from cnet_lib.book.plotting import dropdown_slider_figure, line
 
     frames = {s: {n: [line([0, 1], [0, n * k])] for n in (2, 4)} for k, s in enumerate(["euler", "rk4"], 1)}
     fig = dropdown_slider_figure(frames, slider_prefix="N_t = ", dropdown_prefix="scheme: ")
@@ -329,7 +329,7 @@ def test_dropdown_slider_figure_switches_sliders():
 def test_loglog_style_and_reference_slope():
     import plotly.graph_objects as go
 
-    from cnet_lib.figures import loglog_style, reference_slope
+    from cnet_lib.book.plotting import loglog_style, reference_slope
 
     fig = loglog_style(go.Figure(), x_title="Δt", y_title="error")
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
@@ -351,7 +351,7 @@ def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):
     """The trap: plotly's default notebook renderer emits no text/html, so the book drops the figure."""
     import plotly.graph_objects as go
 
-    from cnet_lib.notebook import BOOK_RENDERER, setup
+    from cnet_lib.book.notebook import BOOK_RENDERER, setup
 
     monkeypatch.setenv("CNET_PRESET", "smoke")
     ctx = setup(seed=3)
@@ -367,7 +367,7 @@ def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):
 
 
 def test_plotlyjs_is_inline_and_offline():
-    from cnet_lib.notebook import plotlyjs_html
+    from cnet_lib.book.notebook import plotlyjs_html
 
     js = plotlyjs_html()
     assert len(js) > 1_000_000 and "src=" not in js[:500]
@@ -377,8 +377,8 @@ def test_live_app_carries_widget_and_static_views(plotly_state, capsys):
     import ipywidgets as W
     import plotly.graph_objects as go
 
-    from cnet_lib.notebook import setup
-    from cnet_lib.widgets import live_app
+    from cnet_lib.book.notebook import setup
+    from cnet_lib.book.widgets import live_app
 
     setup(quiet=True)
     static = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
@@ -421,7 +421,7 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
     import ipywidgets as W
     import plotly.graph_objects as go
 
-    from cnet_lib.widgets import WIDGET_VIEW, live_app
+    from cnet_lib.book.widgets import WIDGET_VIEW, live_app
 
     app = live_app({"n": W.IntSlider(value=2)}, lambda n: None, go.Figure())
     data, metadata = app._repr_mimebundle_()
@@ -438,7 +438,7 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
 
 def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(colab_widget_manager):
     """ipywidgets 7 (Colab's preinstalled major) has only _ipython_display_."""
-    from cnet_lib._widget_view import WIDGET_VIEW, widget_bundle
+    from cnet_lib.book.widget_view import WIDGET_VIEW, widget_bundle
 
     class Widget7:
         _view_name = "IntSliderView"
@@ -459,7 +459,7 @@ def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(col
 def test_pendulum_progress_bar_keeps_display_metadata(colab_widget_manager):
     import ipywidgets as W
 
-    from cnet_lib.pendulum import _BarView
+    from cnet_lib.book.progress import BarView as _BarView
 
     data, metadata = _BarView(W.HBox([W.FloatProgress()]), "training")._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data and "training" in data["text/html"]
@@ -470,7 +470,7 @@ def test_book_renderer_does_not_depend_on_plotly_6_constructors(plotly_state):
     """plotly 5 (Colab's) has no HtmlRenderer(include_plotlyjs=...): the book's renderer must not use it."""
     import plotly.graph_objects as go
 
-    from cnet_lib.notebook import _book_renderer
+    from cnet_lib.book.notebook import _book_renderer
 
     renderer = _book_renderer()
     html = renderer.to_mimebundle(go.Figure(go.Scatter(x=[0], y=[1])).to_dict())["text/html"]
@@ -488,7 +488,7 @@ def test_setup_on_colab_uses_colab_renderer_without_registering_the_book_one(cap
     code = (
         "import sys, types; sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
         "import plotly.io as pio\n"
-        "from cnet_lib.notebook import setup\n"
+        "from cnet_lib.book.notebook import setup\n"
         "ctx = setup(quiet=True)\n"
         "assert pio.renderers.default == 'colab', pio.renderers.default\n"
         "assert 'cnet_book' not in pio.renderers\n"
@@ -499,7 +499,7 @@ def test_setup_on_colab_uses_colab_renderer_without_registering_the_book_one(cap
 
 
 def test_setup_warns_when_another_build_is_installed(capsys, plotly_state):
-    from cnet_lib.notebook import installed_build, setup
+    from cnet_lib.book.notebook import installed_build, setup
 
     setup(quiet=True, expected_build=installed_build())
     assert "WARNING" not in capsys.readouterr().out
@@ -520,42 +520,7 @@ def test_book_config_prefers_static_html_over_widget_views():
     assert not any(w.startswith("mystnb") for w in suppressed), "a dropped figure must fail the build"
 
 
-# ----------------------------------------------------------------------------- layering
-FRAME_MODULES = {"notebook", "figures", "widgets", "exercises", "student", "notebook_tools"}
-
-
-def test_lower_modules_do_not_import_the_frame_layer():
-    """Numerics, models, data, training and studies never import the figures-and-widgets layer
-    (the chapters' figures and apps live in ``*_figures`` modules, which belong to it); only a
-    module's command line, its ``main()``, may (it sits above every layer)."""
-    offenders = []
-    for info in pkgutil.walk_packages(cnet_lib.__path__, "cnet_lib."):
-        short = info.name.split(".")[1]
-        if short in FRAME_MODULES or short.startswith("_") or short.endswith("_figures"):
-            continue
-        path = Path(importlib.util.find_spec(info.name).origin)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        # a module's command line (its ``main``) is an entry point above every layer
-        entry = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "main" for n in ast.walk(f)}
-        for node in ast.walk(tree):
-            if id(node) in entry:
-                continue
-            targets = []  # cnet_lib modules this import names
-            if isinstance(node, ast.ImportFrom):
-                if node.level:  # from .x import y / from . import x
-                    base = (node.module or "").split(".")
-                    targets = [base[0]] if node.module else [a.name for a in node.names]
-                elif (node.module or "").startswith("cnet_lib"):
-                    parts = node.module.split(".")
-                    targets = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
-            elif isinstance(node, ast.Import):
-                targets = [a.name.split(".")[1] for a in node.names if a.name.startswith("cnet_lib.")]
-            for t in targets:
-                if t in FRAME_MODULES or t.endswith("_figures"):
-                    offenders.append(f"{info.name} imports cnet_lib.{t}")
-    assert not offenders, offenders
-
-
+# ----------------------------------------------------------------------------- import side effects (layers: tests/test_layers.py)
 def test_frame_modules_have_no_import_side_effects():
     """Importing the frame changes neither plotly's renderer nor anything printed (fresh interpreter)."""
     import subprocess
@@ -563,7 +528,7 @@ def test_frame_modules_have_no_import_side_effects():
 
     code = (
         "import plotly.io as pio; before = pio.renderers.default\n"
-        "import cnet_lib.notebook, cnet_lib.figures, cnet_lib.widgets, cnet_lib.exercises, cnet_lib.student, cnet_lib.notebook_tools\n"
+        "import cnet_lib.book.notebook, cnet_lib.book.plotting, cnet_lib.book.widgets, cnet_lib.book.exercises, cnet_lib.book.student, cnet_lib.book.notebook_tools\n"
         "assert pio.renderers.default == before, pio.renderers.default\n"
         "assert 'cnet_book' not in pio.renderers, 'renderer registered at import'\n"
     )

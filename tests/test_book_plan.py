@@ -6,13 +6,13 @@ import json
 import pytest
 
 from cnet_lib import book_plan as BP
-from cnet_lib import image_study as ims
+from cnet_lib.images import runs as R
 from cnet_lib.train import image_runs
 
 
 def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setattr(ims, "SHIPPED", tmp_path / "shipped")
+    monkeypatch.setattr(R, "SHIPPED", tmp_path / "shipped")
     lines = BP.plan("cpu")
     assert lines[0].startswith("== preset 'cpu'")
     assert sum("will be TRAINED" in ln for ln in lines) == 2
@@ -21,7 +21,7 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     cfg = image_runs("cpu")["rk4_refined"]
     folder = tmp_path / "shipped" / "cpu-rk4_refined"
     folder.mkdir(parents=True)
-    (folder / ims.MANIFEST).write_text(json.dumps({"identity_hash": ims.identity_hash(cfg)}))
+    (folder / R.MANIFEST).write_text(json.dumps({"identity_hash": R.identity_hash(cfg)}))
     lines = BP.plan("cpu")
     assert any(ln.strip().startswith("rk4_refined: a trained model ships") for ln in lines)
     assert sum("will be TRAINED" in ln for ln in lines) == 1

@@ -13,7 +13,7 @@ Outside this repository's environment, as on Colab:
    ``../shared``, ``$HOME`` fresh and no ``CNET_DATA_DIR``: CIFAR-10 comes through the
    library's real download code from a local server on 127.0.0.1 (a small fake archive with its
    MD5, named by ``$CNET_CIFAR10_URL`` / ``$CNET_CIFAR10_MD5``);
-4. the student copies (``python -m cnet_lib.student --wheel-url file://...``) run the same way,
+4. the student copies (``python -m cnet_lib.book.student --wheel-url file://...``) run the same way,
    their install cell installing the exported wheel for real.
 
 It checks that every cell runs, that the checks pass on the solutions (and say "not done yet"
@@ -37,10 +37,10 @@ from pathlib import Path
 import pytest
 
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
-from cnet_lib import _project
-from cnet_lib.notebook_tools import cell_tags, read_notebook, toc_notebooks, write_notebook
-from cnet_lib.student import build_wheel, project_version
-from cnet_lib.student import main as export_students
+from cnet_lib.book import project as _project
+from cnet_lib.book.notebook_tools import cell_tags, read_notebook, toc_notebooks, write_notebook
+from cnet_lib.book.student import build_wheel, project_version
+from cnet_lib.book.student import main as export_students
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -111,7 +111,7 @@ _STARTUP = '''
 # The kernel start of the rehearsal: what Colab has done before a notebook's first cell runs.
 import json, os, shlex, subprocess, sys
 
-import google.colab  # Colab imports it at kernel start: cnet_lib.notebook.in_colab() is True
+import google.colab  # Colab imports it at kernel start: cnet_lib.book.notebook.in_colab() is True
 from google.colab import output
 
 output.enable_custom_widget_manager()  # on, as after a reader's earlier call (ipywidgets 7 does not need it)
@@ -280,7 +280,7 @@ def test_student_copies_run_in_colab_with_their_own_install(colab, monkeypatch, 
     print(f"\nColab rehearsal: {len(done)} student copies {time.perf_counter() - started:.0f} s")
     (wheel,) = share.glob("*.whl")
     build = wheel.name.split("-")[1]
-    installed = _run([colab["python"], "-c", "from cnet_lib.notebook import installed_build; print(installed_build())"])
+    installed = _run([colab["python"], "-c", "from cnet_lib.book.notebook import installed_build; print(installed_build())"])
     assert installed.strip() == build, "the copies' install cell installed the exported wheel"
     lines = _pip_lines(colab)
     assert len(lines) == len(copies) and all(f"file://{share}/" in ln and "git+" not in ln for ln in lines), lines
@@ -294,7 +294,7 @@ def test_the_book_renderer_works_on_plotly_5_outside_colab(colab):
     """Where the package runs outside Colab with Colab's plotly 5 (a university JupyterHub)."""
     code = textwrap.dedent("""
         import plotly, plotly.graph_objects as go, plotly.io as pio
-        from cnet_lib.notebook import setup
+        from cnet_lib.book.notebook import setup
         assert plotly.__version__.startswith("5."), plotly.__version__
         ctx = setup(quiet=True)
         assert not ctx.in_colab and pio.renderers.default == "cnet_book"

@@ -334,7 +334,7 @@ def test_bad_manifest():
 
 
 def test_coefficient_key_names_the_state_dict_entry():
-    from cnet_lib.odeblock import coefficient_key
+    from cnet_lib.core.odeblock import coefficient_key
 
     block = OdeBlock(nn.Sequential(nn.Conv2d(2, 2, 3, padding=1), nn.ReLU(), nn.Conv2d(2, 2, 3, padding=1)), 3)
     state = block.state_dict()

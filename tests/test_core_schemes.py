@@ -3,8 +3,8 @@ from fractions import Fraction
 
 import pytest
 
-from cnet_lib import Tableau, get_scheme, register_scheme, scheme_names
-from cnet_lib.schemes import rooted_trees
+from cnet_lib import Tableau, get_scheme, register_scheme, scheme_names, unregister_scheme
+from cnet_lib.core.schemes import rooted_trees
 
 EXPECTED_ORDERS = {"euler": 1, "midpoint": 2, "heun": 2, "ralston": 2, "rk3": 3, "rk4_classic": 4, "rk4_38": 4}
 
@@ -76,5 +76,7 @@ def test_user_tableau_can_be_registered():
         with pytest.raises(ValueError, match="reserved"):
             register_scheme(Tableau("rk4", 1, ((),), (1,), (0,)))
     finally:
-        from cnet_lib.schemes import _REGISTRY
-        _REGISTRY.pop("ssprk3_test", None)
+        unregister_scheme("ssprk3_test")
+    assert "ssprk3_test" not in scheme_names()
+    with pytest.raises(KeyError, match="no scheme named 'ssprk3_test'"):
+        unregister_scheme("ssprk3_test")

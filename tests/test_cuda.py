@@ -12,16 +12,20 @@ import copy
 import pytest
 import torch
 
-from cnet_lib import image_figures as imf
-from cnet_lib import image_study as ims
-from cnet_lib import sweep as S
-from cnet_lib import train as T
-from cnet_lib.cuda_graphs import graph_class
-from cnet_lib.data import load_dataset, normalize, write_fake_cifar
-from cnet_lib.device import default_device, precision_for, resolve_device
-from cnet_lib.evaluation import Evaluator, evaluate
-from cnet_lib.models import ContinuousNet
-from cnet_lib.resnet import resnet_from_continuousnet
+from cnet_lib.images import figures as imf
+from cnet_lib.images import runs as R
+from cnet_lib.images import study as ST
+from cnet_lib import sweep as sweep_cli
+from cnet_lib.images import sweep as S
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.runtime.cuda_graphs import graph_class
+from cnet_lib.images.data import load_dataset, normalize, write_fake_cifar
+from cnet_lib.runtime.device import default_device, precision_for, resolve_device
+from cnet_lib.images.evaluation import Evaluator, evaluate
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.core.resnet import resnet_from_continuousnet
 
 pytestmark = pytest.mark.cuda
 
@@ -65,7 +69,7 @@ def test_training_on_every_spelling_of_the_device(data_dir, tmp_path, device):
 
 def test_a_graphed_step_matches_an_eager_step():
     """From the same state, a replayed step computes what the eager step computes (float32)."""
-    from cnet_lib.device import Precision
+    from cnet_lib.runtime.device import Precision
     from cnet_lib.train import SGDStep
 
     torch.manual_seed(0)
@@ -145,13 +149,13 @@ def test_resnet_map_on_the_gpu():
 
 
 def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
-    runs = ims.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device="cuda", verbose=False)
+    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device="cuda", verbose=False)
     assert all(next(r.model.parameters()).is_cuda for r in runs.values())
-    sweeps = ims.sweep_runs(runs, GRID, verbose=False)
+    sweeps = ST.sweep_runs(runs, GRID, verbose=False)
     app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device="cuda", n_images=64, n_show=4)
     bundle = app._repr_mimebundle_()
     assert "text/html" in bundle
     run = runs["rk4_refined"]
     with torch.no_grad():
-        d = ims.study_data(run.config, "cuda", with_train=False)
+        d = R.study_data(run.config, "cuda", with_train=False)
         assert run.model(normalize(d.test_x[:4], d.mean, d.std)).is_cuda

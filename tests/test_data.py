@@ -1,4 +1,4 @@
-"""cnet_lib.data: standard-layout loaders, download/offline behaviour, batched augmentation, subsets."""
+"""cnet_lib.images.data: standard-layout loaders, download/offline behaviour, batched augmentation, subsets."""
 import hashlib
 import os
 import pickle
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import data as D
+from cnet_lib.images import data as D
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

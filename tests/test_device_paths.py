@@ -4,7 +4,7 @@ Two families of bug only showed on a GPU: devices compared without normalising t
 (``cuda`` against a tensor's ``cuda:0``), and model transforms that built new layers with the
 default dtype and device.  Their CPU twins are an indexed device string, ``cpu:0``, and a float64
 model.  The CUDA graph plumbing runs here too, through a stand-in graph that replays by calling
-the captured step (:class:`cnet_lib.cuda_graphs.EagerGraph`).
+the captured step (:class:`cnet_lib.runtime.cuda_graphs.EagerGraph`).
 """
 from __future__ import annotations
 
@@ -13,17 +13,21 @@ import copy
 import pytest
 import torch
 
-from cnet_lib import cuda_graphs as CG
-from cnet_lib import image_figures as imf
-from cnet_lib import image_study as ims
-from cnet_lib import sweep as S
-from cnet_lib import train as T
-from cnet_lib.checkpoint import load_checkpoint, save_checkpoint
-from cnet_lib.data import load_dataset, normalize, write_fake_cifar
-from cnet_lib.device import resolve_device, same_device
-from cnet_lib.evaluation import Evaluator, evaluate
-from cnet_lib.models import ContinuousNet
-from cnet_lib.resnet import resnet_from_continuousnet
+from cnet_lib.runtime import cuda_graphs as CG
+from cnet_lib.images import figures as imf
+from cnet_lib.images import runs as R
+from cnet_lib.images import study as ST
+from cnet_lib import sweep as sweep_cli
+from cnet_lib.images import sweep as S
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.runtime.checkpoint import load_checkpoint, save_checkpoint
+from cnet_lib.images.data import load_dataset, normalize, write_fake_cifar
+from cnet_lib.runtime.device import resolve_device, same_device
+from cnet_lib.images.evaluation import Evaluator, evaluate
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.core.resnet import resnet_from_continuousnet
 
 GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
 
@@ -76,9 +80,9 @@ def test_pipeline_with_an_indexed_device_string(data_dir, tmp_path):
     rows, meta = S.sweep_checkpoint(tmp_path / "run", device=dev, grid=GRID, progress=False)
     assert rows[0]["accuracy"] == pytest.approx(resumed.final_accuracy) and meta["environment"]["device"] == "cpu"
 
-    runs = ims.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device=dev, verbose=False,
+    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device=dev, verbose=False,
                             n_train=64, n_test=32, channels=(2, 4, 4), batch_size=32)
-    sweeps = ims.sweep_runs(runs, GRID, device=dev, verbose=False)
+    sweeps = ST.sweep_runs(runs, GRID, device=dev, verbose=False)
     app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device=dev, n_images=16, n_show=4)
     assert "text/html" in app._repr_mimebundle_()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
-from cnet_lib import data as D
-from cnet_lib import image_study as ims
+from cnet_lib.images import data as D
+from cnet_lib.images import runs as R
 from cnet_lib.train import image_runs
 
 
@@ -95,17 +95,17 @@ def test_smoke_downloads_only_from_a_mirror_it_was_given(tmp_path, tarball, monk
     when a mirror is named explicitly (that is how the Colab rehearsal gets its data)."""
     archive, md5 = tarball
     with serve({f"/{ARCHIVE}": archive.read_bytes()}) as (base, requests):
-        folder = ims.study_data_dir("smoke", tmp_path / "plain")
+        folder = R.study_data_dir("smoke", tmp_path / "plain")
         assert "FAKE data" in capsys.readouterr().out and requests == []
         assert folder != tmp_path / "plain"
         monkeypatch.setenv("CNET_CIFAR10_URL", f"{base}/{ARCHIVE}")
         monkeypatch.setenv("CNET_CIFAR10_MD5", md5)
-        assert ims.study_data_dir("smoke", tmp_path / "mirror") == tmp_path / "mirror"
+        assert R.study_data_dir("smoke", tmp_path / "mirror") == tmp_path / "mirror"
         assert "FAKE" not in capsys.readouterr().out and requests == [f"/{ARCHIVE}"]
 
 
 def test_the_fake_data_note_says_what_to_do(tmp_path, capsys):
-    ims.study_data_dir("smoke", tmp_path / "nothing-here")
+    R.study_data_dir("smoke", tmp_path / "nothing-here")
     out = capsys.readouterr().out
     assert "FAKE data" in out and "Google Colab" in out and "own machine" in out and "CNET_DATA_DIR" in out
 
@@ -116,6 +116,6 @@ def test_study_data_falls_back_to_fake_data_like_the_other_chapters(tmp_path, mo
     monkeypatch.setenv("CNET_DATA_DIR", str(tmp_path / "empty"))
     cfg = image_runs("smoke")["rk4_refined"]
     assert cfg.data_dir is None
-    data = ims.study_data(cfg, "cpu", with_train=False)
+    data = R.study_data(cfg, "cpu", with_train=False)
     assert len(data.test_y) == cfg.n_test and "FAKE data" in capsys.readouterr().out
     assert "cnet_lib-fake" in data.folder

@@ -11,10 +11,10 @@ import pytest
 import torch
 from torch.func import functional_call
 
-from cnet_lib.exercises import core, reset_hints, solution
-from cnet_lib.exercises import how_to_use as H
-from cnet_lib.exercises import images as I
-from cnet_lib.exercises import pendulum as P
+from cnet_lib.book.exercises import core, reset_hints, solution
+from cnet_lib.book.exercises import how_to_use as H
+from cnet_lib.book.exercises import images as I
+from cnet_lib.book.exercises import pendulum as P
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,8 +104,9 @@ def test_right_answers_pass(capsys, check, fn):
 
 # ----------------------------------------------------------------------------- shortcuts
 def _shortcuts():
-    from cnet_lib import image_study as ims
     from cnet_lib import integrate
+    from cnet_lib.images import tables as TB
+    from cnet_lib.runtime.tables import find_row
     from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
 
     def rk_by_integrate(f, t, x, h, tab):
@@ -134,10 +135,10 @@ def _shortcuts():
 
     def speedup_by_study(n):
         history = [{"n_steps": [v], "train_seconds": 1.0, "epoch": e} for e, v in enumerate(n)]
-        return ims.refinement_cost(history)["ideal"]
+        return TB.refinement_cost(history)["ideal"]
 
     def gap_by_find_row(rows):
-        return 100 * (ims.find_row(rows, "trained")["accuracy"] - ims.find_row(rows, "identity")["accuracy"])
+        return 100 * (find_row(rows, kind="trained")["accuracy"] - find_row(rows, kind="identity")["accuracy"])
 
     return [
         (H.check_observed_order, H.reference_observed_order, "reference_observed_order"),
@@ -147,14 +148,14 @@ def _shortcuts():
         (P.check_rk_step, rk_by_torchdiffeq, "torchdiffeq"),
         (P.check_rk_step, rk_by_one_step, "one_step"),
         (P.check_global_error, P.reference_global_error, "reference_global_error"),
-        (P.check_global_error, ge_by_library, "cnet_lib.pendulum.global_error"),
+        (P.check_global_error, ge_by_library, "cnet_lib.pendulum.odenet.global_error"),
         (I.check_euler_block_as_resnet, I.reference_euler_block_as_resnet, "reference_euler_block_as_resnet"),
         (I.check_euler_block_as_resnet, block_call, "OdeBlock.forward"),
         (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
         (I.check_parameters_after_refinement, refine_a_copy, "refine"),
         (I.check_parameters_after_refinement, I.reference_parameters_after_refinement, "reference_parameters"),
-        (I.check_ideal_speedup, speedup_by_study, "image_study"),
-        (I.check_identity_gap, gap_by_find_row, "image_study.find_row"),
+        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.tables.refinement_cost"),
+        (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.tables.find_row"),
         (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
     ]
 
@@ -287,7 +288,7 @@ def test_no_first_hint_spells_out_the_solution():
 
 # ----------------------------------------------------------------------------- the guard itself
 def test_the_guard_catches_aliases_and_leaves_other_code_alone(capsys):
-    from cnet_lib.exercises.core import Case, Forbidden, check
+    from cnet_lib.book.exercises.core import Case, Forbidden, check
 
     def secret(x):
         return 2 * x
@@ -305,7 +306,7 @@ def test_the_guard_catches_aliases_and_leaves_other_code_alone(capsys):
 
 def test_student_functions_get_copies_of_the_cases(capsys):
     """A function that changes its input cannot change the cases (or the next check's)."""
-    from cnet_lib.exercises.core import Case, check
+    from cnet_lib.book.exercises.core import Case, check
 
     rows = [1, 2, 3]
     assert check(lambda r: r.clear() or 0, lambda r: 0, [Case((rows,))], name="mutating")
@@ -316,14 +317,14 @@ def test_student_functions_get_copies_of_the_cases(capsys):
 def test_solution_stands_in_only_for_an_unfinished_stub(capsys):
     ns: dict = {}
     exec("def f(x):\n    'Task.'\n    raise NotImplementedError('todo')", ns)
-    exec("from cnet_lib.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
+    exec("from cnet_lib.book.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
     assert ns["f"](3) == 6, "the stub is replaced by the solution"
     exec("def f(x):\n    return x + 100", ns)  # the reader's own code
-    exec("from cnet_lib.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
+    exec("from cnet_lib.book.exercises import solution\n@solution\ndef f(x):\n    return 2 * x", ns)
     assert ns["f"](3) == 103, "Run all keeps the reader's function"
     assert "your own f is kept" in capsys.readouterr().out
     assert core.is_stub(lambda: (_ for _ in ()).throw(NotImplementedError)) is False
-    assert solution.__module__ == "cnet_lib.exercises.core"
+    assert solution.__module__ == "cnet_lib.book.exercises.core"
 
 
 def test_run_all_keeps_a_readers_answer_in_a_chapter():
@@ -331,7 +332,7 @@ def test_run_all_keeps_a_readers_answer_in_a_chapter():
     the solution cell below must not replace it, so the check fails on the reader's answer."""
     from nbmake.nb_run import NotebookRun
 
-    from cnet_lib.notebook_tools import cell_tags, read_notebook, write_notebook
+    from cnet_lib.book.notebook_tools import cell_tags, read_notebook, write_notebook
 
     src = ROOT / "book" / "how_to_use.ipynb"
     nb = read_notebook(src)

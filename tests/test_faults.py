@@ -19,11 +19,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import checkpoint as C
-from cnet_lib import image_study as ims
-from cnet_lib import sweep as S
-from cnet_lib import train as T
-from cnet_lib.data import write_fake_cifar
+from cnet_lib.runtime import checkpoint as C
+from cnet_lib.images import runs as R
+from cnet_lib import sweep as sweep_cli
+from cnet_lib.images import sweep as S
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.images.data import write_fake_cifar
 
 RUN = ["--dataset", "cifar10", "--channels", "4", "8", "8", "--n-basis", "1", "--scheme", "rk4_classic",
        "--refine-at", "1", "--batch-size", "32", "--lr", "0.05", "--lr-schedule", "constant", "--quiet",
@@ -114,7 +117,7 @@ def test_ctrl_c_in_a_sweep_writes_nothing(data_dir, tmp_path, monkeypatch, capsy
         raise KeyboardInterrupt
 
     monkeypatch.setattr(S, "evaluate", interrupted)
-    assert S.main([str(out), "--quiet", "--n-steps", "1", "2"]) == 130
+    assert sweep_cli.main([str(out), "--quiet", "--n-steps", "1", "2"]) == 130
     err = capsys.readouterr().err
     assert "interrupted; nothing was written" in err and "run the same command again" in err
     assert not (out / "sweep.json").exists() and _no_temporaries(out)
@@ -146,7 +149,7 @@ def test_a_failed_save_keeps_the_last_good_checkpoint(data_dir, tmp_path, monkey
     argv = ["--dataset", "cifar10", "--data-dir", data_dir, "--n-train", "64", "--n-test", "32", "--channels", "2", "4",
             "4", "--batch-size", "32", "--scheme", "euler", "--device", "cpu", "--quiet", "--out-dir", str(out),
             "--epochs", "2", "--resume"]
-    assert T.main(argv) == 0 and _epochs_done(out) == 2
+    assert train_cli.main(argv) == 0 and _epochs_done(out) == 2
 
 
 def _damage(path: Path, how: str) -> None:
@@ -176,24 +179,24 @@ def test_a_damaged_checkpoint_gets_one_clear_sentence_in_every_command_line(data
     argv = ["--dataset", "cifar10", "--data-dir", data_dir, "--n-train", "64", "--n-test", "32", "--channels", "2", "4",
             "4", "--batch-size", "32", "--scheme", "euler", "--device", "cpu", "--quiet", "--out-dir", str(out),
             "--epochs", "1"]
-    assert T.main(argv) == 0
+    assert train_cli.main(argv) == 0
     _damage(out / T.CHECKPOINT, how)
     capsys.readouterr()
-    assert T.main(argv[:-1] + ["2", "--resume"]) == 1
+    assert train_cli.main(argv[:-1] + ["2", "--resume"]) == 1
     err = capsys.readouterr().err.strip()
     assert MESSAGES[how] in err and "Traceback" not in err and len(err.splitlines()) == 1, err
-    assert S.main([str(out), "--quiet"]) == 1
+    assert sweep_cli.main([str(out), "--quiet"]) == 1
     err = capsys.readouterr().err.strip()
     assert MESSAGES[how] in err and "Traceback" not in err and len(err.splitlines()) == 1, err
 
 
 def test_a_damaged_cached_run_is_set_aside_and_trained_again(data_dir, tmp_path, capsys):
     tiny = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
-    runs = ims.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
+    runs = R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
     folder = runs["euler_fixed"].out_dir
     _damage(folder / T.CHECKPOINT, "truncated")
     capsys.readouterr()
-    again = ims.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
+    again = R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
     out = capsys.readouterr().out
     assert "is truncated" in out and "moved to checkpoint.pt.damaged-" in out and "trained again" in out
     assert again["euler_fixed"].trained_now and not again["rk4_refined"].trained_now
@@ -204,8 +207,8 @@ def test_ctrl_c_in_a_chapter_says_how_to_continue(data_dir, tmp_path, monkeypatc
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ims, "train", interrupted)
+    monkeypatch.setattr(R, "train", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        ims.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, n_train=64, n_test=32)
+        R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, n_train=64, n_test=32)
     out = capsys.readouterr().out
     assert "interrupted before the first epoch finished" in out and "run this cell again" in out

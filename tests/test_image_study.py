@@ -8,9 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import image_figures as imf
-from cnet_lib import image_study as ims
-from cnet_lib.data import write_fake_cifar
+from cnet_lib.images import figures as imf
+from cnet_lib.images import runs as R
+from cnet_lib.images import study as ST
+from cnet_lib.images import tables as TB
+from cnet_lib.images import theta as TH
+from cnet_lib.images import verdict as V
+from cnet_lib.images.data import write_fake_cifar
 
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
 GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
@@ -27,8 +31,8 @@ def data_dir(tmp_path_factory):
 def study(data_dir, tmp_path_factory):
     """Both smoke runs, trained once into a module-wide runs root, and their sweeps."""
     root = tmp_path_factory.mktemp("runs")
-    runs = ims.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
-    sweeps = ims.sweep_runs(runs, GRID, verbose=False)
+    runs = R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    sweeps = ST.sweep_runs(runs, GRID, verbose=False)
     return root, runs, sweeps
 
 
@@ -46,9 +50,9 @@ def test_trained_once_then_reloaded_without_training(study, data_dir, monkeypatc
     def no_training(*a, **k):
         raise AssertionError("trained_runs retrained a finished run")
 
-    monkeypatch.setattr(ims, "train", no_training)
-    monkeypatch.setattr(ims, "load_dataset", no_training)  # a finished run needs no data either
-    again = ims.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    monkeypatch.setattr(R, "train", no_training)
+    monkeypatch.setattr(R, "load_dataset", no_training)  # a finished run needs no data either
+    again = R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
     for name, run in runs.items():
         assert not again[name].trained_now
         assert again[name].history == run.history
@@ -61,24 +65,24 @@ def test_trained_once_then_reloaded_without_training(study, data_dir, monkeypatc
 def test_run_folder_holds_a_hash_of_the_config(study, data_dir):
     root, runs, _ = study
     for run in runs.values():
-        h = ims.run_hash(run.config)
+        h = R.run_hash(run.config)
         assert len(h) >= 8 and run.out_dir.name == f"smoke-{run.name}-{h}"
         assert run.out_dir.parent == Path(root)
-        assert (run.out_dir / "checkpoint.pt").is_file() and (run.out_dir / ims.SNAPSHOTS).is_file()
+        assert (run.out_dir / "checkpoint.pt").is_file() and (run.out_dir / R.SNAPSHOTS).is_file()
     cfg = runs["euler_fixed"].config
     import dataclasses
 
-    assert ims.run_hash(dataclasses.replace(cfg, lr=cfg.lr / 2)) != ims.run_hash(cfg), "a changed preset must not collide"
-    assert ims.run_hash(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) != ims.run_hash(cfg)
-    assert ims.run_hash(dataclasses.replace(cfg, data_dir=str(Path(data_dir) / "other"))) != ims.run_hash(cfg)
-    assert ims.run_hash(dataclasses.replace(cfg, progress=not cfg.progress, device="meta")) == ims.run_hash(cfg)
+    assert R.run_hash(dataclasses.replace(cfg, lr=cfg.lr / 2)) != R.run_hash(cfg), "a changed preset must not collide"
+    assert R.run_hash(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) != R.run_hash(cfg)
+    assert R.run_hash(dataclasses.replace(cfg, data_dir=str(Path(data_dir) / "other"))) != R.run_hash(cfg)
+    assert R.run_hash(dataclasses.replace(cfg, progress=not cfg.progress, device="meta")) == R.run_hash(cfg)
 
 
 def test_runs_root_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "r"))
-    assert ims.runs_root() == tmp_path / "r"
+    assert R.runs_root() == tmp_path / "r"
     monkeypatch.delenv("CNET_RUNS_DIR")
-    assert ims.runs_root() == Path.home() / ".cache" / "cnet_lib" / "runs"
+    assert R.runs_root() == Path.home() / ".cache" / "cnet_lib" / "runs"
 
 
 def test_snapshots_record_every_epoch_and_the_refinement(study):
@@ -87,9 +91,9 @@ def test_snapshots_record_every_epoch_and_the_refinement(study):
     assert [s["epoch"] for s in snaps] == [0, 1, 2]
     assert [s["blocks"][0]["n_basis"] for s in snaps] == [1, 1, 2]
     assert snaps[2]["refined"] and not snaps[1]["refined"]
-    init = ims.theta_snapshot(runs["rk4_refined"].initial_model())
+    init = TH.theta_snapshot(runs["rk4_refined"].initial_model())
     assert init["blocks"] == snaps[0]["blocks"], "epoch 0 is the model train() started from"
-    final = ims.theta_snapshot(runs["rk4_refined"].model, epoch=2, refined=True)
+    final = TH.theta_snapshot(runs["rk4_refined"].model, epoch=2, refined=True)
     assert final["blocks"] == snaps[2]["blocks"]
 
 
@@ -107,14 +111,14 @@ def test_sweep_is_cached_beside_the_checkpoint(study, monkeypatch):
     def no_sweep(*a, **k):
         raise AssertionError("sweep_runs recomputed a cached sweep")
 
-    monkeypatch.setattr(ims, "manifestation_sweep", no_sweep)
-    assert ims.sweep_runs(runs, GRID, verbose=False) == sweeps
+    monkeypatch.setattr(ST, "manifestation_sweep", no_sweep)
+    assert ST.sweep_runs(runs, GRID, verbose=False) == sweeps
     with pytest.raises(AssertionError):  # another grid is another cache entry
-        ims.sweep_runs(runs, {**GRID, "n_steps": (1,)}, verbose=False)
+        ST.sweep_runs(runs, {**GRID, "n_steps": (1,)}, verbose=False)
 
 
 def test_fake_data_fallback_is_announced(tmp_path, capsys):
-    folder = ims.study_data_dir("smoke", tmp_path / "nothing-here")
+    folder = R.study_data_dir("smoke", tmp_path / "nothing-here")
     out = capsys.readouterr().out
     assert "FAKE data" in out and str(folder) in out
     assert (folder / "cifar-10-batches-py" / "data_batch_1").is_file()
@@ -136,7 +140,7 @@ def test_verdict_sees_the_paper_contrast():
                                  ("rk4_classic", 16): 0.55})
     rk4 = _rows(0.775, 0.183, {("rk4_classic", 2): 0.774, ("rk4_classic", 16): 0.770, ("midpoint", 8): 0.777,
                                ("euler", 8): 0.60}, scheme="rk4_38")
-    v = ims.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4}, n_test=2000)
+    v = V.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4}, n_test=2000)
     assert v.blocks_matter and v.contrast
     assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
     assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
@@ -146,7 +150,7 @@ def test_verdict_sees_the_paper_contrast():
 
 def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
     flat = _rows(0.456, 0.450, {("euler", 1): 0.456, ("rk4_classic", 8): 0.456})
-    v = ims.honest_verdict({"euler_fixed": flat, "rk4_refined": flat})
+    v = V.honest_verdict({"euler_fixed": flat, "rk4_refined": flat})
     assert not v.blocks_matter and not v.contrast
     assert "do not matter" in str(v) and "cannot show manifestation invariance" in str(v)
 
@@ -154,24 +158,24 @@ def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
 def test_verdict_says_when_the_contrast_is_missing():
     euler = _rows(0.80, 0.20, {("midpoint", 8): 0.79, ("rk4_classic", 8): 0.795})
     rk4 = _rows(0.78, 0.20, {("midpoint", 8): 0.70, ("rk4_classic", 16): 0.78}, scheme="rk4_classic")
-    v = ims.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4})
+    v = V.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4})
     assert v.blocks_matter and not v.contrast
     text = str(v)
     assert "does not appear" in text and "loses only 1.0 points" in text and "RK4-trained model loses 8.0" in text
     with pytest.raises(ValueError):
-        ims.honest_verdict({"euler_fixed": euler})
+        V.honest_verdict({"euler_fixed": euler})
 
 
 def test_verdict_on_a_real_sweep(study):
     _, _, sweeps = study
-    v = ims.honest_verdict(sweeps, n_test=32, preset="smoke")
+    v = V.honest_verdict(sweeps, n_test=32, preset="smoke")
     assert isinstance(v.blocks_matter, bool) and v.sentences and "VERDICT" in v.sentences[-1]
 
 
 # ----------------------------------------------------------------------------- tables and figures
 def test_refinement_cost():
     hist = [{"n_steps": [n] * 3, "train_seconds": s} for n, s in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.2))]
-    c = ims.refinement_cost(hist)
+    c = TB.refinement_cost(hist)
     assert c["sum_n_steps"] == 11 and c["ideal"] == pytest.approx(16 / 11)
     assert c["seconds_per_epoch_at_final"] == pytest.approx(4.1) and c["fixed_depth_estimate"] == pytest.approx(16.4)
     assert c["speedup"] == pytest.approx(16.4 / 11.2)
@@ -179,21 +183,21 @@ def test_refinement_cost():
 
 def test_table1_and_text(study):
     _, _, sweeps = study
-    rows = ims.table1(sweeps)
+    rows = TB.table1(sweeps)
     assert {r["kind"] for r in rows} == {"trained", "manifestation", "compressed", "identity"}
     assert all(r["speedup"] > 0 for r in rows)
     assert all(r["delta_points"] == 0 for r in rows if r["kind"] == "trained")
-    text = ims.format_table1(rows)
+    text = TB.format_table1(rows)
     assert "blocks removed" in text and "θ compressed" in text and "speed-up" in text
 
 
 def test_theta_curves_and_bases(study):
-    t, v = ims.theta_curve([1.0, 3.0], "piecewise_constant")
+    t, v = TH.theta_curve([1.0, 3.0], "piecewise_constant")
     assert t == [0.0, 0.5, 0.5, 1.0] and v == [1.0, 1.0, 3.0, 3.0], "jumps drawn with both one-sided limits"
-    t, v = ims.theta_curve([0.0, 2.0], "piecewise_linear")
+    t, v = TH.theta_curve([0.0, 2.0], "piecewise_linear")
     assert v == [0.0, 2.0]
     _, runs, _ = study
-    curves = ims.theta_by_basis(runs["rk4_refined"].model)
+    curves = TH.theta_by_basis(runs["rk4_refined"].model)
     assert set(curves) == {"piecewise_constant", "piecewise_linear", "legendre"}
     assert all(set(c) == {"untrained", "trained"} and len(c["trained"]) == 4 for c in curves.values())
     fig = imf.fig_theta_bases(curves)
@@ -233,15 +237,15 @@ def test_live_app_evaluates_the_model(study):
 
 
 def test_stage_table_reads_exact_pieces():
-    rows = ims.stage_table("rk4_classic", 1, 2)
+    rows = TH.stage_table("rk4_classic", 1, 2)
     assert [r["pieces"][0][0] for r in rows] == [0, 1, 1, 1]  # t = 0, 1/2, 1/2, 1 (right limits; last: left of 1)
-    rows = ims.stage_table("euler", 3, 3)
+    rows = TH.stage_table("euler", 3, 3)
     assert [r["pieces"] for r in rows] == [((0, 1.0),), ((1, 1.0),), ((2, 1.0),)]
 
 
 # ----------------------------------------------------------------------------- exercises
 def test_exercise_checks(capsys):
-    from cnet_lib.exercises import images as E
+    from cnet_lib.book.exercises import images as E
 
     # the references are not answers: the checks reject a call into them (right answers pass in
     # tests/test_exercises.py)

@@ -2,7 +2,7 @@
 
 The notebooks run in a fresh kernel with the book/ folder as working directory, exactly as the
 book build runs them.  ``CNET_DATA_DIR`` defaults to the offline copy ``../shared/data`` when it
-exists (see :func:`cnet_lib.notebook_tools.smoke_env`).
+exists (see :func:`cnet_lib.book.notebook_tools.smoke_env`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.notebook_tools import smoke_env, toc_notebooks
+from cnet_lib.book.notebook_tools import smoke_env, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)

@@ -11,7 +11,6 @@ from cnet_lib import integrate
 from cnet_lib.pendulum import (
     G,
     RHO0,
-    TORCHDIFFEQ_METHODS,
     ODENet,
     energy,
     exact_solution,
@@ -23,6 +22,8 @@ from cnet_lib.pendulum import (
     train_odenet,
     true_rate,
 )
+from cnet_lib.pendulum.odenet import TORCHDIFFEQ_METHODS
+from cnet_lib.pendulum.presets import config_for
 
 
 def _net(seed=0, hidden=50):
@@ -127,7 +128,7 @@ def test_rollout_backends_agree_and_global_error():
 
 
 def test_stacked_rate_equals_the_individual_models():
-    from cnet_lib.pendulum_study import StackedRate
+    from cnet_lib.pendulum.study import StackedRate
 
     nets = [_net(s) for s in range(3)]
     x = torch.randn(3, 2, dtype=torch.float64)
@@ -162,7 +163,7 @@ def test_training_with_a_scheme_torchdiffeq_lacks_uses_cnet():
 
 # --------------------------------------------------------------------------- studies
 def test_fit_slope_and_integrator_orders():
-    from cnet_lib.pendulum_study import fit_slope, fit_slopes, integrator_convergence
+    from cnet_lib.pendulum.study import fit_slope, fit_slopes, integrator_convergence
 
     dts = [0.1, 0.05, 0.025]
     assert math.isclose(fit_slope(dts, [3 * d**2 for d in dts]), 2.0)
@@ -173,7 +174,7 @@ def test_fit_slope_and_integrator_orders():
 
 
 def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
-    from cnet_lib.exercises.pendulum import (
+    from cnet_lib.book.exercises.pendulum import (
         check_global_error,
         check_rk_step,
         reference_global_error,
@@ -212,8 +213,8 @@ def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
 
 
 def test_presets_are_complete():
-    from cnet_lib.pendulum_study import PENDULUM_PRESETS, config_for
-    from cnet_lib.presets import PRESETS
+    from cnet_lib.pendulum.presets import PENDULUM_PRESETS, config_for
+    from cnet_lib.runtime.presets import PRESETS
 
     assert set(PENDULUM_PRESETS) == set(PRESETS)
     for name in PRESETS:
@@ -225,9 +226,9 @@ def test_presets_are_complete():
 
 @pytest.fixture(scope="module")
 def smoke_study():
-    from cnet_lib import pendulum_study as ps
+    from cnet_lib.pendulum import study as ps
 
-    cfg = ps.config_for("smoke")
+    cfg = config_for("smoke")
     models = ps.train_models(cfg, progress=False)
     rows = ps.rollout_table(models, cfg.eval_schemes, (0.5, 1.0), cfg, keep_paths=True)
     return cfg, models, rows
@@ -235,7 +236,7 @@ def smoke_study():
 
 def test_smoke_study_dip(smoke_study):
     """Paper Fig. 2: ODE-Net(Euler) is far worse at Δt_data/2; midpoint and RK4 are not."""
-    from cnet_lib.pendulum_study import dip_table
+    from cnet_lib.pendulum.study import dip_table
 
     dip = {r["trained"]: r for r in dip_table(smoke_study[2])}
     assert dip["euler"]["ratio"] >= 20, dip["euler"]
@@ -245,7 +246,7 @@ def test_smoke_study_dip(smoke_study):
 
 def test_smoke_study_interchange(smoke_study):
     """Paper Fig. 3b: the Euler-trained G breaks in other schemes; midpoint and RK4 swap."""
-    from cnet_lib.pendulum_study import interchange_matrix
+    from cnet_lib.pendulum.study import interchange_matrix
 
     m = {(r["trained"], r["evaluated"]): r["ratio_to_own"] for r in interchange_matrix(smoke_study[2], 1.0)}
     for b in ("midpoint", "rk4_classic", "rk4_38"):
@@ -255,8 +256,8 @@ def test_smoke_study_interchange(smoke_study):
 
 
 def test_smoke_study_tables_and_figures(smoke_study):
-    from cnet_lib import pendulum_figures as pf
-    from cnet_lib import pendulum_study as ps
+    from cnet_lib.pendulum import figures as pf
+    from cnet_lib.pendulum import study as ps
 
     cfg, models, rows = smoke_study
     floor = {r["trained"]: r for r in ps.error_floor_table(models, rows, cfg)}
@@ -282,7 +283,7 @@ def test_smoke_study_tables_and_figures(smoke_study):
 def test_dt_data_control_rows(smoke_study):
     from dataclasses import replace
 
-    from cnet_lib import pendulum_study as ps
+    from cnet_lib.pendulum import study as ps
 
     cfg, models, _ = smoke_study
     tiny = replace(cfg, control_dt_data=(0.1,), control_iters=30)

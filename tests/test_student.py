@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib import _project
-from cnet_lib.notebook_tools import cell_source, cell_tags, read_notebook, toc_notebooks
-from cnet_lib.student import SOURCE_PATHS, main
+from cnet_lib.book import project as _project
+from cnet_lib.book.notebook_tools import cell_source, cell_tags, read_notebook, toc_notebooks
+from cnet_lib.book.student import SOURCE_PATHS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -52,7 +52,7 @@ def test_wheel_copies_install_exactly_the_exported_library(wheel_copies):
     with zipfile.ZipFile(wheel) as z:
         meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
         assert f"Version: {build}" in meta
-        assert z.read("cnet_lib/exercises/core.py") == (ROOT / "cnet_lib/exercises/core.py").read_bytes()
+        assert z.read("cnet_lib/book/exercises/core.py") == (ROOT / "cnet_lib/book/exercises/core.py").read_bytes()
         assert not any(n.startswith("book/") or n.endswith(".ipynb") for n in z.namelist())
     for p in wheel_copies.glob("*.ipynb"):
         nb = read_notebook(p)
@@ -121,17 +121,17 @@ def test_repository_copies_pin_the_commit(tmp_path, capsys):
 @pytest.mark.skipif(not HAS_GIT, reason="needs git")
 def test_repository_copies_refuse_uncommitted_library_changes(tmp_path, capsys):
     repo = _mini_repo(tmp_path)
-    with open(repo / "cnet_lib" / "exercises" / "core.py", "a", encoding="utf-8") as f:
+    with open(repo / "cnet_lib" / "book" / "exercises" / "core.py", "a", encoding="utf-8") as f:
         f.write("\n# a teacher's local change\n")
     assert main([str(tmp_path / "out"), "--from-repository", "--root", str(repo)]) == 2
     err = capsys.readouterr().err
-    assert "cnet_lib/exercises/core.py" in err and "--wheel-url" in err
+    assert "cnet_lib/book/exercises/core.py" in err and "--wheel-url" in err
     # --wheel-url ships the working tree as it is, under a version that says so
     assert main([str(tmp_path / "out2"), "--wheel-url", f"file://{tmp_path}/share/", "--root", str(repo)]) == 0
     (wheel,) = (tmp_path / "out2").glob("*.whl")
     assert "+src" in wheel.name
     with zipfile.ZipFile(wheel) as z:
-        assert b"a teacher's local change" in z.read("cnet_lib/exercises/core.py")
+        assert b"a teacher's local change" in z.read("cnet_lib/book/exercises/core.py")
 
 
 def test_repository_copies_need_a_clone(tmp_path, capsys):

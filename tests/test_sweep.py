@@ -4,10 +4,13 @@ import json
 import pytest
 import torch
 
-from cnet_lib import sweep as S
-from cnet_lib import train as T
-from cnet_lib.data import load_dataset, write_fake_cifar
-from cnet_lib.models import ContinuousNet
+from cnet_lib import sweep as sweep_cli
+from cnet_lib.images import sweep as S
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.images.data import load_dataset, write_fake_cifar
+from cnet_lib.core.models import ContinuousNet
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +63,9 @@ def test_table_and_figure(data):
     _, d = data
     rows = S.manifestation_sweep(_model(skip_init=False), d.test_x, d.test_y, d.mean, d.std, schemes=("euler", "midpoint"),
                                  n_steps=(1, 2), compress=(2,), progress=False)
-    table = S.format_table(rows)
+    table = S.sweep_table(rows)
     assert "identity" in table and "manifestation" in table and table.count("\n") >= len(rows)
-    from cnet_lib.image_figures import fig_accuracy_vs_nt
+    from cnet_lib.images.figures import fig_accuracy_vs_nt
 
     fig = fig_accuracy_vs_nt({"model": rows})
     names = [t.name for t in fig.data]
@@ -80,11 +83,11 @@ def test_sweep_checkpoint_and_command_line(data, tmp_path):
     html = tmp_path / "sweep.html"
     argv = [str(tmp_path / "run" / "checkpoint.pt"), "--schemes", "euler", "rk4_38", "--n-steps", "1", "2",
             "--compress", "1", "--out", str(out), "--html", str(html), "--quiet", "--device", "cpu"]
-    assert S.main(argv) == 0
+    assert sweep_cli.main(argv) == 0
     payload = json.loads(out.read_text())
     rows = payload["rows"]
     assert payload["n_test"] == 40 and payload["environment"]["device"] == "cpu" and payload["epochs_trained"] == 2
     assert [r["kind"] for r in rows].count("manifestation") == 4 and rows[-1]["kind"] == "identity"
     assert rows[0]["accuracy"] == pytest.approx(res.history[-1]["test_acc"])  # same model, same test images
     assert "<html>" in html.read_text()
-    assert S.main([str(tmp_path / "nothing.pt"), "--quiet"]) == 1
+    assert sweep_cli.main([str(tmp_path / "nothing.pt"), "--quiet"]) == 1

@@ -1,4 +1,4 @@
-"""cnet_lib.train / cnet_lib.checkpoint: refinement training, resume, refusal of other configs, NaN stop."""
+"""cnet_lib.train / cnet_lib.runtime.checkpoint: refinement training, resume, refusal of other configs, NaN stop."""
 import json
 import math
 import os
@@ -6,10 +6,12 @@ import os
 import pytest
 import torch
 
-from cnet_lib import checkpoint as C
-from cnet_lib import train as T
-from cnet_lib.data import write_fake_cifar
-from cnet_lib.models import count_parameters
+from cnet_lib.runtime import checkpoint as C
+from cnet_lib import train as train_cli
+from cnet_lib.images import training as T
+from cnet_lib.images.presets import image_runs
+from cnet_lib.images.data import write_fake_cifar
+from cnet_lib.core.models import count_parameters
 
 
 @pytest.fixture(scope="module")
@@ -116,19 +118,19 @@ def test_learning_rate_schedules():
 
 def test_presets_table():
     for name in ("smoke", "cpu", "gpu", "paper"):
-        runs = T.image_runs(name)
+        runs = image_runs(name)
         assert {"rk4_refined", "euler_fixed"} <= set(runs)
         assert all(c.preset == name and c.run_name == r for r, c in runs.items())
-    paper = T.image_runs("paper")
+    paper = image_runs("paper")
     rk4, euler, wide = paper["rk4_refined"], paper["euler_fixed"], paper["cifar100_wide_refined"]
     assert rk4.channels == (16, 32, 64) and rk4.scheme == "rk4_classic" and rk4.refine_at == (20, 40, 60, 70, 80)
     assert rk4.final_n_steps() == 32 and euler.final_n_steps() == 32 and euler.refine_at == ()
     assert wide.dataset == "cifar100" and wide.channels == (64, 128, 256) and wide.final_n_steps() == 8
     assert all(c.lr == 0.1 and c.momentum == 0.9 and c.weight_decay == 5e-4 and c.batch_size == 128
                for c in paper.values())
-    smoke = T.image_runs("smoke")["rk4_refined"]
+    smoke = image_runs("smoke")["rk4_refined"]
     assert smoke.refine_at and smoke.refine_at[0] < smoke.epochs
-    runs = T.image_runs("smoke", out_root="book_runs", resume=True)
+    runs = image_runs("smoke", out_root="book_runs", resume=True)
     assert runs["euler_fixed"].out_dir == os.path.join("book_runs", "smoke-euler_fixed") and runs["euler_fixed"].resume
 
 
@@ -136,18 +138,18 @@ def test_command_line(data_dir, tmp_path, capsys):
     out = tmp_path / "cli"
     argv = ["--preset", "smoke", "--run", "euler_fixed", "--data-dir", data_dir, "--n-train", "64", "--n-test",
             "32", "--epochs", "1", "--out-dir", str(out), "--quiet", "--device", "cpu"]
-    assert T.main(argv) == 0
+    assert train_cli.main(argv) == 0
     results = json.loads((out / T.RESULTS).read_text())
     assert results["preset"] == "smoke" and results["config"]["scheme"] == "euler" and results["epochs_done"] == 1
-    assert T.main(argv) == 1 and "resume" in capsys.readouterr().err  # refuses to overwrite
-    assert T.main(argv[:-5] + ["--epochs", "2", "--out-dir", str(out), "--quiet", "--resume"]) == 0
+    assert train_cli.main(argv) == 1 and "resume" in capsys.readouterr().err  # refuses to overwrite
+    assert train_cli.main(argv[:-5] + ["--epochs", "2", "--out-dir", str(out), "--quiet", "--resume"]) == 0
     assert json.loads((out / T.RESULTS).read_text())["epochs_done"] == 2
-    assert T.main(["--list"]) == 0 and "cifar100_wide_refined" in capsys.readouterr().out
+    assert train_cli.main(["--list"]) == 0 and "cifar100_wide_refined" in capsys.readouterr().out
 
 
 @pytest.mark.filterwarnings("ignore:CUDA is not available:UserWarning")  # only the context object is built
 def test_amp_dtype_bf16_only_where_native(monkeypatch):
-    from cnet_lib import device as D
+    from cnet_lib.runtime import device as D
 
     assert D.amp_dtype(torch.device("cpu")) is None
     for capability, expected in (((8, 0), torch.bfloat16), ((9, 0), torch.bfloat16), ((7, 5), None), ((7, 0), None)):

@@ -1,0 +1,370 @@
+"""The OdeBlock: a residual block as an ODE in depth, with weights that are functions of time.
+
+.. math::
+
+    \\frac{dx}{dt} = \\varepsilon\\, s(t)\\, R\\big(x, \\theta(t)\\big), \\quad t \\in [0, T], \\qquad
+    \\theta(t) = \\sum_{\\beta=1}^{M} \\varphi_\\beta(t/T)\\, \\hat\\theta_\\beta
+
+``R`` is any ``nn.Module``; the block treats it as the pure function R(x, θ) of the
+paper and owns the M coefficient sets θ̂_β (shape ``(M, *p.shape)`` for every parameter
+``p`` of R, independently initialised like the M layers of a ResNet).  s(t) exists only
+with ``skip_init=True`` (a zero-initialised basis expansion, so the block starts as the
+identity).  BatchNorm layers inside R are time dependent: one set of running statistics
+per basis interval (their affine weights are part of θ).
+
+The computational graph — the *manifestation* — is chosen at call time: ``scheme`` and
+``n_steps`` (N_t, default M) can be changed with :meth:`OdeBlock.manifest` without
+touching the parameters.  :meth:`OdeBlock.refine` doubles M and N_t keeping θ(t);
+:meth:`OdeBlock.project` compresses θ to another basis by L2 projection.
+
+Each stage of step k reads θ at its exact position (k + c)/N_t on its own step's
+interval (see :class:`cnet_lib.integrate.StagePosition`); with the piecewise-constant
+basis, Euler and N_t = M, the block *is* a ResNet: x_{k+1} = x_k + h ε R(x_k, θ̂_k).
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+from fractions import Fraction
+from typing import Iterator, Optional, Union
+
+import torch
+from torch import nn
+
+from .bases import Basis, CoefficientMap, PiecewiseConstant, make_basis, piece_index
+from .integrate import StagePosition, check_n_steps, integrate_positions, weighted_sum
+from .schemes import Tableau, get_scheme
+from .validation import check_float
+
+__all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state"]
+
+_BN = nn.modules.batchnorm._BatchNorm
+_SEP = "__"  # '.' is not allowed in ParameterDict keys
+
+
+def _key(name: str) -> str:
+    return name.replace(".", _SEP)
+
+
+def coefficient_key(name: str) -> str:
+    """The key of residual parameter ``name`` in ``OdeBlock.coeffs`` (in a state dict:
+    ``<block>.coeffs.<key>``), e.g. ``conv1.weight`` -> ``conv1__weight``."""
+    return _key(name)
+
+
+def _owner(root: nn.Module, name: str) -> tuple[nn.Module, str]:
+    *path, attr = name.split(".")
+    mod = root
+    for p in path:
+        mod = getattr(mod, p)
+    return mod, attr
+
+
+def _fresh_copy(module: nn.Module) -> nn.Module:
+    """A deep copy with every sub-module's parameters re-drawn by its ``reset_parameters``."""
+    out = copy.deepcopy(module)
+    for m in out.modules():
+        if hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+    return out
+
+
+def _interval_map(n_old: int, n_new: int) -> CoefficientMap:
+    """Map piecewise-constant statistics from n_old to n_new equal intervals."""
+    if n_new == n_old:
+        return CoefficientMap(n_old, tuple(((i, 1.0),) for i in range(n_old)))
+    if n_new == 2 * n_old:
+        return PiecewiseConstant(n_old).refine()[1]
+    return PiecewiseConstant(n_old).project(PiecewiseConstant(n_new))
+
+
+def remap_optimizer_state(
+    optimizer: torch.optim.Optimizer, replaced: dict[nn.Parameter, nn.Parameter], cmap: CoefficientMap
+) -> None:
+    """Point ``optimizer`` at the new Parameters and carry their state through ``cmap``.
+
+    ``replaced`` maps each old coefficient Parameter to its successor.  The optimizer's
+    parameter groups are updated in place, and every per-parameter state tensor of the old
+    parameter's shape (SGD's momentum buffer, Adam's moments) is mapped along its leading
+    (basis) axis, so momentum survives refinement; scalars such as Adam's step are kept.
+    """
+    for group in optimizer.param_groups:
+        group["params"] = [replaced.get(p, p) for p in group["params"]]
+    for old, new in replaced.items():
+        state = optimizer.state.pop(old, None)
+        if state:
+            optimizer.state[new] = {
+                k: cmap.apply(v) if torch.is_tensor(v) and v.dim() > 0 and v.shape == old.shape else v
+                for k, v in state.items()
+            }
+
+
+class OdeBlock(nn.Module):
+    """dx/dt = ε s(t) R(x, θ(t)) over [0, T], integrated with ``scheme`` in ``n_steps`` steps.
+
+    Parameters
+    ----------
+    residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
+        into the block as M coefficient sets, and R keeps only shape placeholders.
+    n_basis: M, the number of basis functions.
+    basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
+    scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
+    n_steps: N_t; ``None`` means N_t = M.
+    epsilon: ε, a fixed scale of the rate.
+    T: the depth-time horizon.
+    skip_init: multiply the rate by a learned, zero-initialised s(t) (same basis).
+    """
+
+    def __init__(
+        self,
+        residual: nn.Module,
+        n_basis: int,
+        basis: Union[str, Basis] = "piecewise_constant",
+        scheme: Union[str, Tableau] = "euler",
+        n_steps: Optional[int] = None,
+        epsilon: float = 1.0,
+        T: float = 1.0,
+        skip_init: bool = False,
+    ):
+        super().__init__()
+        if not isinstance(residual, nn.Module):
+            raise TypeError(f"residual must be an nn.Module (the rate R(x, θ)), got {type(residual).__name__}")
+        self.basis = make_basis(basis, n_basis)
+        self.scheme = get_scheme(scheme)
+        self.n_steps = self.basis.n_basis if n_steps is None else check_n_steps(n_steps)
+        self.epsilon = check_float("epsilon", epsilon, example=1.0)
+        self.T = check_float("T", T, low=0, low_open=True, example=1.0)
+        self.skip_init = bool(skip_init)
+        m = self.basis.n_basis
+
+        # θ̂: the residual's own values for β = 0, fresh draws for the others
+        copies = [residual] + [_fresh_copy(residual) for _ in range(m - 1)]
+        named = [dict(c.named_parameters()) for c in copies]
+        self._param_names = tuple(named[0])
+        self.coeffs = nn.ParameterDict(
+            {_key(n): nn.Parameter(torch.stack([d[n].detach() for d in named])) for n in self._param_names}
+        )
+        # time-dependent BatchNorm: running statistics per interval
+        bn_names = []
+        for mod_name, mod in residual.named_modules():
+            if isinstance(mod, _BN) and mod.track_running_stats:
+                for attr in ("running_mean", "running_var"):
+                    full = f"{mod_name}.{attr}" if mod_name else attr
+                    buf = getattr(mod, attr)
+                    self.register_buffer("bn" + _SEP + _key(full), buf.detach().unsqueeze(0).repeat(self.basis.n_intervals, 1))
+                    bn_names.append(full)
+        self._bn_names: tuple[str, ...] = tuple(bn_names)
+        # strip R's own tensors: it is a pure function of (x, θ) from now on; each becomes
+        # a plain attribute holding a shape-only placeholder
+        self._slots: dict[str, tuple[nn.Module, str]] = {}
+        self._placeholders: dict[str, torch.Tensor] = {}
+        for n in self._param_names + self._bn_names:
+            mod, attr = _owner(residual, n)
+            self._placeholders[n] = torch.empty(getattr(mod, attr).shape, device="meta")
+            if attr in mod._parameters:
+                del mod._parameters[attr]
+            else:
+                del mod._buffers[attr]
+            object.__setattr__(mod, attr, self._placeholders[n])
+            self._slots[n] = (mod, attr)
+        self.residual = residual
+        if self.skip_init:  # on the residual's device, in its dtype
+            like = next(iter(self.coeffs.values()), torch.empty(0))
+            self.skip_gain = nn.Parameter(torch.zeros(m, dtype=like.dtype, device=like.device))
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def n_basis(self) -> int:
+        return self.basis.n_basis
+
+    @property
+    def manifestation(self) -> tuple[str, int]:
+        """(scheme name, N_t) of the graph the next call will build."""
+        return self.scheme.name, self.n_steps
+
+    def extra_repr(self) -> str:
+        return (
+            f"basis={self.basis.name}, n_basis={self.n_basis}, scheme={self.scheme.name}, "
+            f"n_steps={self.n_steps}, epsilon={self.epsilon}, T={self.T}, skip_init={self.skip_init}"
+        )
+
+    def coefficient(self, name: str) -> nn.Parameter:
+        """θ̂ for the residual parameter ``name``: shape ``(M, *shape)``."""
+        try:
+            return self.coeffs[_key(name)]
+        except KeyError:
+            raise KeyError(f"the residual has no parameter {name!r}; it has {list(self._param_names)}") from None
+
+    def running_stats(self, name: str) -> torch.Tensor:
+        """The time-dependent BatchNorm statistic ``name`` of the residual (e.g.
+        ``"bn1.running_mean"``): one row per basis interval, shape ``(n_intervals, channels)``."""
+        if name not in self._bn_names:
+            raise KeyError(f"the residual has no BatchNorm statistic {name!r}; it has {list(self._bn_names)}")
+        return getattr(self, "bn" + _SEP + _key(name))
+
+    # ------------------------------------------------------------------ θ(t)
+    def _pieces(self) -> dict[str, tuple[torch.Tensor, ...]]:
+        """θ̂_β of every parameter as views (one unbind per forward: one gradient op each)."""
+        return {n: self.coeffs[_key(n)].unbind(0) for n in self._param_names}
+
+    def _tensors_at(self, tau: Fraction, side: int, pieces) -> dict[str, torch.Tensor]:
+        w = self.basis.weights(tau, side)
+        out = {n: weighted_sum(w, pieces[n]) for n in self._param_names}
+        if self._bn_names:
+            piece = piece_index(tau, self.basis.n_intervals, side)
+            for n in self._bn_names:
+                out[n] = self.running_stats(n)[piece]
+        return out
+
+    def _tau(self, t) -> Fraction:
+        """Normalised position t/T, read as the rational with denominator <= 10**6 within 1e-12
+        of it when there is one: floats like ``k * h`` then land on the break point they mean
+        (float(1/3) is a hair left of 1/3), and ``side`` decides there."""
+        tau = Fraction(t) / Fraction(self.T)
+        near = tau.limit_denominator(10**6)
+        return near if abs(near - tau) < Fraction(1, 10**12) else tau
+
+    def theta(self, t, side: int = 1) -> dict[str, torch.Tensor]:
+        """θ(t): the residual's parameters at depth-time ``t`` in [0, T] (a float or an exact
+        Fraction), keyed like ``residual.named_parameters()`` would be; ``side`` picks the
+        one-sided limit at a break point (+1: right, the default).
+        ``functional_call(block.residual, block.theta(t), (x,))`` is R(x, θ(t)) (with
+        time-dependent BatchNorm statistics, use :meth:`rate` instead).
+        """
+        w = self.basis.weights(self._tau(t), side)
+        return {n: weighted_sum(w, self.coeffs[_key(n)]) for n in self._param_names}
+
+    def gain(self, t: float, side: int = 1) -> torch.Tensor:
+        """ε s(t): the scale in front of R at time t (ε alone without skip_init)."""
+        if not self.skip_init:
+            like = next(iter(self.coeffs.values()), torch.empty(0))
+            return torch.tensor(self.epsilon, dtype=like.dtype, device=like.device)
+        return self.epsilon * weighted_sum(self.basis.weights(self._tau(t), side), self.skip_gain)
+
+    def _call_residual(self, tensors: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        """R(x, θ): what ``functional_call(self.residual, tensors, (x,))`` does, minus its
+        bookkeeping (R's parameters are plain attributes here, so setting them is enough)."""
+        slots = self._slots
+        try:
+            for n, t in tensors.items():
+                mod, attr = slots[n]
+                mod.__dict__[attr] = t
+            return self.residual(x)
+        finally:
+            for n in tensors:
+                mod, attr = slots[n]
+                mod.__dict__[attr] = self._placeholders[n]
+
+    def rate(self, pos: StagePosition, x: torch.Tensor, pieces=None) -> torch.Tensor:
+        """ε s(t) R(x, θ(t)) at the exact stage position ``pos``."""
+        pieces = self._pieces() if pieces is None else pieces
+        r = self._call_residual(self._tensors_at(pos.tau, pos.side, pieces), x)
+        if self.skip_init:
+            return (self.epsilon * weighted_sum(self.basis.weights(pos.tau, pos.side), self.skip_gain)) * r
+        return r if self.epsilon == 1.0 else self.epsilon * r
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pieces = self._pieces()
+        return integrate_positions(lambda pos, z: self.rate(pos, z, pieces), x, self.scheme, self.n_steps, (0.0, self.T))
+
+    # ------------------------------------------------------------------ manifestation
+    def manifest(self, scheme: Union[str, Tableau, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
+        """Choose the computational graph (scheme, N_t); parameters are untouched."""
+        if scheme is not None:
+            self.scheme = get_scheme(scheme)
+        if n_steps is not None:
+            self.n_steps = check_n_steps(n_steps)
+        return self
+
+    @contextlib.contextmanager
+    def manifested(self, scheme=None, n_steps=None) -> Iterator["OdeBlock"]:
+        """Context manager: evaluate with another manifestation, then restore the current one."""
+        saved = (self.scheme, self.n_steps)
+        try:
+            yield self.manifest(scheme, n_steps)
+        finally:
+            self.scheme, self.n_steps = saved
+
+    # ------------------------------------------------------------------ refinement, projection
+    def _apply_map(self, cmap: CoefficientMap, optimizer=None) -> None:
+        """Replace every coefficient Parameter p by a new one holding cmap(p).
+
+        New Parameter objects (not ``p.data = ...``): a graph still alive from a previous
+        step holds the old parameter's gradient accumulator, with the old shape, and would
+        fold later gradients back to it.
+        """
+        replaced: dict[nn.Parameter, nn.Parameter] = {}
+        with torch.no_grad():
+            for key, p in list(self.coeffs.items()):
+                self.coeffs[key] = replaced[p] = nn.Parameter(cmap.apply(p.detach()), p.requires_grad)
+            if self.skip_init:
+                old = self.skip_gain
+                self.skip_gain = replaced[old] = nn.Parameter(cmap.apply(old.detach()), old.requires_grad)
+        if optimizer is not None:
+            remap_optimizer_state(optimizer, replaced, cmap)
+
+    def refine(self, optimizer: Optional[torch.optim.Optimizer] = None) -> "OdeBlock":
+        """M -> 2M (hats: 2M - 1) and N_t -> 2 N_t with θ(t) unchanged.
+
+        The coefficient Parameters are replaced by new, larger ones: pass the ``optimizer``
+        that trains the block and it is pointed at them with its momentum mapped (see
+        :func:`remap_optimizer_state`); otherwise build a new optimizer afterwards.
+        BatchNorm statistics are copied to both halves of each interval.
+        """
+        new_basis, cmap = self.basis.refine()
+        self._apply_map(cmap, optimizer)
+        self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=False)
+        self.basis = new_basis
+        self.n_steps *= 2
+        return self
+
+    def project(self, n_basis: int, basis: Union[str, Basis, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
+        """Compress θ to ``n_basis`` functions (of ``basis``, default the same kind) by L2
+        projection; N_t becomes ``n_steps`` (default: the new M).  BatchNorm statistics are
+        pooled by projecting their first and second moments.  The coefficient Parameters are
+        replaced (build the optimizer afterwards if the model is trained further).
+        """
+        new_basis = make_basis(self.basis.name if basis is None else basis, n_basis)
+        cmap = self.basis.project(new_basis)
+        self._apply_map(cmap)
+        self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)
+        self.basis = new_basis
+        self.n_steps = new_basis.n_basis if n_steps is None else check_n_steps(n_steps)
+        return self
+
+    def _map_bn(self, cmap: CoefficientMap, moments: bool) -> None:
+        for n in self._bn_names:
+            if not n.endswith("running_mean"):
+                continue
+            var_name = n[: -len("running_mean")] + "running_var"
+            mean, var = self.running_stats(n), self.running_stats(var_name)
+            new_mean = cmap.apply(mean)
+            new_var = cmap.apply(var + mean**2) - new_mean**2 if moments else cmap.apply(var)
+            setattr(self, "bn" + _SEP + _key(n), new_mean)
+            setattr(self, "bn" + _SEP + _key(var_name), new_var)
+
+    # ------------------------------------------------------------------ state dicts
+    def config(self) -> dict:
+        """What a state dict must match to load into this block."""
+        return {"basis": self.basis.name, "n_basis": self.n_basis, "skip_init": self.skip_init}
+
+    def get_extra_state(self) -> dict:
+        return self.config()
+
+    def set_extra_state(self, state: dict) -> None:
+        self._check_config(state)
+
+    def _check_config(self, state) -> None:
+        mine = self.config()
+        if state != mine:
+            raise ValueError(
+                f"this state dict was saved from an OdeBlock with {state}, but this block has {mine}. "
+                "Build the model with the same basis, n_basis and skip_init (or refine()/project() it "
+                "to that configuration) before loading."
+            )
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        extra = state_dict.get(prefix + "_extra_state")
+        if extra is not None:
+            self._check_config(extra)  # before any shape mismatch, with a message that says how to fix it
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)

@@ -1,0 +1,381 @@
+"""Figures and live apps of the image chapters (figures layer).
+
+The numbers come from the image study (:mod:`~cnet_lib.images.runs`, :mod:`~cnet_lib.images.study`,
+:mod:`~cnet_lib.images.theta`, :mod:`~cnet_lib.images.robustness`); this module only draws them with
+plotly from precomputed values, so that sliders and menus work in the static book, and describes
+the live apps, which :func:`cnet_lib.book.widgets.live_app` turns into widgets.  Colours and
+labels come from :mod:`cnet_lib.runtime.vocabulary`.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from typing import Mapping, Sequence
+
+import torch
+
+from ..book.plotting import dropdown_slider_figure, line, slider_figure
+from ..book.widgets import Choice, IntRange, Steps, live_app
+from ..core.bases import make_basis
+from ..runtime.device import resolve_device
+from ..runtime.tables import find_row
+from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_label, scheme_color
+from .data import normalize
+from .evaluation import Evaluator, evaluate, model_dtype
+from .presets import sweep_grid
+from .robustness import input_noise, perturb_coefficients, quantized_copy, summarise
+from .runs import StudyRun, study_data
+from .theta import stage_table, theta_curve
+
+__all__ = [
+    "fig_theta_bases",
+    "fig_training_curves",
+    "fig_theta_refinement",
+    "fig_manifestations",
+    "fig_accuracy_vs_nt",
+    "fig_sweep_explorer",
+    "live_sweep_app",
+    "fig_weight_noise",
+    "fig_quantization",
+    "fig_input_noise",
+    "live_robustness_app",
+]
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def fig_theta_bases(curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], title: str = ""):
+    """Slider over the three bases; each step shows untrained (dashed) and trained (solid) θ(t)
+    of the same few weights.  ``curves`` comes from :func:`theta_by_basis`."""
+    frames = {}
+    for basis, kinds in curves.items():
+        traces = []
+        for i, entry in enumerate(kinds["trained"]):
+            col = SERIES_COLORS[i % len(SERIES_COLORS)]
+            for kind, dash in (("untrained", "dash"), ("trained", None)):
+                t, v = kinds[kind][entry]
+                traces.append(line(t, v, name=f"{kind} θ{entry}", color=col, dash=dash, legendgroup=entry))
+        frames[basis_label(basis)] = traces
+    return slider_figure(frames, title=title or "θ(t) of four weights of the first OdeBlock, in three bases",
+                         slider_prefix="basis: ", xaxis_title="t (depth time)", yaxis_title="θ(t)")
+
+
+def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training: accuracy, loss and seconds per epoch"):
+    """Three stacked panels against the epoch; refinement epochs marked by dotted lines."""
+    from plotly.subplots import make_subplots
+
+    go = _go()
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=("test accuracy", "training loss", "seconds per epoch (training only)"))
+    for i, (name, run) in enumerate(runs.items()):
+        h = run.history
+        col = SERIES_COLORS[i % len(SERIES_COLORS)]
+        ep = [r["epoch"] for r in h]
+        nts = [str(r["n_steps"]) for r in h]
+        for row, key in ((1, "test_acc"), (2, "train_loss"), (3, "train_seconds")):
+            fig.add_trace(go.Scatter(x=ep, y=[r[key] for r in h], name=run.label, legendgroup=name,
+                                     showlegend=row == 1, mode="lines+markers", line=dict(color=col),
+                                     customdata=nts, hovertemplate="epoch %{x}<br>%{y:.4g}<br>N_t=%{customdata}"),
+                          row=row, col=1)
+        for r in h:
+            if r["refined"]:
+                fig.add_vline(x=r["epoch"] - 0.5, line_dash="dot", line_color=col, row="all", col=1)
+    refined = sorted({r["epoch"] for run in runs.values() for r in run.history if r["refined"]})
+    fig.update_layout(title=title + (f" (dotted: refinement before epoch {', '.join(map(str, refined))})" if refined else ""),
+                      template="plotly_white", height=720, legend=dict(orientation="h", y=1.06))
+    fig.update_xaxes(title_text="epoch", row=3, col=1)
+    return fig
+
+
+def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str = ""):
+    """Slider over epochs: θ(t) of a few weights (and the skip gain s(t)) after each epoch
+    (solid) over the epoch before (dashed); a refinement doubles M and keeps θ(t)."""
+    frames = {}
+    prev = None
+    for snap in snapshots:
+        b = snap["blocks"][block]
+        traces = []
+        for i, (entry, coeffs) in enumerate(b["entries"].items()):
+            col = SERIES_COLORS[i % len(SERIES_COLORS)]
+            t, v = theta_curve(coeffs, b["basis"])
+            traces.append(line(t, v, name=f"θ{entry}", color=col, legendgroup=entry))
+            if prev is not None:
+                pt, pv = theta_curve(prev["entries"][entry], prev["basis"])
+                traces.append(line(pt, pv, name=f"θ{entry}, epoch before", color=col, dash="dash",
+                                   legendgroup=entry, opacity=0.5))
+        if b.get("gain") is not None:
+            t, v = theta_curve(b["gain"], b["basis"])
+            traces.append(line(t, v, name="s(t) (skip gain)", color="black", dash="dot"))
+        tag = "init" if snap["epoch"] == 0 else f"epoch {snap['epoch']}"
+        frames[f"{tag}, M={b['n_basis']}" + (" (refined)" if snap.get("refined") else "")] = traces
+        prev = b
+    return slider_figure(frames, active=len(frames) - 1, slider_prefix="",
+                         title=title or f"θ(t) of OdeBlock {block + 1} after each epoch (dashed: the epoch before)",
+                         xaxis_title="t (depth time)", yaxis_title="θ(t), s(t)")
+
+
+def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], basis: str = "piecewise_constant",
+                       title: str = ""):
+    """Where each manifestation (scheme, N_t) evaluates R on one θ(t): one row per manifestation,
+    one marker per stage evaluation at its time t, coloured by the piece β it reads; the piece
+    boundaries of θ(t) are dotted."""
+    go = _go()
+    fig = go.Figure()
+    labels = [f"{s}, N_t={n}" for s, n in manifestations]
+    for lab, (s, n) in zip(labels, manifestations):
+        rows = stage_table(s, n, n_basis, basis)
+        beta = [max(r["pieces"], key=lambda p: p[1])[0] for r in rows]
+        fig.add_trace(go.Scatter(
+            x=[r["t"] for r in rows], y=[lab] * len(rows), mode="markers", name=lab, showlegend=False,
+            marker=dict(size=11, color=[SERIES_COLORS[b % len(SERIES_COLORS)] for b in beta], line=dict(width=1, color="black")),
+            customdata=[[r["step"], r["stage"], str(r["pieces"])] for r in rows],
+            hovertemplate="t=%{x:.3f}<br>step %{customdata[0]}, stage %{customdata[1]}<br>reads (β, φ_β) %{customdata[2]}"))
+    for bp in make_basis(basis, n_basis).breakpoints:
+        fig.add_vline(x=float(bp), line_dash="dot", line_color="gray")
+    fig.update_layout(title=title or f"Stage evaluations of a few manifestations of one θ(t) (M = {n_basis}, {basis})",
+                      xaxis_title="t (depth time)", template="plotly_white", height=140 + 45 * len(labels),
+                      yaxis=dict(autorange="reversed"))
+    return fig
+
+
+def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
+    """The paper's Fig. 4: one panel per trained model, test accuracy against N_t for each inference
+    scheme, the trained graph as a star, compressed θ as open diamonds, and the blocks-as-identity
+    accuracy as a dashed line."""
+    from plotly.subplots import make_subplots
+
+    go = _go()
+    names = list(sweeps)
+    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, subplot_titles=[run_label(n) for n in names])
+    shown = set()
+    for c, name in enumerate(names, 1):
+        rows = sweeps[name]
+        manif = [r for r in rows if r["kind"] == "manifestation"]
+        for s in dict.fromkeys(r["scheme"] for r in manif):
+            rs = sorted((r for r in manif if r["scheme"] == s), key=lambda r: r["n_steps"])
+            fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="lines+markers",
+                                     name=s, legendgroup=s, showlegend=s not in shown,
+                                     line=dict(color=scheme_color(s)), customdata=[r["units"] for r in rs],
+                                     hovertemplate=f"{s}<br>N_t=%{{x}}<br>accuracy=%{{y:.4f}}<br>units=%{{customdata}}"),
+                          row=1, col=c)
+            shown.add(s)
+        tr = find_row(rows, kind="trained")
+        fig.add_trace(go.Scatter(x=[tr["n_steps"]], y=[tr["accuracy"]], mode="markers", name="trained graph",
+                                 legendgroup="trained", showlegend="trained" not in shown,
+                                 marker=dict(symbol="star", size=15, color="black")), row=1, col=c)
+        shown.add("trained")
+        comp = [r for r in rows if r["kind"] == "compressed"]
+        for s in dict.fromkeys(r["scheme"] for r in comp):
+            rs = sorted((r for r in comp if r["scheme"] == s), key=lambda r: r["n_basis"])
+            key = f"compressed {s}"
+            fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="markers",
+                                     name=f"θ compressed to M = N_t, {s}", legendgroup=key, showlegend=key not in shown,
+                                     marker=dict(symbol="diamond-open", size=12, color=scheme_color(s))),
+                          row=1, col=c)
+            shown.add(key)
+        ident = find_row(rows, kind="identity")
+        if ident is not None:
+            fig.add_hline(y=ident["accuracy"], line_dash="dash", line_color="gray", row=1, col=c,
+                          annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="bottom right")
+    fig.update_xaxes(type="log", title_text="N_t (steps per OdeBlock)")
+    fig.update_yaxes(title_text="test accuracy", col=1)
+    fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
+                      template="plotly_white", height=480, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
+    """Static counterpart of the live app: choose the scheme (menu) and N_t (slider); bars give each
+    model's accuracy with the full θ and, where swept, with θ compressed to M = N_t; black
+    markers the trained graph, grey markers the blocks-as-identity accuracy."""
+    go = _go()
+    names = list(sweeps)
+    labels = [run_label(n) for n in names]
+    schemes = list(dict.fromkeys(r["scheme"] for rows in sweeps.values() for r in rows if r["kind"] == "manifestation"))
+    nts = sorted({r["n_steps"] for rows in sweeps.values() for r in rows if r["kind"] == "manifestation"})
+
+    def acc(rows, kind, s, n):
+        r = next((r for r in rows if r["kind"] == kind and r["scheme"] == s and r["n_steps"] == n), None)
+        return None if r is None else r["accuracy"]
+
+    frames = {}
+    for s in schemes:
+        frames[s] = {}
+        for n in nts:
+            full = [acc(sweeps[k], "manifestation", s, n) for k in names]
+            comp = [acc(sweeps[k], "compressed", s, n) for k in names]
+            traces = [go.Bar(x=labels, y=full, name=f"{s}, N_t = {n}", marker_color=scheme_color(s),
+                             text=[f"{v:.3f}" if v is not None else "" for v in full], textposition="outside")]
+            if any(v is not None for v in comp):
+                traces.append(go.Bar(x=labels, y=comp, name=f"θ compressed to M = {n}", marker_color="#bbbbbb",
+                                     text=[f"{v:.3f}" if v is not None else "" for v in comp], textposition="outside"))
+            frames[s][n] = traces
+    static = [go.Scatter(x=labels, y=[find_row(sweeps[k], kind="trained")["accuracy"] for k in names], mode="markers",
+                         name="trained graph", marker=dict(symbol="star", size=14, color="black")),
+              go.Scatter(x=labels, y=[find_row(sweeps[k], kind="identity")["accuracy"] for k in names], mode="markers",
+                         name="blocks removed", marker=dict(symbol="line-ew-open", size=40, color="gray", line=dict(width=3)))]
+    fig = dropdown_slider_figure(frames, static_traces=static, title=title or "Accuracy of each trained model on a chosen graph",
+                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="test accuracy")
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
+    return fig
+
+
+def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: int = 1000, n_show: int = 12):
+    """A live app (model, scheme, N_t, compression) that evaluates the trained model on test
+    images on ``device`` (default: the model's) and shows a few of them with their predicted class."""
+    go = _go()
+    first = next(iter(runs.values()))
+    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    data = study_data(first.config, dev, with_train=False)
+    x, y = data.test_x[:n_images], data.test_y[:n_images]
+    grid = sweep_grid(first.config.preset)
+    max_m = max(b.n_basis for r in runs.values() for b in r.model.blocks)
+    comp_opts = [("none (trained θ)", 0)] + [(f"M = {m}", m) for m in sorted(set(grid.get("compress", ())) | {1, 2, 4}) if m < max_m]
+
+    def render(model, scheme, n_steps, compress):
+        run = runs[model]
+        m = run.model.to(dev)
+        if compress:
+            m = copy.deepcopy(m).project(compress)
+        t0 = time.perf_counter()
+        with m.manifested(scheme, int(n_steps)):
+            acc, _ = evaluate(m, x, y, data.mean, data.std, amp=run.config.amp)
+            with torch.no_grad():
+                pred = m(normalize(x[:n_show], data.mean, data.std).to(model_dtype(m))).argmax(1).cpu().tolist()
+        sec = time.perf_counter() - t0
+        imgs = x[:n_show].cpu()
+        fig = go.Figure()
+        cols = min(n_show, 6)
+        from plotly.subplots import make_subplots
+
+        fig = make_subplots(rows=math.ceil(n_show / cols), cols=cols, horizontal_spacing=0.01, vertical_spacing=0.08,
+                            subplot_titles=[f"{'✓' if p == t else '✗'} {data.classes[p]}" for p, t in zip(pred, y[:n_show].cpu().tolist())])
+        for i in range(n_show):
+            fig.add_trace(go.Image(z=imgs[i].permute(1, 2, 0).numpy()), row=i // cols + 1, col=i % cols + 1)
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        ident = compress and f"θ compressed to M = {compress}, " or ""
+        fig.update_layout(title=f"{run_label(model)}: {ident}{scheme}, N_t = {n_steps}: accuracy {acc:.4f} on {len(y)} test "
+                                f"images ({sec:.2f} s on {dev.type}); predicted classes of the first {n_show}",
+                          height=330, margin=dict(t=90, l=10, r=10, b=10))
+        return fig
+
+    schemes = list(grid["schemes"])
+    return live_app(
+        {"model": Choice([(r.label, k) for k, r in runs.items()], description="model"),
+         "scheme": Choice(schemes, schemes[-1], "scheme"),
+         "n_steps": IntRange(1, max(grid["n_steps"]), max(grid["n_steps"]) // 2 or 1, "N_t"),
+         "compress": Choice(comp_opts, 0, "compress")},
+        render, static_fallback_fig, title="Evaluate a trained ContinuousNet on any graph")
+
+
+# --------------------------------------------------------------------------- robustness (beyond the paper)
+def fig_weight_noise(study, title: str = ""):
+    """Accuracy against the relative weight noise σ (log axis): the mean over seeds with the range of
+    the seeds as error bars, one line per model and graph; dotted: each model's clean accuracy."""
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        noise = sorted((r for r in rows if r["kind"] == "weight_noise"), key=lambda r: r["level"])
+        clean = next(r for r in rows if r["kind"] == "clean")["accuracy"]
+        col = run_color(label)
+        fig.add_trace(go.Scatter(
+            x=[r["level"] for r in noise], y=[r["accuracy"] for r in noise], mode="lines+markers",
+            name=run_label(label), line=dict(color=col),
+            error_y=dict(type="data", symmetric=False, array=[r["max"] - r["accuracy"] for r in noise],
+                         arrayminus=[r["accuracy"] - r["min"] for r in noise]),
+            customdata=[r["seeds"] for r in noise],
+            hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
+        fig.add_hline(y=clean, line_dash="dot", line_color=col)
+    fig.update_xaxes(type="log", title_text="relative weight noise σ (‖noise‖ = σ‖θ̂‖ per coefficient tensor)")
+    fig.update_yaxes(title_text="test accuracy")
+    fig.update_layout(title=title or "Accuracy under noise on the weights θ̂ (dotted: clean)", template="plotly_white",
+                      height=460, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def fig_quantization(study, title: str = ""):
+    """Accuracy with the weights stored in float32 (clean), bf16, float16, 8 and 4 bits, one group of
+    bars per format; the hover gives the model's size in bytes."""
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        clean = next(r for r in rows if r["kind"] == "clean")
+        quant = [r for r in rows if r["kind"] == "quantized"]
+        order = [clean] + sorted(quant, key=lambda r: (isinstance(r["level"], int), -r["level"] if isinstance(r["level"], int) else 0))
+        names = ["float32"] + [f"{r['level']} bits" if isinstance(r["level"], int) else r["level"] for r in order[1:]]
+        fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in order], name=run_label(label),
+                             marker_color=run_color(label), text=[f"{r['accuracy']:.3f}" for r in order],
+                             textposition="outside", customdata=[r["bytes"] for r in order],
+                             hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="test accuracy",
+                      title=title or "Post-training quantization of every weight (per output channel, symmetric)",
+                      template="plotly_white", height=460, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def fig_input_noise(study, title: str = ""):
+    """Accuracy against Gaussian input noise τ (normalised pixel units), with each model's blocks
+    removed (dashed) for scale."""
+    go = _go()
+    fig = go.Figure()
+    for label, conds in study.items():
+        rows = summarise(conds)
+        col = run_color(label)
+        for kind, dash, suffix in (("input_noise", None, ""), ("identity_input_noise", "dash", ", blocks removed")):
+            pts = [r for r in rows if r["kind"] == kind]
+            base = next((r for r in rows if r["kind"] == ("clean" if kind == "input_noise" else "identity")), None)
+            if not pts or base is None:
+                continue
+            pts = [dict(base, level=0.0)] + sorted(pts, key=lambda r: r["level"])
+            fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
+                                     name=run_label(label) + suffix, line=dict(color=col, dash=dash)))
+    fig.update_layout(title=title or "Accuracy under Gaussian noise on the input images", template="plotly_white",
+                      height=460, xaxis_title="input noise τ (normalised pixel units)", yaxis_title="test accuracy",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid: Mapping, device=None,
+                        n_images: int = 1000):
+    """A live app (model, σ, weight format, scheme, N_t, input noise): evaluates the perturbed model on
+    the first ``n_images`` test images and compares it with the clean model on the same images."""
+    go = _go()
+    first = next(iter(runs.values()))
+    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    data = study_data(first.config, dev, with_train=False)
+    x, y = data.test_x[:n_images], data.test_y[:n_images]
+    ev = Evaluator()
+    sweep = sweep_grid(first.config.preset)
+
+    def render(model, sigma, fmt, scheme, n_steps, noise):
+        base = runs[model].model.to(dev)
+        m = perturb_coefficients(base, sigma, 0) if sigma else base
+        m = quantized_copy(m, fmt) if fmt != "float32" else m
+        with base.manifested(scheme, int(n_steps)), m.manifested(scheme, int(n_steps)):
+            clean = ev.correct(base, x, y, data.mean, data.std)[0].double().mean().item()
+            hit = ev.correct(m, x, y, data.mean, data.std, transform=input_noise(noise, 0) if noise else None)[0]
+        acc = hit.double().mean().item()
+        fig = go.Figure(go.Bar(x=["clean", "perturbed"], y=[clean, acc], text=[f"{clean:.3f}", f"{acc:.3f}"],
+                               textposition="outside", marker_color=["#888888", run_color(model)]))
+        fig.update_layout(title=f"{run_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, weights {fmt}, input noise "
+                                f"τ = {noise:g} → {100 * (clean - acc):+.1f} points lost on {len(y)} images",
+                          yaxis_range=[0, 1.1], yaxis_title="test accuracy", template="plotly_white", height=380)
+        return fig
+
+    schemes = list(sweep["schemes"])
+    return live_app(
+        {"model": Choice([(r.label, k) for k, r in runs.items()], description="model"),
+         "sigma": Steps([0.0] + [float(s) for s in grid["sigmas"]], 0.0, "σ"),
+         "fmt": Choice(["float32", "bf16", "fp16", 8, 4], "float32", "weights"),
+         "scheme": Choice(schemes, first.model.blocks[0].scheme.name, "scheme"),
+         "n_steps": IntRange(1, max(sweep["n_steps"]), first.model.blocks[0].n_steps, "N_t"),
+         "noise": Steps([0.0] + [float(t) for t in grid["input_noise"]], 0.0, "input τ")},
+        render, static_fallback_fig, title="Perturb a trained ContinuousNet")

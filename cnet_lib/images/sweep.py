@@ -1,0 +1,196 @@
+"""Manifestation sweep: one trained model, evaluated on many graphs without retraining.
+
+For every (scheme, N_t) of a grid the model is evaluated on the test images with that
+manifestation (:meth:`ContinuousNet.manifested`); for every compressed M its θ(t) is
+projected onto M basis functions (:meth:`ContinuousNet.project`, on a deep copy) and
+evaluated at N_t = M; and once with every OdeBlock replaced by the identity, which says how
+much the blocks matter at all.  Each row records test accuracy, inference seconds, residual
+evaluations per image ("units": stages × N_t summed over blocks) and parameter count.
+
+The command line is ``python -m cnet_lib.sweep CHECKPOINT`` (:mod:`cnet_lib.sweep`).
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import torch
+from torch import nn
+
+from ..core.models import ContinuousNet
+from ..core.odeblock import OdeBlock
+from ..core.schemes import get_scheme
+from ..runtime.checkpoint import atomic_write_text
+from ..runtime.device import environment
+from ..runtime.progress import progress_bar
+from ..runtime.tables import format_table
+from ..runtime.threads import image_step_flops, threads_for, torch_threads
+from .data import load_dataset
+from .evaluation import evaluate
+from .presets import IMAGE_PRESETS, sweep_grid
+from .training import load_model
+
+__all__ = ["DEFAULT_GRID", "manifestation_sweep", "sweep_checkpoint", "sweep_table", "write_sweep"]
+
+DEFAULT_GRID = dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16),
+                    compress=(1, 2, 4), compress_schemes=None)
+
+
+def _units(model: ContinuousNet) -> int:
+    return sum(b.scheme.stages * b.n_steps for b in model.blocks)
+
+
+def _uniform(values: list):
+    return values[0] if len(set(values)) == 1 else list(values)
+
+
+def _row(kind: str, model: Optional[ContinuousNet], acc: float, seconds: float, n_images: int, **fields) -> dict:
+    row = {"kind": kind}
+    if model is not None:
+        row.update(scheme=_uniform([b.scheme.name for b in model.blocks]),
+                   n_steps=_uniform([b.n_steps for b in model.blocks]),
+                   n_basis=_uniform([b.n_basis for b in model.blocks]),
+                   units=_units(model), n_parameters=model.n_parameters())
+    row.update(fields)
+    row.update(accuracy=acc, seconds=seconds, ms_per_image=1000.0 * seconds / max(n_images, 1))
+    return row
+
+
+def _eval_threads(model: ContinuousNet, batch: int, device: torch.device) -> Optional[int]:
+    """On the CPU, torch threads for evaluating ``model`` on batches of ``batch`` images (a
+    forward pass is a third of a training step's work); ``None`` on a GPU."""
+    if device.type != "cpu":
+        return None
+    blocks = [b for b in model.blocks if isinstance(b, OdeBlock)]
+    if not blocks:
+        return threads_for(0.0)
+    flops = image_step_flops(model.config()["channels"], batch, blocks[0].scheme.stages, [b.n_steps for b in blocks])
+    return threads_for(flops / 3)
+
+
+def _identity_copy(model: ContinuousNet) -> ContinuousNet:
+    m = copy.deepcopy(model)
+    m.blocks = nn.ModuleList(nn.Identity() for _ in m.blocks)
+    return m
+
+
+def manifestation_sweep(
+    model: ContinuousNet,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+    schemes: Sequence[str] = DEFAULT_GRID["schemes"],
+    n_steps: Sequence[int] = DEFAULT_GRID["n_steps"],
+    compress: Iterable[int] = DEFAULT_GRID["compress"],
+    compress_schemes: Optional[Sequence[str]] = None,
+    batch_size: int = 500,
+    amp: bool = True,
+    progress: bool = True,
+) -> list[dict]:
+    """Tidy rows (one dict per evaluation) for the trained model on uint8 test images ``x``.
+
+    Kinds: ``trained`` (its own graph), ``manifestation`` (every scheme × N_t of the grid),
+    ``compressed`` (θ projected to M < the trained M, for each of ``compress_schemes``, default
+    the trained scheme, at N_t = M), ``identity`` (every OdeBlock replaced by the identity).
+    The model itself is left as it was.
+    """
+    for s in list(schemes) + list(compress_schemes or []):
+        get_scheme(s)  # unknown names fail before any work
+    if any(int(n) < 1 for n in n_steps):
+        raise ValueError(f"every N_t must be >= 1, got {list(n_steps)}")
+    trained_manif = [b.manifestation for b in model.blocks]
+    trained_m = [b.n_basis for b in model.blocks]
+    compress = sorted({int(m) for m in compress if 1 <= int(m) < max(trained_m)})
+    c_schemes = list(compress_schemes) if compress_schemes else [trained_manif[0][0]]
+    jobs = 2 + len(schemes) * len(n_steps) + len(compress) * len(c_schemes)
+    n = len(y)
+    rows: list[dict] = []
+    bar = progress_bar(total=jobs, desc="manifestation sweep", disable=not progress)
+
+    def run(m: nn.Module) -> tuple[float, float]:
+        threads = _eval_threads(m, min(batch_size, n), x.device)
+        with torch_threads(threads) if threads else contextlib.nullcontext():
+            evaluate(m, x[: min(batch_size, n)], y[: min(batch_size, n)], mean, std, batch_size, amp)  # warm-up
+            out = evaluate(m, x, y, mean, std, batch_size, amp)
+        bar.update(1)
+        return out
+
+    was_training = model.training
+    model.eval()
+    try:
+        acc, sec = run(model)
+        rows.append(_row("trained", model, acc, sec, n))
+        for s in schemes:
+            for nt in n_steps:
+                with model.manifested(s, int(nt)):
+                    acc, sec = run(model)
+                    same = [b.manifestation for b in model.blocks] == trained_manif
+                    rows.append(_row("manifestation", model, acc, sec, n, is_trained=same))
+        for s in c_schemes:
+            for m in compress:
+                small = copy.deepcopy(model).project([min(m, mb) for mb in trained_m])
+                small.manifest(s)
+                acc, sec = run(small)
+                rows.append(_row("compressed", small, acc, sec, n, compressed_from=_uniform(trained_m)))
+        ident = _identity_copy(model)
+        acc, sec = run(ident)
+        rows.append(_row("identity", None, acc, sec, n, scheme=None, n_steps=0, n_basis=0, units=0,
+                         n_parameters=ident.n_parameters()))
+    finally:
+        bar.close()
+        model.train(was_training)
+    return rows
+
+
+def sweep_table(rows: Sequence[dict]) -> str:
+    """A plain-text table of sweep rows (``*``: the trained manifestation)."""
+    return format_table(rows, [
+        ("kind", lambda r: r["kind"] + (" *" if r.get("is_trained") else ""), "{}"), ("scheme", "scheme", "{}"),
+        ("N_t", "n_steps", "{}"), ("M", "n_basis", "{}"), ("units", "units", "{}"), ("params", "n_parameters", "{}"),
+        ("accuracy", "accuracy", "{:.4f}"), ("ms/image", "ms_per_image", "{:.3f}")],
+        left=2, note="(* = the trained manifestation)")
+
+
+def write_sweep(path, rows: Sequence[dict], **meta) -> Path:
+    """Write ``{"rows": rows, **meta, "created_utc"}`` as JSON, atomically."""
+    path = Path(path)
+    payload = {**meta, "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "rows": list(rows)}
+    atomic_write_text(path, json.dumps(payload, indent=1))
+    return path
+
+
+def sweep_checkpoint(
+    checkpoint,
+    data_dir=None,
+    n_test: Optional[int] = None,
+    device=None,
+    grid: Optional[dict] = None,
+    batch_size: int = 500,
+    progress: bool = True,
+) -> tuple[list[dict], dict]:
+    """Sweep the model of a training checkpoint on its run's test split; returns (rows, meta).
+
+    ``n_test`` defaults to the run's own subset, so the ``trained`` row reproduces the accuracy
+    in its history.  ``grid`` (schemes, n_steps, compress, compress_schemes) defaults to the
+    run's preset grid, else :data:`DEFAULT_GRID`.
+    """
+    model, ck = load_model(checkpoint, device)
+    dev = next(model.parameters()).device
+    run = ck["extra"].get("run_config", {})
+    preset = run.get("preset")
+    if grid is None:
+        grid = sweep_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID)
+    data = load_dataset(run.get("dataset", "cifar10"), data_dir if data_dir is not None else run.get("data_dir"),
+                        n_train=None, n_test=n_test if n_test is not None else run.get("n_test"),
+                        seed=run.get("seed", 0), device=dev, progress=progress)
+    rows = manifestation_sweep(model, data.test_x, data.test_y, data.mean, data.std, batch_size=batch_size,
+                               progress=progress, amp=run.get("amp", True), **grid)
+    meta = {"checkpoint": str(checkpoint), "preset": preset, "run_name": run.get("run_name"), "seed": run.get("seed"),
+            "dataset": data.name, "n_test": len(data.test_y), "grid": grid, "environment": environment(dev),
+            "epochs_trained": ck["extra"].get("epoch")}
+    return rows, meta

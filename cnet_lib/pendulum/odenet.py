@@ -1,0 +1,277 @@
+"""The ODE-Net of the paper's Section 3: a learned rate inside one Runge–Kutta step, and its training.
+
+The paper learns a rate ``G(x) = A tanh(W x + b)`` (50 hidden units) and embeds it in one step of a
+Runge–Kutta scheme, ``F(x_k) = step(G, x_k, Δt_data)``, trained on the one-step loss
+``Σ_k ‖F(x_k) − x_{k+1}‖²`` over states sampled every ``Δt_data`` (:mod:`cnet_lib.pendulum.physics`).
+The step is computed with torchdiffeq's fixed-grid ``odeint`` (as in the paper) when torchdiffeq
+has the scheme, otherwise with :func:`cnet_lib.integrate`; the two agree to round-off (tested).
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core.integrate import integrate
+from ..core.schemes import Tableau, get_scheme
+from ..core.validation import check_float, check_int
+from ..runtime.progress import progress_bar
+from ..runtime.threads import torch_threads
+from .physics import RHO0, G, PendulumData, exact_solution
+
+__all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "one_step", "rollout", "global_error", "train_odenet"]
+
+TORCHDIFFEQ_METHODS = {
+    "euler": "euler",
+    "midpoint": "midpoint",
+    "heun": "heun2",
+    "rk4_38": "rk4",
+}
+"""``cnet_lib`` scheme name -> torchdiffeq fixed-grid method with the *same* Butcher tableau.
+
+torchdiffeq 0.2's fixed-grid solvers are ``euler``, ``midpoint``, ``heun2``, ``heun3``, ``rk4``
+(Kutta's 3/8 rule, i.e. our ``rk4_38``) and the multistep Adams methods.  It has no classic
+RK4, Ralston or Kutta's RK3 (its ``heun3`` is a different third-order tableau), so for
+``rk4_classic``, ``ralston`` and ``rk3`` the step is computed with :func:`cnet_lib.integrate`.
+"""
+
+
+# --------------------------------------------------------------------------- the ODE-Net
+class ODENet(nn.Module):
+    """The learned rate ``G(x) = A tanh(W x + b)``: W is (hidden, 2), b (hidden,), A (2, hidden).
+
+    ``forward(x)`` evaluates G on ``x`` of shape (..., 2); :meth:`rate` is the same as
+    ``G(t, x)`` for integrators (the pendulum is autonomous, t is ignored).
+    """
+
+    def __init__(self, hidden: int = 50, dim: int = 2):
+        super().__init__()
+        self.hidden = hidden
+        self.inner = nn.Linear(dim, hidden)  # W, b
+        self.outer = nn.Linear(hidden, dim, bias=False)  # A
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.outer(torch.tanh(self.inner(x)))
+
+    def rate(self, t, x: torch.Tensor) -> torch.Tensor:
+        return self(x)
+
+
+class _TimeFree(nn.Module):
+    """Wrap ``G(x)`` as ``func(t, x)`` for torchdiffeq (which calls ``func(t, y)``)."""
+
+    def __init__(self, G: Callable[[torch.Tensor], torch.Tensor]):
+        super().__init__()
+        self.G = G
+
+    def forward(self, t, x):
+        return self.G(x)
+
+
+def _as_rate(G) -> Callable[[float, torch.Tensor], torch.Tensor]:
+    """``G(x)`` (an :class:`ODENet`, or :func:`true_rate`) as ``f(t, x)`` for :func:`cnet_lib.integrate`."""
+    return lambda t, x: G(x)
+
+
+def _backend_for(scheme: Union[str, Tableau], backend: str) -> str:
+    tab = get_scheme(scheme)
+    if backend not in ("auto", "torchdiffeq", "cnet"):
+        raise ValueError(f"backend must be 'auto', 'torchdiffeq' or 'cnet', got {backend!r}")
+    if backend == "torchdiffeq" and tab.name not in TORCHDIFFEQ_METHODS:
+        raise ValueError(
+            f"torchdiffeq has no fixed-grid method with the tableau of {tab.name!r}; "
+            f"it covers {sorted(TORCHDIFFEQ_METHODS)} (its 'rk4' is our 'rk4_38'). Use backend='cnet'."
+        )
+    if backend == "auto":
+        return "torchdiffeq" if tab.name in TORCHDIFFEQ_METHODS else "cnet"
+    return backend
+
+
+def one_step(G, x: torch.Tensor, scheme: Union[str, Tableau], dt: float, backend: str = "auto") -> torch.Tensor:
+    """One step ``F(x) = step(G, x, Δt)`` of ``scheme`` for the autonomous rate ``G(x)``; batched over x.
+
+    ``backend='torchdiffeq'`` calls ``odeint(func, x, [0, Δt], method=m, options={'step_size': Δt})``
+    as the paper did (``m`` from :data:`TORCHDIFFEQ_METHODS`); ``'cnet'`` uses
+    :func:`cnet_lib.integrate` with one step; ``'auto'`` (default) picks torchdiffeq when it has
+    the scheme and cnet_lib otherwise (e.g. ``rk4_classic``).
+    """
+    tab = get_scheme(scheme)
+    dt = float(dt)
+    which = _backend_for(tab, backend)
+    if which == "torchdiffeq":
+        from torchdiffeq import odeint
+
+        t = torch.tensor([0.0, dt], dtype=x.dtype, device=x.device)
+        return odeint(_TimeFree(G), x, t, method=TORCHDIFFEQ_METHODS[tab.name], options={"step_size": dt})[-1]
+    return integrate(_as_rate(G), x, tab, 1, t_span=(0.0, dt))
+
+
+def rollout(
+    G,
+    x0,
+    scheme: Union[str, Tableau],
+    dt: float,
+    n_steps: int,
+    backend: str = "cnet",
+) -> torch.Tensor:
+    """Roll the scheme out from ``x0`` for ``N_t = n_steps`` steps of size ``Δt``: x_{n+1} = step(G, x_n, Δt).
+
+    Returns the float64 path of shape ``(n_steps + 1, *x0.shape)``, without gradients.  ``G``
+    is a rate ``G(x)`` (e.g. a trained :class:`ODENet`), or use ``G=true_rate`` for the true
+    rate f.  ``backend='cnet'`` (default, fastest) uses :func:`cnet_lib.integrate`;
+    ``'torchdiffeq'`` calls torchdiffeq's ``odeint`` on the exact grid ``t_n = n Δt``.
+    """
+    tab = get_scheme(scheme)
+    x0 = torch.as_tensor(x0, dtype=torch.float64)
+    dt = float(dt)
+    with torch.no_grad():
+        which = _backend_for(tab, backend)
+        if which == "torchdiffeq":
+            from torchdiffeq import odeint
+
+            t = dt * torch.arange(n_steps + 1, dtype=torch.float64)
+            return odeint(_TimeFree(G), x0, t, method=TORCHDIFFEQ_METHODS[tab.name])
+        return integrate(_as_rate(G), x0, tab, int(n_steps), t_span=(0.0, dt * n_steps), return_path=True)
+
+
+def global_error(path, t_final: float, rho0: float = RHO0, g: float = G) -> float:
+    """The global error ``E = ‖x_N − x(t_final)‖₂`` of a rolled-out path whose last state is at ``t_final``.
+
+    Non-finite paths (a blown-up rollout) give ``inf``.
+    """
+    xN = np.asarray(path[-1].detach().cpu() if isinstance(path, torch.Tensor) else path[-1], dtype=np.float64)
+    if not np.all(np.isfinite(xN)):
+        return math.inf
+    return float(np.linalg.norm(xN - exact_solution(t_final, rho0, g)))
+
+
+# --------------------------------------------------------------------------- training
+@dataclass
+class ODENetFit:
+    """A trained ODE-Net and its history; pass it back as ``resume=`` to keep training.
+
+    ``losses[i]`` is the one-step loss (mean over pairs of ‖F(x_k) − x_{k+1}‖² / Δt_data²) at
+    iteration ``i``; ``seconds`` is the wall time spent training (all sessions together).
+    """
+
+    model: ODENet
+    scheme: str
+    dt_data: float
+    lr: float
+    seed: int
+    backend: str
+    losses: list = field(default_factory=list)
+    seconds: float = 0.0
+    optimizer_state: Optional[dict] = None
+
+    @property
+    def n_iters(self) -> int:
+        return len(self.losses)
+
+    @property
+    def final_loss(self) -> float:
+        return self.losses[-1] if self.losses else math.nan
+
+    def one_step_rms(self) -> float:
+        """RMS one-step residual ``sqrt(mean ‖F(x_k) − x_{k+1}‖²)`` implied by the last loss."""
+        return math.sqrt(self.final_loss) * self.dt_data
+
+
+def train_odenet(
+    data: PendulumData,
+    scheme: Union[str, Tableau],
+    n_iters: int,
+    lr: float = 1e-2,
+    lr_final: Optional[float] = 1e-4,
+    seed: int = 0,
+    hidden: int = 50,
+    backend: str = "auto",
+    resume: Optional[ODENetFit] = None,
+    progress: bool = True,
+    threads: int = 1,
+) -> ODENetFit:
+    """Train ``G`` so that one step of ``scheme`` maps each ``x_k`` to ``x_{k+1}``.
+
+    Full-batch Adam in float64 on the one-step loss
+
+    .. math::
+
+        L = \\frac{1}{N} \\sum_{k=0}^{N-1} \\frac{\\lVert F(x_k) - x_{k+1} \\rVert^2}{\\Delta t_\\text{data}^2},
+        \\qquad F(x_k) = \\mathrm{step}(G, x_k, \\Delta t_\\text{data}),
+
+    the paper's loss divided by Δt_data² (the same minimiser; without it the gradients are
+    ~1e-10 and Adam's ε = 1e-8 would stall the optimiser).  The learning rate decays
+    geometrically from ``lr`` to ``lr_final`` over the ``n_iters`` iterations (``lr_final=None``:
+    constant).  ``seed`` fixes the initialisation.  ``resume=`` continues a previous
+    :class:`ODENetFit` for ``n_iters`` more iterations (model and Adam state are copied, the
+    original is left untouched).  Runs with ``threads`` torch threads (default 1, restored after).
+    """
+    tab = get_scheme(scheme)
+    which = _backend_for(tab, backend)
+    check_int("n_iters", n_iters, low=0, example=4000)
+    check_float("lr", lr, low=0, low_open=True, example=1e-2)
+    if lr_final is not None:
+        check_float("lr_final", lr_final, low=0, low_open=True, example=1e-4)
+    check_int("hidden", hidden, low=1, example=50)
+    check_int("threads", threads, low=1, example=1)
+    check_int("seed", seed, example=0)
+    if resume is not None:
+        if resume.scheme != tab.name or resume.dt_data != data.dt_data:
+            raise ValueError(
+                f"cannot resume a model trained with {resume.scheme!r} at Δt_data={resume.dt_data} "
+                f"as {tab.name!r} at Δt_data={data.dt_data}"
+            )
+        model = copy.deepcopy(resume.model)
+        losses = list(resume.losses)
+        seconds = resume.seconds
+    else:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+            model = ODENet(hidden).double()
+        losses, seconds = [], 0.0
+    x_in, x_out = data.pairs()
+    dt = data.dt_data
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    if resume is not None and resume.optimizer_state is not None:
+        opt.load_state_dict(copy.deepcopy(resume.optimizer_state))
+        for group in opt.param_groups:
+            group["lr"] = lr
+    gamma = 1.0 if (lr_final is None or n_iters == 0) else (lr_final / lr) ** (1.0 / n_iters)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma)
+
+    bar = progress_bar(total=n_iters, desc=f"ODE-Net({tab.name})") if progress and n_iters > 0 else None
+    t0 = time.perf_counter()
+    with torch_threads(threads):
+        for it in range(n_iters):
+            opt.zero_grad(set_to_none=True)
+            pred = one_step(model, x_in, tab, dt, backend=which)
+            loss = ((pred - x_out) ** 2).sum(-1).mean() / dt**2
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if bar is not None and (it % 200 == 0 or it == n_iters - 1):
+                bar.n = it + 1
+                bar.set_postfix(loss=f"{losses[-1]:.2e}", refresh=False)
+                bar.refresh()
+    if bar is not None:
+        bar.close()
+    seconds += time.perf_counter() - t0
+    return ODENetFit(
+        model=model.eval(),
+        scheme=tab.name,
+        dt_data=dt,
+        lr=lr,
+        seed=seed,
+        backend=which,
+        losses=losses,
+        seconds=seconds,
+        optimizer_state=copy.deepcopy(opt.state_dict()),
+    )

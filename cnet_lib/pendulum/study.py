@@ -1,0 +1,387 @@
+"""The pendulum study of the paper's Section 3, as tidy tables and plotly figures.
+
+Everything is measured against the exact elliptic-function solution
+(:func:`cnet_lib.pendulum.physics.exact_solution`).  The global error of a rollout with ``N_t`` steps
+of size ``Δt`` is ``E(Δt) = ‖x_{N_t} − x(t_final)‖₂`` at the final time ``t_final = N_t Δt``.
+
+Tables are lists of dicts (one row per measurement, column names in the docstrings), so a
+reader can print them, filter them with a comprehension or hand them to pandas.
+
+* :func:`integrator_convergence` + :func:`fit_slopes`: E(Δt) of the numerical integrators on
+  the true rate f and the fitted log–log slopes (the observed orders, paper Fig. 3a dashed).
+* :func:`train_models`: ODE-Net(scheme) for each training scheme, trained on one data set
+  (cached in memory for the session, keyed by every setting that changes the result).
+* :func:`rollout_table`: every trained G rolled out with every inference scheme at
+  ``Δt = h·Δt_data`` for each h: the raw material of Fig. 2, Fig. 3a and Fig. 3b.
+* :func:`dip_table`, :func:`interchange_matrix`, :func:`error_floor_table`,
+  :func:`dt_data_control`: the numbers the chapter prints.
+
+Preset sizes live in :mod:`cnet_lib.pendulum.presets`.
+The models are tiny (2-50-2), so they are trained on the CPU in float64 with one torch thread
+whatever the device; a GPU would only add launch latency.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core.schemes import get_scheme
+from ..runtime.tables import find_row
+from ..runtime.threads import torch_threads
+from .odenet import ODENet, ODENetFit, rollout, train_odenet
+from .physics import RHO0, G as G_DEFAULT, exact_solution, n_intervals, true_rate
+from .presets import PendulumConfig
+
+__all__ = [
+    "StackedRate",
+    "integrator_convergence",
+    "fit_slope",
+    "fit_slopes",
+    "train_models",
+    "rollout_table",
+    "dip_table",
+    "interchange_matrix",
+    "odenet_convergence",
+    "error_floor_table",
+    "dt_data_control",
+    "summary",
+    "flow_period",
+    "clear_cache",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+def _n_steps(t_final: float, dt: float) -> int:
+    """N_t = t_final / Δt, which must be a whole number."""
+    return n_intervals(t_final, dt, "t_final / Δt (the number of steps N_t)", names=("t_final", "Δt"))
+
+
+def _error(path: torch.Tensor, t_final: float, rho0: float, g: float) -> np.ndarray:
+    """‖x_N − x(t_final)‖₂ for the last state of ``path`` (shape (N+1, ..., 2)); inf where not finite."""
+    xN = path[-1].detach().cpu().numpy()
+    err = np.linalg.norm(xN - exact_solution(t_final, rho0, g), axis=-1)
+    return np.where(np.all(np.isfinite(xN), axis=-1), err, np.inf)
+
+
+class StackedRate(nn.Module):
+    """Several ODE-Nets evaluated at once: state ``x`` of shape (M, 2) -> ``[G_m(x_m)]`` (M, 2).
+
+    Rolling M models out together costs about as much as rolling out one (the work is tiny,
+    the per-call overhead is what counts).
+    """
+
+    def __init__(self, models: Sequence[ODENet]):
+        super().__init__()
+        with torch.no_grad():
+            self.W = torch.stack([m.inner.weight for m in models]).double()  # (M, H, 2)
+            self.b = torch.stack([m.inner.bias for m in models]).double().unsqueeze(-1)  # (M, H, 1)
+            self.A = torch.stack([m.outer.weight for m in models]).double()  # (M, 2, H)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = torch.baddbmm(self.b, self.W, x.unsqueeze(-1))
+        return torch.bmm(self.A, torch.tanh(z)).squeeze(-1)
+
+
+# --------------------------------------------------------------------------- integrators on the true rate
+def integrator_convergence(
+    schemes: Sequence[str] = ("euler", "midpoint", "rk4_classic", "rk4_38"),
+    h_values: Sequence[float] = (1 / 8, 1 / 4, 1 / 2, 1.0),
+    dt_data: float = 0.01,
+    t_final: float = 1.0,
+    rho0: float = RHO0,
+    g: float = G_DEFAULT,
+) -> list[dict]:
+    """E(Δt) of each numerical integrator on the true rate, Δt = h·Δt_data, at ``t_final``.
+
+    Rows: ``scheme, h, dt, n_steps, t_final, error``.
+    """
+    rows = []
+    x0 = torch.tensor(exact_solution(0.0, rho0, g), dtype=torch.float64)
+    rate = lambda x: true_rate(x, g)  # noqa: E731
+    with torch_threads(1):
+        for s in schemes:
+            get_scheme(s)
+            for h in h_values:
+                dt = h * dt_data
+                N = _n_steps(t_final, dt)
+                path = rollout(rate, x0, s, dt, N)
+                rows.append(dict(scheme=s, h=h, dt=dt, n_steps=N, t_final=t_final, error=float(_error(path, t_final, rho0, g))))
+    return rows
+
+
+def fit_slope(dts: Sequence[float], errors: Sequence[float]) -> float:
+    """Least-squares slope of log E against log Δt: the observed order r in E ≈ C Δt^r."""
+    lx, ly = np.log(np.asarray(dts, float)), np.log(np.asarray(errors, float))
+    if len(lx) < 2:
+        return math.nan
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+def fit_slopes(
+    rows: Iterable[Mapping],
+    h_range: Sequence[float],
+    key: str = "scheme",
+    min_error: float = 1e-12,
+    max_error: float = 1.0,
+) -> list[dict]:
+    """One fitted slope per ``key`` over the rows with ``h_range[0] <= h <= h_range[1]``.
+
+    Points outside ``[min_error, max_error]`` are left out: below, round-off dominates; above,
+    the error is no longer small and Δt is outside the asymptotic range.  Rows: ``<key>, slope,
+    n_points, dt_min, dt_max``.
+    """
+    lo, hi = h_range
+    groups: dict = {}
+    for r in rows:
+        if lo - 1e-12 <= r["h"] <= hi + 1e-12 and min_error <= r["error"] <= max_error:
+            groups.setdefault(r[key], []).append(r)
+    out = []
+    for k, rs in groups.items():
+        out.append(
+            dict(
+                **{key: k},
+                slope=fit_slope([r["dt"] for r in rs], [r["error"] for r in rs]),
+                n_points=len(rs),
+                dt_min=min(r["dt"] for r in rs),
+                dt_max=max(r["dt"] for r in rs),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- training (cached)
+_CACHE: dict = {}
+
+
+def clear_cache() -> None:
+    """Forget the models trained in this session."""
+    _CACHE.clear()
+
+
+def _train_key(cfg: PendulumConfig, scheme: str, dt_data: float, n_iters: int) -> tuple:
+    return (scheme, dt_data, n_iters, cfg.T_data, cfg.rho0, cfg.g, cfg.lr, cfg.lr_final, cfg.seed, cfg.hidden)
+
+
+def train_models(
+    cfg: PendulumConfig,
+    schemes: Optional[Sequence[str]] = None,
+    dt_data: Optional[float] = None,
+    n_iters: Optional[int] = None,
+    progress: bool = True,
+) -> dict:
+    """ODE-Net(A) for each training scheme A on the same data: ``{A: ODENetFit}``.
+
+    All models share the data (Δt_data, T_data) and the seed, so they start from the same
+    initial G.  Results are cached for the session: asking again is free.
+    """
+    schemes = tuple(cfg.train_schemes if schemes is None else schemes)
+    dt_data = cfg.dt_data if dt_data is None else dt_data
+    n_iters = cfg.n_iters if n_iters is None else n_iters
+    data = cfg.data(dt_data)
+    out = {}
+    for s in schemes:
+        key = _train_key(cfg, get_scheme(s).name, dt_data, n_iters)
+        if key not in _CACHE:
+            _CACHE[key] = train_odenet(
+                data, s, n_iters, lr=cfg.lr, lr_final=cfg.lr_final, seed=cfg.seed, hidden=cfg.hidden, progress=progress
+            )
+        out[s] = _CACHE[key]
+    return out
+
+
+# --------------------------------------------------------------------------- rollouts of the trained models
+def rollout_table(
+    models: Mapping[str, ODENetFit],
+    eval_schemes: Sequence[str],
+    h_values: Sequence[float],
+    cfg: PendulumConfig,
+    keep_paths: bool = False,
+    max_points: int = 600,
+) -> list[dict]:
+    """Every trained G rolled out with every inference scheme at Δt = h·Δt_data over [0, T_data].
+
+    Rows: ``trained, evaluated, h, dt, n_steps, error`` (E at t_final = T_data), plus ``t`` and
+    ``x`` (the path, thinned to at most ``max_points`` points) when ``keep_paths``.  The models
+    of one inference scheme and Δt are rolled out together (:class:`StackedRate`).
+    """
+    names = list(models)
+    dt_data = {r.dt_data for r in models.values()}
+    if len(dt_data) != 1:
+        raise ValueError(f"the models were trained at different Δt_data {sorted(dt_data)}; pass one set at a time")
+    dt_data = dt_data.pop()
+    stacked = StackedRate([models[n].model for n in names])
+    x0 = torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64).expand(len(names), 2).clone()
+    rows = []
+    with torch_threads(1):
+        for ev in eval_schemes:
+            for h in h_values:
+                dt = h * dt_data
+                N = _n_steps(cfg.T_data, dt)
+                path = rollout(stacked, x0, ev, dt, N)
+                errs = _error(path, cfg.T_data, cfg.rho0, cfg.g)
+                stride = max(1, math.ceil((N + 1) / max_points))
+                idx = np.unique(np.r_[np.arange(0, N + 1, stride), N])
+                for i, n in enumerate(names):
+                    row = dict(trained=n, evaluated=ev, h=h, dt=dt, n_steps=N, error=float(errs[i]))
+                    if keep_paths:
+                        row["t"] = dt * idx
+                        row["x"] = path[idx, i].numpy().copy()
+                    rows.append(row)
+    return rows
+
+
+def dip_table(rows: Sequence[Mapping]) -> list[dict]:
+    """Each ODE-Net(A) run with its own scheme A at Δt_data and at Δt_data/2 (paper Fig. 2).
+
+    Rows: ``trained, error_dt_data, error_half, ratio`` with ratio = E(Δt_data/2) / E(Δt_data):
+    > 1 means halving the step made the model *worse*, the signature of a discrete map.
+    """
+    out = []
+    for a in dict.fromkeys(r["trained"] for r in rows):
+        e1 = find_row(rows, trained=a, evaluated=a, h=1.0)["error"]
+        e2 = find_row(rows, trained=a, evaluated=a, h=0.5)["error"]
+        out.append(dict(trained=a, error_dt_data=e1, error_half=e2, ratio=e2 / e1))
+    return out
+
+
+def interchange_matrix(rows: Sequence[Mapping], h: float = 1.0) -> list[dict]:
+    """Trained with A, evaluated with B at Δt = h·Δt_data (paper Fig. 3b).
+
+    Rows: ``trained, evaluated, h, error, ratio_to_own`` with ratio_to_own = E(A→B) / E(A→A).
+    """
+    out = []
+    for r in rows:
+        if math.isclose(r["h"], h):
+            own = find_row(rows, trained=r["trained"], evaluated=r["trained"], h=h)["error"]
+            out.append(dict(trained=r["trained"], evaluated=r["evaluated"], h=h, error=r["error"], ratio_to_own=r["error"] / own))
+    return out
+
+
+def odenet_convergence(rows: Sequence[Mapping]) -> list[dict]:
+    """E(Δt) of each ODE-Net(A) run with its own scheme A (the solid curves of paper Fig. 3a).
+
+    Rows: ``trained, scheme, h, dt, error``.
+    """
+    return [
+        dict(trained=r["trained"], scheme=r["evaluated"], h=r["h"], dt=r["dt"], error=r["error"])
+        for r in rows
+        if r["trained"] == r["evaluated"]
+    ]
+
+
+def error_floor_table(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], cfg: PendulumConfig) -> list[dict]:
+    """What optimisation leaves behind, per ODE-Net(A).
+
+    Rows: ``trained, final_loss, one_step_rms`` (√ mean ‖F(x_k) − x_{k+1}‖², the training
+    residual), ``error_own`` (E with scheme A at Δt_data), ``error_flow`` (E of G integrated
+    with classic RK4 at Δt = cfg.flow_h·Δt_data: the flow of G itself, whatever the scheme; the floor that
+    the E(Δt) curves of midpoint and RK4 flatten onto) and ``error_numerical`` (scheme A on the
+    true rate at Δt_data: the truncation error the model would have if G were f exactly).
+    """
+    names = list(models)
+    num = {r["scheme"]: r["error"] for r in integrator_convergence(names, (1.0,), cfg.dt_data, cfg.T_data, cfg.rho0, cfg.g)}
+    flow = rollout_table(models, ("rk4_classic",), (cfg.flow_h,), cfg)
+    out = []
+    for a in names:
+        res = models[a]
+        out.append(
+            dict(
+                trained=a,
+                final_loss=res.final_loss,
+                one_step_rms=res.one_step_rms(),
+                error_own=find_row(rows, trained=a, evaluated=a, h=1.0)["error"],
+                error_flow=find_row(flow, trained=a)["error"],
+                error_numerical=num[a],
+            )
+        )
+    return out
+
+
+def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODENetFit]] = None, progress: bool = True) -> list[dict]:
+    """Swap the scheme at coarser Δt_data: does a swapped model approach the new scheme's own error?
+
+    For each Δt_data in ``(cfg.dt_data, *cfg.control_dt_data)`` the models ODE-Net(A) for A in
+    ``cfg.control_schemes`` are trained (``cfg.n_iters`` iterations at cfg.dt_data, reusing
+    ``base_models``; ``cfg.control_iters`` at the coarser ones) and run at Δt = Δt_data with
+    every other control scheme B.  Rows: ``dt_data, trained, evaluated, error_swapped``
+    (A→B), ``error_own`` (A→A), ``error_numerical_trained`` and ``error_numerical_evaluated``
+    (A and B on the true rate f at the same Δt), ``error_numerical`` (the larger of the two: the
+    truncation error of the less accurate scheme), ``ratio_to_own`` and ``ratio_to_numerical``
+    (E(A→B) divided by ``error_own`` and by ``error_numerical``).
+
+    Why the larger one: G trained with A absorbs A's truncation error (step_A(G) ≈ exact map),
+    so run with B it carries A's error in its rate *and* adds B's own; whichever is larger wins.
+    """
+    schemes = tuple(cfg.control_schemes)
+    out = []
+    for dtd in (cfg.dt_data, *cfg.control_dt_data):
+        if dtd == cfg.dt_data:
+            models = dict(base_models) if base_models is not None else train_models(cfg, progress=progress)
+            models = {s: models[s] for s in schemes}
+        else:
+            models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress)
+        sub = replace(cfg, dt_data=dtd)
+        rows = rollout_table(models, schemes, (1.0,), sub)
+        num = {r["scheme"]: r["error"] for r in integrator_convergence(schemes, (1.0,), dtd, cfg.T_data, cfg.rho0, cfg.g)}
+        for a in schemes:
+            own = find_row(rows, trained=a, evaluated=a)["error"]
+            for b in schemes:
+                if b == a:
+                    continue
+                e = find_row(rows, trained=a, evaluated=b)["error"]
+                worst = max(num[a], num[b])
+                out.append(
+                    dict(
+                        dt_data=dtd,
+                        trained=a,
+                        evaluated=b,
+                        error_swapped=e,
+                        error_own=own,
+                        error_numerical_trained=num[a],
+                        error_numerical_evaluated=num[b],
+                        error_numerical=worst,
+                        ratio_to_own=e / own,
+                        ratio_to_numerical=e / worst,
+                    )
+                )
+    return out
+
+
+def summary(rows: Sequence[Mapping], integrator_slopes: Sequence[Mapping] = ()) -> dict:
+    """The headline numbers of the chapter, as a flat dict (used by the tests and printed in the book).
+
+    ``dip_<A>``: E(Δt_data/2)/E(Δt_data) for ODE-Net(A) with its own scheme;
+    ``swap_<A>_to_<B>``: E(A→B)/E(A→A) at Δt_data; ``slope_<scheme>``: fitted integrator slopes.
+    """
+    out = {}
+    for r in dip_table(rows):
+        out[f"dip_{r['trained']}"] = r["ratio"]
+    for r in interchange_matrix(rows, 1.0):
+        if r["trained"] != r["evaluated"]:
+            out[f"swap_{r['trained']}_to_{r['evaluated']}"] = r["ratio_to_own"]
+    for r in integrator_slopes:
+        out[f"slope_{r['scheme']}"] = r["slope"]
+    return out
+
+
+def flow_period(rate, energy_level: float, g: float = G_DEFAULT, dt: float = 2e-3, t_max: float = 6.0) -> float:
+    """Period of the flow of ``rate`` (G or the true f) from rest at the angle with energy ``energy_level``.
+
+    Starts at ρ0 = arccos(−E/g), v = 0 (so E = v²/2 − g cos ρ = ``energy_level``), integrates with
+    classic RK4 at step ``dt`` and returns twice the time between the first two sign changes
+    of v (the time between two turning points is half a period).  NaN if not found by ``t_max``.
+    """
+    rho0 = math.acos(max(-1.0, min(1.0, -energy_level / g)))
+    x0 = torch.tensor([rho0, 0.0], dtype=torch.float64)
+    with torch_threads(1):
+        v = rollout(rate, x0, "rk4_classic", dt, int(round(t_max / dt)))[:, 1].numpy()
+    s = np.nonzero(v[1:-1] * v[2:] < 0)[0] + 1  # v changes sign between samples s and s+1
+    if len(s) < 2:
+        return math.nan
+    cross = [(k + v[k] / (v[k] - v[k + 1])) * dt for k in s[:2]]  # linear interpolation of the zero
+    return 2 * (cross[1] - cross[0])

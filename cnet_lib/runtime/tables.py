@@ -1,0 +1,68 @@
+"""Rows of results as plain dicts: find them, and print them as text tables.
+
+Every study returns its results as lists of dicts (one row per measurement), so that a reader can
+filter them with a comprehension or hand them to pandas.  :func:`find_row` and :func:`select_rows`
+are the one way the library queries such rows (floats match within rounding); :func:`format_table`
+is the one way it prints them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+__all__ = ["matches", "select_rows", "find_row", "Column", "format_table"]
+
+
+def matches(row: Mapping, **match) -> bool:
+    """Whether ``row[key] == value`` for every ``key=value`` (floats within 1e-9 relative)."""
+    for key, value in match.items():
+        got = row.get(key)
+        if isinstance(value, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+            if not math.isclose(got, value, rel_tol=1e-9, abs_tol=1e-12):
+                return False
+        elif got != value:
+            return False
+    return True
+
+
+def select_rows(rows: Iterable[Mapping], **match) -> list:
+    """Every row that :func:`matches` ``match``, in order."""
+    return [r for r in rows if matches(r, **match)]
+
+
+def find_row(rows: Iterable[Mapping], default: Any = KeyError, **match):
+    """The first row that :func:`matches` ``match``; without one, ``default`` if given, else a
+    KeyError naming what was looked for."""
+    for r in rows:
+        if matches(r, **match):
+            return r
+    if default is KeyError:
+        raise KeyError(f"no row with {match}")
+    return default
+
+
+Column = tuple  # (header, key or function of the row, format spec like "{:.4f}")
+
+
+def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: int = 1,
+                 note: Optional[str] = None) -> str:
+    """A plain-text table: one line per row, one column per ``(header, key, format)``, where ``key``
+    is a dict key or a function of the row.  The first ``left`` columns are left-aligned, the
+    others right-aligned; a missing value prints as ``-``."""
+    def cell(row, key: Union[str, Callable], fmt: str) -> str:
+        value = key(row) if callable(key) else row.get(key)
+        if value is None:
+            return "-"
+        try:
+            return fmt.format(value)
+        except (ValueError, TypeError):
+            return str(value)
+
+    cells = [[h for h, _, _ in columns]] + [[cell(r, k, f) for _, k, f in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+             for line in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if note:
+        lines.append(note)
+    return "\n".join(lines)

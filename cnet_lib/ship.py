@@ -1,0 +1,101 @@
+"""Train a preset's image models and ship them with the book: ``python -m cnet_lib.ship PRESET``.
+
+Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.runs.trained_runs`,
+never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
+everything a chapter reads into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
+exact command, the run's identity hash (:func:`cnet_lib.images.runs.identity_hash`; a changed preset
+makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
+data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
+training them, and say so.
+
+    CNET_DATA_DIR=../shared/data-large python -m cnet_lib.ship cpu --data-description "..."
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .images.data import resolve_data_dir
+from .images.runs import MANIFEST, SHIPPED, SNAPSHOTS, identity_hash, trained_runs
+from .images.study import robustness_runs, sweep_runs
+from .images.training import CHECKPOINT, RESULTS
+from .runtime.checkpoint import atomic_write_text
+from .runtime.device import environment
+
+__all__ = ["ship", "main"]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def ship(preset: str, data_description: str, command: str, root=None, device: str = "cpu",
+         dest: Path = SHIPPED) -> list[Path]:
+    """Train (or reload from ``root``), sweep and study the preset's runs, and write the shipped folders."""
+    t0 = time.perf_counter()
+    runs = trained_runs(preset, root=root, device=device, use_shipped=False, verbose=True, progress=False)
+    sweeps_t0 = time.perf_counter()
+    sweep_runs(runs, verbose=True)
+    robustness_runs(runs, verbose=True, progress=True)
+    finished = time.perf_counter()
+    written = []
+    for name, run in runs.items():
+        folder = dest / f"{preset}-{name}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *(p.name for p in run.out_dir.glob("sweep-*.json")),
+                *(p.name for p in run.out_dir.glob("robustness-*.json"))]
+        for f in keep:
+            if (run.out_dir / f).is_file():
+                shutil.copyfile(run.out_dir / f, folder / f)
+        results = json.loads((run.out_dir / RESULTS).read_text())
+        manifest = {
+            "preset": preset, "run": name, "identity_hash": identity_hash(run.config),
+            "command": command,
+            "data": {"folder": resolve_data_dir(run.config.data_dir).name, "description": data_description,
+                     "n_train": run.config.n_train, "n_test": run.config.n_test},
+            "machine": results.get("environment") or environment(run.config.device or "cpu"),
+            "train_seconds": results.get("train_seconds_total"),
+            "threads_per_epoch": [h.get("torch_threads") for h in run.history],
+            "final_test_acc": run.final_accuracy,
+            "history": [{k: h[k] for k in ("epoch", "n_steps", "train_loss", "test_acc", "train_seconds")}
+                        for h in run.history],
+            "sweeps_and_robustness_seconds": finished - sweeps_t0,
+            "wall_seconds_of_this_command": finished - t0,
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "files": {f.name: _sha256(f) for f in sorted(folder.iterdir())},
+        }
+        atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
+        written.append(folder)
+        print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
+    return written
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m cnet_lib.ship", description=__doc__.split("\n\n")[0])
+    p.add_argument("preset")
+    p.add_argument("--data-description", required=True, help="what the data is, in words (goes into the manifest)")
+    p.add_argument("--root", help="runs root to train into (default $CNET_RUNS_DIR or ~/.cache/cnet_lib/runs)")
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args(argv)
+    data_dir = resolve_data_dir(None)
+    command = (f"CNET_DATA_DIR=<the folder {data_dir.name}> python -m cnet_lib.ship "
+               + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])))
+    ship(args.preset, args.data_description, command, args.root, args.device)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
