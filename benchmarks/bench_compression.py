@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from cnet_lib.device import default_device
-from cnet_lib.models import ContinuousNet
-from cnet_lib.train import environment, load_model
+from cnet_lib.runtime.device import default_device, environment
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.images.training import load_model
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SETTINGS = {

@@ -22,7 +22,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleaved_median, write_result  # noqa: E402
 
-from cnet_lib.pendulum import ODENet, make_data, one_step, one_torch_thread  # noqa: E402
+from cnet_lib.pendulum import ODENet, make_data, one_step  # noqa: E402
+from cnet_lib.runtime.threads import torch_threads  # noqa: E402
 
 SCHEMES = ("euler", "midpoint", "rk4_38")  # the schemes torchdiffeq and cnet_lib both have
 
@@ -47,7 +48,7 @@ def main(argv=None) -> int:
     data = make_data(0.01, 10.0)
     x_in, x_out = data.pairs()
     results = {}
-    with one_torch_thread():
+    with torch_threads(1):
         for scheme in SCHEMES:
             fns = {}
             for backend in ("cnet", "torchdiffeq"):

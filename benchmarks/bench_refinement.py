@@ -25,9 +25,9 @@ from pathlib import Path
 
 import torch
 
-from cnet_lib.data import load_dataset, write_fake_cifar
-from cnet_lib.device import default_device
-from cnet_lib.train import TrainConfig, environment, train
+from cnet_lib.images.data import load_dataset, write_fake_cifar
+from cnet_lib.runtime.device import default_device, environment
+from cnet_lib.images.training import TrainConfig, train
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -5,7 +5,7 @@ Models: the `smoke` image preset's (4-8-8, batch 32) and the `cpu` preset's (8-1
 each RK4-classic and Euler at the N_t they train at.  Every cell of the table is measured in a
 fresh process (OMP_WAIT_POLICY is read when the OpenMP runtime starts); the competing job is
 another process running the same kind of step with 2 threads, as a second training or a test
-run would.  The numbers choose the policy of :mod:`cnet_lib.threads`.
+run would.  The numbers choose the policy of :mod:`cnet_lib.runtime.threads`.
 
     python benchmarks/bench_threads.py [--quick]
 
@@ -34,7 +34,7 @@ CASES = {
 
 WORKER = r"""
 import json, statistics, sys, time, torch
-from cnet_lib.models import ContinuousNet
+from cnet_lib.core.models import ContinuousNet
 spec = json.loads(sys.argv[1]); threads = int(sys.argv[2]); seconds = float(sys.argv[3])
 torch.set_num_threads(threads)
 torch.manual_seed(0)
@@ -55,7 +55,7 @@ print(json.dumps({"median_ms": 1000 * statistics.median(times), "steps": len(tim
 
 COMPETITOR = r"""
 import sys, time, torch
-from cnet_lib.models import ContinuousNet
+from cnet_lib.core.models import ContinuousNet
 torch.set_num_threads(2)
 m = ContinuousNet(channels=(8, 16, 32), n_basis=2, scheme="rk4_classic")
 x = torch.randn(64, 3, 32, 32); y = torch.randint(0, 10, (64,))

@@ -21,9 +21,10 @@ __all__ = ["MEASURED", "plan", "main"]
 # Measured whole-book times (README, "Measured times" and "On a GPU"), by preset and situation.
 MEASURED = {
     "smoke": "about 2 min on the project's 2-core CPU machine (measured)",
-    "cpu": {"loaded": "about 4 min on the project's 2-core CPU machine (measured, image models loaded)",
-            "trained": "about 1 hour on the project's 2-core CPU machine (measured: 56 min for the three image "
-                       "chapters, which train both models, plus 4 min)"},
+    "cpu": {"loaded": "about 2 min on the project's 2-core CPU machine (measured: 1 min 43 s with the shipped "
+                      "image models, set-up included)",
+            "trained": "about 50 min on the project's 2-core CPU machine (measured: 42 min to train both image "
+                       "models, 6 min for their sweeps and robustness study, 2 min for the rest)"},
     "gpu": "minutes on an H100/H200-class GPU (both models trained in 101 s on an H200, measured); about half an "
            "hour on a T4 (an estimate, see the README)",
     "paper": "hours on a GPU (not measured)",

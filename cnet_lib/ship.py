@@ -24,10 +24,11 @@ from typing import Optional, Sequence
 
 from .images.data import resolve_data_dir
 from .images.runs import MANIFEST, SHIPPED, SNAPSHOTS, identity_hash, trained_runs
-from .images.study import robustness_runs, sweep_runs
+from .images.presets import robustness_grid, sweep_grid
+from .images.study import robustness_cache, robustness_runs, sweep_cache, sweep_runs
 from .images.training import CHECKPOINT, RESULTS
 from .runtime.checkpoint import atomic_write_text
-from .runtime.device import environment
+from .runtime.device import environment, resolve_device
 
 __all__ = ["ship", "main"]
 
@@ -49,14 +50,17 @@ def ship(preset: str, data_description: str, command: str, root=None, device: st
     sweep_runs(runs, verbose=True)
     robustness_runs(runs, verbose=True, progress=True)
     finished = time.perf_counter()
+    dev = resolve_device(device)
+    studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
+    robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
+    studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
     written = []
     for name, run in runs.items():
         folder = dest / f"{preset}-{name}"
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *(p.name for p in run.out_dir.glob("sweep-*.json")),
-                *(p.name for p in run.out_dir.glob("robustness-*.json"))]
+        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name]]  # the current studies only, not stale caches
         for f in keep:
             if (run.out_dir / f).is_file():
                 shutil.copyfile(run.out_dir / f, folder / f)

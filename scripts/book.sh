@@ -10,11 +10,20 @@ if [ -z "${CNET_DATA_DIR:-}" ] && [ "${CNET_PRESET:-}" != smoke ] && [ -d ../sha
     CNET_DATA_DIR=$(cd ../shared/data-large && pwd)   # 45k training images beside the project
     export CNET_DATA_DIR
 fi
-echo "== setting up .venv (first time: a few minutes; afterwards: seconds)"
-source scripts/setup.sh
-preset=$(.venv/bin/python -c "from cnet_lib.presets import preset_name; print(preset_name())")
+# CNET_BOOK_DRY_RUN=1: say what would be built and stop (with an existing .venv, leave it as it is)
+if [ -n "${CNET_BOOK_DRY_RUN:-}" ] && [ -x .venv/bin/python ]; then
+    echo "== dry run: using the existing .venv"
+else
+    echo "== setting up .venv (first time: a few minutes; afterwards: seconds)"
+    source scripts/setup.sh
+fi
+preset=$(.venv/bin/python -c "from cnet_lib.runtime.presets import preset_name; print(preset_name())")
 export CNET_PRESET=$preset
 .venv/bin/python -m cnet_lib.book_plan "$preset"
+if [ -n "${CNET_BOOK_DRY_RUN:-}" ]; then
+    echo "== dry run: stopping before the build (_build/$preset)"
+    exit 0
+fi
 echo "== building the book with preset '$preset' (CNET_DATA_DIR=${CNET_DATA_DIR:-default download cache})"
 t0=$SECONDS
 .venv/bin/jupyter-book build . -W --keep-going --path-output "_build/$preset"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: on a machine with one CUDA GPU, in about 6 minutes (8 at most on an H100-class GPU),
 #   1. the `cuda` tests (tests/test_cuda.py, and the device guards of tests/test_device_paths.py);
-#   2. all six chapters, executed top to bottom: the pendulum chapters in the `smoke` preset, the
+#   2. every chapter of _toc.yml, executed top to bottom: the pendulum chapters in the `smoke` preset, the
 #      image chapters in the `gpu` preset on whatever CNET_DATA_DIR holds (default ../shared/data);
 #   3. the GPU benchmark (benchmarks/bench_gpu.py: eager vs CUDA graphs, bf16 vs float32, ms per
 #      step for the preset's N_t values, extrapolated preset times, the T4 estimate).
@@ -84,7 +84,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from cnet_lib.notebook_tools import toc_notebooks
+from cnet_lib.book.notebook_tools import toc_notebooks
 
 out, image_preset = Path(sys.argv[1]), sys.argv[2]
 results = {}

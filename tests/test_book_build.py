@@ -8,6 +8,11 @@
    unreachable (the same offline conditions locally and in CI), and asserts that each plotly
    figure drew (an SVG inside each ``.plotly-graph-div``), that no widget view was left as an
    empty hole, and that the page logged no JavaScript error.
+3. What a reader would see as wrong, measured on the drawn page: a legend, menu, slider, title or
+   subplot title overlapping another (bounding boxes), a slider label or title cut off at the
+   figure's edge, the same figure twice on a page, a bare ``True``/``False`` output, two different
+   works cited under the same label, a table wider than the text column, and a page whose own HTML
+   is over 1 MB (plotly.js is a shared static file, see ``book/_ext/plotly_asset.py``).
 
 Without Chromium the browser test skips locally and FAILS when ``CI=true``.
 """
@@ -27,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib._project import colab_url
+from cnet_lib.book.project import colab_url
 from cnet_lib.book.notebook_tools import smoke_env, toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,6 +166,123 @@ return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => ({
 """
 
 
+MAX_PAGE_BYTES = 1_000_000
+
+
+def test_pages_are_light(built_book):
+    sizes = {p: (built_book / f"{p}.html").stat().st_size for p in PAGES}
+    heavy = {p: f"{n / 1e6:.2f} MB" for p, n in sizes.items() if n > MAX_PAGE_BYTES}
+    assert not heavy, f"pages over {MAX_PAGE_BYTES / 1e6:g} MB of HTML (thin or round the figures' data): {heavy}"
+    assert any((built_book / "_static").glob("plotly-*.min.js")), "plotly.js is not a shared static file"
+
+
+# Every box a reader could see collide, per figure, in page pixels.  Plotly's class names:
+# .gtitle (title), .annotation (subplot titles), .legend > .bg, .updatemenu-header-group and
+# .updatemenu-button (menus), .slider-container (slider), .slider-label / .slider-current-value,
+# .modebar (plotly's toolbar, over the top right of every figure), .g-xtitle / .g-ytitle (axis titles).
+LAYOUT_JS = """
+function box(el) {
+    const r = el.getBoundingClientRect();
+    return (r.width > 0 && r.height > 0) ? {l: r.left, r: r.right, t: r.top, b: r.bottom} : null;
+}
+function boxes(g, sel) { return Array.from(g.querySelectorAll(sel)).map(box).filter(b => b); }
+return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => {
+    const svg = g.querySelector('svg.main-svg');
+    return {
+        id: g.id,
+        title: (g.layout && g.layout.title && g.layout.title.text) || '',
+        frame: svg ? box(svg) : null,
+        parts: {
+            title: boxes(g, '.gtitle'),
+            annotation: boxes(g, '.annotation'),
+            legend: boxes(g, '.legend > .bg'),
+            menu: boxes(g, '.updatemenu-header-group, .updatemenu-button'),
+            slider: boxes(g, '.slider-container'),
+            toolbar: boxes(g, '.modebar'),
+            axistitle: boxes(g, '.g-xtitle, .g-ytitle'),
+        },
+        texts: boxes(g, '.gtitle, .annotation-text, .slider-label, .slider-current-value, .updatemenu-item-text, .legendtext'),
+        data: JSON.stringify((g.data || []).map(t => [t.type, t.x, t.y, t.z])),
+    };
+});
+"""
+# pairs of parts that must not overlap (a part may overlap others of its own kind: legend entries etc.)
+MUST_NOT_OVERLAP = [("legend", "title"), ("legend", "annotation"), ("legend", "menu"), ("legend", "slider"),
+                    ("menu", "title"), ("menu", "annotation"), ("menu", "slider"), ("slider", "title"),
+                    ("toolbar", "title"), ("toolbar", "legend"), ("toolbar", "menu"), ("toolbar", "annotation"),
+                    ("legend", "axistitle"), ("slider", "axistitle")]
+
+PAGE_TEXT_JS = """
+const bare = Array.from(document.querySelectorAll('.cell_output .output'))
+    .map(o => o.textContent.trim()).filter(t => t === 'True' || t === 'False');
+const cites = Array.from(document.querySelectorAll('a.reference.internal'))
+    .filter(a => /references\\.html#/.test(a.getAttribute('href') || '') && a.closest('#bibliography, .citation') === null)
+    .map(a => [a.textContent.trim(), a.getAttribute('href').split('#')[1]]);
+const wide = Array.from(document.querySelectorAll('article table')).filter(t => {
+    const c = t.parentElement;
+    return t.getBoundingClientRect().width > c.getBoundingClientRect().width + 1 || c.scrollWidth > c.clientWidth + 1;
+}).map(t => t.textContent.trim().slice(0, 60));
+return {bare: bare, cites: cites, wide: wide};
+"""
+
+
+def _overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
+    return min(a["r"], b["r"]) - max(a["l"], b["l"]) > tol and min(a["b"], b["b"]) - max(a["t"], b["t"]) > tol
+
+
+def layout_problems(figures: list[dict]) -> list[str]:
+    """What a reader would see as broken in the drawn figures (from :data:`LAYOUT_JS`)."""
+    problems = []
+    for f in figures:
+        name = f"figure {f['title'][:50]!r}" if f["title"] else f"figure {f['id']}"
+        for a, b in MUST_NOT_OVERLAP:
+            if any(_overlap(x, y) for x in f["parts"][a] for y in f["parts"][b]):
+                problems.append(f"{name}: the {a} overlaps the {b}")
+        frame = f["frame"]
+        if frame:
+            cut = [t for t in f["texts"] if t["l"] < frame["l"] - 1 or t["r"] > frame["r"] + 1 or t["t"] < frame["t"] - 1]
+            if cut:
+                problems.append(f"{name}: {len(cut)} text(s) cut off at the figure's edge (slider labels, title or legend)")
+    seen = {}
+    for f in figures:
+        if f["data"] != "[]" and f["data"] in seen:
+            problems.append(f"figure {f['id']} repeats figure {seen[f['data']]} (the same data drawn twice on one page)")
+        seen.setdefault(f["data"], f["id"])
+    return problems
+
+
+def text_problems(found: dict) -> list[str]:
+    """Bare True/False outputs, ambiguous citations and cut-off tables (from :data:`PAGE_TEXT_JS`)."""
+    problems = [f"a bare {t} output (end the cell with `;` or print a sentence)" for t in found["bare"]]
+    targets = {}
+    for text, target in found["cites"]:
+        targets.setdefault(text, set()).add(target)
+    problems += [f"citation {text!r} names {len(t)} different works" for text, t in targets.items() if len(t) > 1]
+    problems += [f"table wider than the text column: {t!r}" for t in found["wide"]]
+    return problems
+
+
+def test_layout_checks_see_what_a_reader_sees():
+    """The checks above fail on the faults that were seen, and pass clean figures."""
+    frame = dict(l=0, r=700, t=0, b=500)
+    clean = dict(id="a", title="t", frame=frame, data="[1]", texts=[dict(l=10, r=200, t=35, b=50)],
+                 parts=dict(title=[dict(l=10, r=200, t=35, b=50)], annotation=[], legend=[dict(l=600, r=690, t=60, b=120)],
+                            menu=[], slider=[dict(l=60, r=590, t=430, b=490)], toolbar=[dict(l=440, r=700, t=0, b=28)],
+                            axistitle=[dict(l=300, r=330, t=400, b=420)]))
+    assert layout_problems([clean]) == []
+    over = dict(clean, parts=dict(clean["parts"], legend=[dict(l=150, r=400, t=30, b=60)]))
+    assert layout_problems([over]) == ["figure 't': the legend overlaps the title"]
+    long_title = dict(clean, parts=dict(clean["parts"], title=[dict(l=10, r=520, t=5, b=25)]))
+    assert layout_problems([long_title]) == ["figure 't': the toolbar overlaps the title"]
+    cut = dict(clean, texts=[dict(l=690, r=720, t=450, b=460)])
+    assert "cut off" in layout_problems([cut])[0]
+    assert "repeats" in layout_problems([clean, dict(clean, id="b")])[0]
+    found = dict(bare=["True"], cites=[["He et al., 2016", "id5"], ["He et al., 2016", "id6"], ["Chen et al., 2018", "id1"]],
+                 wide=[])
+    assert len(text_problems(found)) == 2
+    assert text_problems(dict(bare=[], cites=[["A, 2016a", "x"], ["A, 2016a", "x"]], wide=[])) == []
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_in_browser(page, browser, server):
     from selenium.webdriver.support.ui import WebDriverWait
@@ -196,3 +318,5 @@ def test_page_in_browser(page, browser, server):
         assert typeset >= n_math, f"{page}: {n_math - typeset} of {n_math} formulas were not typeset (MathJax not loaded?)"
     if page == "book/how_to_use":
         assert len(figures) >= 3 and any(f["sliders"] for f in figures)
+    problems = layout_problems(browser.execute_script(LAYOUT_JS)) + text_problems(browser.execute_script(PAGE_TEXT_JS))
+    assert not problems, f"{page}: what a reader would see as wrong:\n" + "\n".join(problems)

@@ -133,6 +133,18 @@ def test_exercise_index_lists_every_exercise():
     assert not missing, f"book/exercises.md lacks rows for {missing}"
 
 
+def test_exercise_index_names_real_checks():
+    import re
+
+    import cnet_lib.book.exercises as exercises
+
+    index = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    named = re.findall(r"^\| \{doc\}`\w+` \| `(\w+)\(", index, flags=re.M)
+    assert named, "the index lists no exercise"
+    unknown = [f"check_{name}" for name in named if not callable(getattr(exercises, f"check_{name}", None))]
+    assert not unknown, f"book/exercises.md promises checks that cnet_lib.book.exercises does not export: {unknown}"
+
+
 def test_signature_comparison_sees_differences():
     assert function_signatures("def f(a, b=1, *, c):\n    raise NotImplementedError") == {"f": "(a, b=1, *, c)"}
     assert function_signatures("def f(a, b=2, *, c):\n    return a") != function_signatures("def f(a, b=1, *, c):\n    pass")
@@ -345,6 +357,24 @@ def plotly_state():
     saved = pio.renderers.default
     yield pio
     pio.renderers.default = saved
+
+
+def test_titles_start_below_the_toolbar():
+    import plotly.graph_objects as go
+
+    from cnet_lib.book.notebook import MODEBAR_PX, below_modebar, figure_html
+    from cnet_lib.book.plotting import book_layout, dropdown_slider_figure
+
+    fig = book_layout(go.Figure(go.Scatter(x=[0, 1], y=[1, 2])), "a title")
+    moved = below_modebar(fig)
+    assert moved.layout.title.pad.t == MODEBAR_PX and moved.layout.title.yanchor == "top"
+    assert moved.layout.margin.t == fig.layout.margin.t + MODEBAR_PX
+    assert fig.layout.title.pad.t is None, "the figure itself is left as it was"
+    untitled = below_modebar(go.Figure())
+    assert untitled.layout.margin.t is None  # nothing to move
+    menu = dropdown_slider_figure({"a": {1: [go.Scatter(x=[0], y=[0])]}}, title="t")
+    assert below_modebar(menu.to_dict()).layout.margin.t == menu.layout.margin.t + MODEBAR_PX  # dicts too
+    assert f'"pad":{{"t":{MODEBAR_PX}}}' in figure_html(fig).replace(" ", "")
 
 
 def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):

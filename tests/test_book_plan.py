@@ -16,7 +16,7 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     lines = BP.plan("cpu")
     assert lines[0].startswith("== preset 'cpu'")
     assert sum("will be TRAINED" in ln for ln in lines) == 2
-    assert any("about 1 hour" in ln for ln in lines) and any("CNET_PRESET=smoke" in ln for ln in lines)
+    assert any("about 50 min" in ln for ln in lines) and any("CNET_PRESET=smoke" in ln for ln in lines)
     # a shipped model for one run: that run is loaded, and the estimate still counts the other's training
     cfg = image_runs("cpu")["rk4_refined"]
     folder = tmp_path / "shipped" / "cpu-rk4_refined"
@@ -31,3 +31,22 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
 
 def test_plan_refuses_an_unknown_preset(capsys):
     assert BP.main(["fast"]) == 2 and "unknown preset" in capsys.readouterr().err
+
+
+def test_the_main_command_says_its_plan_before_building(tmp_path):
+    """``bash scripts/book.sh`` up to the build (CNET_BOOK_DRY_RUN=1): the preset, the shipped models
+    it loads, the expected time and the preview command, printed before anything is built."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".venv" / "bin" / "python").exists():
+        pytest.skip("needs the project's .venv (bash scripts/setup.sh)")
+    env = {**os.environ, "CNET_BOOK_DRY_RUN": "1", "CNET_PRESET": "cpu", "CNET_RUNS_DIR": str(tmp_path / "runs")}
+    out = subprocess.run(["bash", "scripts/book.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "== preset 'cpu'" in text and text.count("ships with the book for this preset: loaded, not trained") == 2
+    assert "expected time" in text and "CNET_PRESET=smoke bash scripts/book.sh" in text
+    assert "stopping before the build" in text and not (tmp_path / "runs").exists()

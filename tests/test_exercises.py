@@ -15,6 +15,7 @@ from cnet_lib.book.exercises import core, reset_hints, solution
 from cnet_lib.book.exercises import how_to_use as H
 from cnet_lib.book.exercises import images as I
 from cnet_lib.book.exercises import pendulum as P
+from cnet_lib.book.exercises import robustness as Q
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,6 +85,13 @@ def identity_gap(rows):
     return 100.0 * (trained["accuracy"] - ident["accuracy"])
 
 
+def quantize_per_channel(w, bits):
+    levels = 2 ** (bits - 1) - 1
+    scale = w.abs().flatten(1).amax(dim=1).reshape(-1, *[1] * (w.dim() - 1)) / levels
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return (torch.round(w / safe).clamp(-levels, levels) * scale).to(w.dtype)
+
+
 RIGHT = [
     (H.check_observed_order, observed_order),
     (P.check_rk_step, rk_step),
@@ -92,6 +100,7 @@ RIGHT = [
     (I.check_parameters_after_refinement, parameters_after_refinement),
     (I.check_ideal_speedup, ideal_speedup),
     (I.check_identity_gap, identity_gap),
+    (Q.check_quantize_per_channel, quantize_per_channel),
 ]
 
 
@@ -137,6 +146,11 @@ def _shortcuts():
         history = [{"n_steps": [v], "train_seconds": 1.0, "epoch": e} for e, v in enumerate(n)]
         return TB.refinement_cost(history)["ideal"]
 
+    def quant_by_library(w, bits):
+        from cnet_lib.images.robustness import quantize_per_channel as q
+
+        return q(w, bits)
+
     def gap_by_find_row(rows):
         return 100 * (find_row(rows, kind="trained")["accuracy"] - find_row(rows, kind="identity")["accuracy"])
 
@@ -157,13 +171,14 @@ def _shortcuts():
         (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.tables.refinement_cost"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.tables.find_row"),
         (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
+        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.robustness.quantize_per_channel"),
     ]
 
 
-@pytest.mark.parametrize("case", range(16))
+@pytest.mark.parametrize("case", range(17))
 def test_shortcuts_into_the_library_are_rejected(capsys, case):
     shortcuts = _shortcuts()
-    assert len(shortcuts) == 16
+    assert len(shortcuts) == 17
     check, fn, named = shortcuts[case]
     ok, out = _verdict(capsys, check, fn)
     assert not ok, f"{check.__name__} accepted a call into {named}"
@@ -203,6 +218,22 @@ def _almost_right():
     def speedup_integer(n):
         return len(n) * n[-1] // sum(n)
 
+    def quant_one_scale(w, bits):  # one scale for the whole tensor
+        levels = 2 ** (bits - 1) - 1
+        scale = w.abs().max() / levels
+        return torch.round(w / scale).clamp(-levels, levels) * scale
+
+    def quant_unsigned_levels(w, bits):  # 2**bits levels on each side
+        return quantize_per_channel(w, bits + 1)
+
+    def quant_nan_on_zeros(w, bits):  # divides by a zero scale
+        levels = 2 ** (bits - 1) - 1
+        scale = w.abs().flatten(1).amax(dim=1).reshape(-1, *[1] * (w.dim() - 1)) / levels
+        return torch.round(w / scale).clamp(-levels, levels) * scale
+
+    def quant_float64(w, bits):  # loses the input's dtype
+        return quantize_per_channel(w.double(), bits)
+
     return [
         (H.check_observed_order, two_point, "two-point slope"),
         (H.check_observed_order, swapped_axes, "log Δt against log error"),
@@ -217,13 +248,17 @@ def _almost_right():
         (I.check_ideal_speedup, speedup_integer, "integer division"),
         (I.check_identity_gap, gap_by_position, "rows by position"),
         (I.check_identity_gap, gap_as_fraction, "a fraction, not points"),
+        (Q.check_quantize_per_channel, quant_one_scale, "one scale for the whole tensor"),
+        (Q.check_quantize_per_channel, quant_unsigned_levels, "2^bits levels"),
+        (Q.check_quantize_per_channel, quant_nan_on_zeros, "division by a zero scale"),
+        (Q.check_quantize_per_channel, quant_float64, "dtype not kept"),
     ]
 
 
-@pytest.mark.parametrize("case", range(12))
+@pytest.mark.parametrize("case", range(16))
 def test_almost_right_answers_fail(capsys, case):
     almost = _almost_right()
-    assert len(almost) == 12
+    assert len(almost) == 16
     check, fn, what = almost[case]
     ok, out = _verdict(capsys, check, fn)
     assert not ok, f"{check.__name__} accepted an almost-right answer ({what})"

@@ -15,6 +15,7 @@ from cnet_lib.images import tables as TB
 from cnet_lib.images import theta as TH
 from cnet_lib.images import verdict as V
 from cnet_lib.images.data import write_fake_cifar
+from cnet_lib.runtime.vocabulary import SERIES_COLORS, run_color
 
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
 GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
@@ -201,18 +202,33 @@ def test_theta_curves_and_bases(study):
     assert set(curves) == {"piecewise_constant", "piecewise_linear", "legendre"}
     assert all(set(c) == {"untrained", "trained"} and len(c["trained"]) == 4 for c in curves.values())
     fig = imf.fig_theta_bases(curves)
-    assert len(fig.data) == 3 * 4 * 2 and len(fig.layout.sliders[0].steps) == 3
+    assert len(fig.data) == 2 + 3 * 4 * 2 and len(fig.layout.sliders[0].steps) == 3  # + 2 legend entries: solid, dashed
+    shown = [t.name for t in fig.data if t.visible and t.showlegend is not False]
+    assert shown == ["solid: trained", "dashed: untrained", "θ(0, 0, 1, 1)", "θ(0, 1, 1, 1)", "θ(1, 0, 1, 1)", "θ(1, 1, 1, 1)"], \
+        "one legend entry per weight, and one per line style"
+
+    fig = imf.fig_basis_functions(3)
+    assert [s.label for s in fig.layout.sliders[0].steps] == ["piecewise constant", "piecewise linear (hats)",
+                                                              "Legendre polynomials"]
+    assert [list(t.y) for t in fig.data[:3]] == [[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]]
 
 
 def test_figures_have_the_expected_traces(study):
     _, runs, sweeps = study
     fig = imf.fig_training_curves(runs)
     assert len(fig.data) == 2 * 3 and {t.name for t in fig.data} == {r.label for r in runs.values()}
+    assert {t.name: t.line.color for t in fig.data} == {r.label: run_color(n) for n, r in runs.items()}, "colours of the vocabulary"
     assert any(s.line.dash == "dot" for s in fig.layout.shapes), "the refinement epoch is marked"
+    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top", "the legend sits below the panels"
+    assert "refinement before epoch 2" in fig.layout.title.text and "<br>" not in fig.layout.title.text
 
     fig = imf.fig_theta_refinement(runs["rk4_refined"].snapshots)
     assert len(fig.layout.sliders[0].steps) == 3
     assert fig.layout.sliders[0].steps[2].label.startswith("epoch 2, M=2")
+    last = [t.name for t in fig.data if t.visible and t.showlegend is not False]
+    entries = [f"θ{e}" for e in runs["rk4_refined"].snapshots[-1]["blocks"][0]["entries"]]
+    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t) (skip gain)"], \
+        "the dashed curves of the epoch before share their weight's legend entry"
 
     fig = imf.fig_accuracy_vs_nt(sweeps)
     names = [t.name for t in fig.data]
@@ -224,7 +240,9 @@ def test_figures_have_the_expected_traces(study):
     assert [s.label for s in fig.layout.sliders[0].steps] == ["1", "2"]
 
     fig = imf.fig_manifestations(2, [("euler", 2), ("rk4_classic", 1)])
-    assert [len(t.x) for t in fig.data] == [2, 4]
+    assert [len(t.x) for t in fig.data] == [2, 4, 1, 1]  # + one legend entry per piece
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["θ̂_1", "θ̂_2"]
+    assert [c for c in fig.data[1].marker.color] == [SERIES_COLORS[b] for b in (0, 1, 1, 1)]
 
 
 def test_live_app_evaluates_the_model(study):
@@ -259,3 +277,30 @@ def test_exercise_checks(capsys):
     assert not E.check_ideal_speedup(lambda n: sum(n) / len(n))
     assert not E.check_identity_gap(lambda rows: rows[0]["accuracy"])
     assert "❌ fail" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- the chapters hold calls, not tables
+IMAGE_CHAPTERS = ("continuousnet", "refinement_training", "manifestation_invariance", "robustness")
+
+
+@pytest.mark.parametrize("name", IMAGE_CHAPTERS)
+def test_image_chapters_hold_calls_not_tables(name):
+    """Short code cells (exercise stubs and solutions aside), no hand-formatted table (at most one
+    f-string printed per cell: tables come from cnet_lib.images.tables), no check cell ending in a
+    bare value (the book would show a stray `True`), and no figure displayed twice."""
+    import re
+
+    from cnet_lib.book.notebook_tools import cell_source, cell_tags, code_cells, read_notebook
+
+    nb = read_notebook(Path(__file__).resolve().parents[1] / "book" / f"{name}.ipynb")
+    for cell in code_cells(nb):
+        if {"exercise", "solution"} & set(cell_tags(cell)):
+            continue
+        src = cell_source(cell).strip()
+        lines = src.splitlines()
+        assert len(lines) <= 12, f"{name}, cell {cell['id']}: {len(lines)} lines; move the work into cnet_lib.images"
+        assert len(re.findall(r"print\(f[\"']", src)) <= 1, f"{name}, cell {cell['id']}: a hand-formatted table"
+        if re.match(r"check_\w+\(", lines[-1]):
+            assert lines[-1].endswith(";"), f"{name}, cell {cell['id']}: a bare check shows `True` in the book"
+    displayed = [c for c in code_cells(nb) if re.search(r"^explorer\s*$", cell_source(c), re.M)]
+    assert not displayed, "the live app's static view already shows the explorer"

@@ -292,3 +292,90 @@ def test_dt_data_control_rows(smoke_study):
     for r in rows:
         assert r["error_numerical"] == max(r["error_numerical_trained"], r["error_numerical_evaluated"])
         assert math.isclose(r["ratio_to_own"], r["error_swapped"] / r["error_own"])
+
+
+# --------------------------------------------------------------------------- the chapters' other measurements and figures
+def test_modified_rate_is_f_plus_half_dt_times_the_jacobian_times_f():
+    from cnet_lib.pendulum import modified_rate
+
+    x = torch.tensor(make_data(0.1, 3.0).x, dtype=torch.float64)
+    jac = torch.func.vmap(torch.func.jacrev(true_rate))(x)  # f'(x), shape (N, 2, 2)
+    expected = true_rate(x) + 0.05 / 2 * torch.einsum("nij,nj->ni", jac, true_rate(x))
+    torch.testing.assert_close(modified_rate(x, 0.05), expected, rtol=1e-12, atol=1e-12)
+    # one Euler step with the modified rate is second-order closer to the exact step than with f
+    data = make_data(0.01, 1.0)
+    x0, x1 = data.pairs()
+    err_f = (x0 + 0.01 * true_rate(x0) - x1).norm(dim=-1).max()
+    err_mod = (x0 + 0.01 * modified_rate(x0, 0.01) - x1).norm(dim=-1).max()
+    assert err_mod < err_f / 20
+
+
+def test_smoke_study_summaries(smoke_study):
+    from cnet_lib.pendulum import modified_rate, odenet_label
+    from cnet_lib.pendulum import study as ps
+
+    cfg, models, _ = smoke_study
+    summary = ps.training_summary(models)
+    assert [r["trained"] for r in summary] == list(cfg.train_schemes)
+    for r in summary:
+        fit = models[r["trained"]]
+        assert (r["final_loss"], r["one_step_rms"], r["n_iters"], r["seconds"]) == (fit.final_loss, fit.one_step_rms(), fit.n_iters, fit.seconds)
+    x, _ = cfg.data().pairs()
+    rms = lambda z: z.pow(2).sum(-1).mean().sqrt().item()  # noqa: E731
+    assert ps.euler_correction_rms(cfg) == pytest.approx(rms(modified_rate(x, cfg.dt_data) - true_rate(x)))
+    for r in ps.rate_distances(models, cfg):
+        with torch.no_grad():
+            g = models[r["trained"]].model(x)
+        assert r["rms_to_f"] == pytest.approx(rms(g - true_rate(x)))
+        assert r["rms_to_modified"] == pytest.approx(rms(g - modified_rate(x, cfg.dt_data)))
+        assert r["closer_to"] == ("f" if r["rms_to_f"] < r["rms_to_modified"] else "the modified rate")
+        assert r["factor"] == max(r["rms_to_f"], r["rms_to_modified"]) / min(r["rms_to_f"], r["rms_to_modified"]) >= 1
+    assert odenet_label("rk4_38") == "ODE-Net(RK4 (3/8 rule))"
+
+
+def test_energy_gained_and_flow_periods():
+    from cnet_lib.pendulum import study as ps
+
+    cfg = config_for("smoke")
+    rates = {"f": true_rate, "f again": lambda x: true_rate(x)}
+    rows = ps.energy_gained(rates, "midpoint", 0.05, cfg)
+    path = rollout(true_rate, torch.tensor(exact_solution(0.0)), "midpoint", 0.05, 200).numpy()
+    for r in rows:
+        assert (r["scheme"], r["dt"], r["n_steps"], r["t_final"]) == ("midpoint", 0.05, 200, cfg.T_data)
+        assert r["energy_start"] == pytest.approx(energy(exact_solution(0.0))) and r["energy_end"] == pytest.approx(energy(path[-1]))
+        assert r["energy_gained"] == r["energy_end"] - r["energy_start"] > 0  # midpoint pumps energy in, as Euler does
+        assert r["error"] == pytest.approx(np.linalg.norm(path[-1] - exact_solution(cfg.T_data)))
+    e0 = rows[0]["energy_start"]
+    periods = ps.flow_periods({"f": true_rate}, (e0, rows[0]["energy_end"]))
+    p = periods[0]
+    assert p["period_from"] == pytest.approx(period(), rel=1e-4)  # the flow of f from the energy of ρ0 = 3π/4
+    assert p["period_to"] > p["period_from"] and p["change"] == pytest.approx(p["period_to"] / p["period_from"] - 1)
+
+
+def test_figures_use_the_vocabularys_colours(smoke_study):
+    from cnet_lib.pendulum import figures as pf
+    from cnet_lib.pendulum import odenet_label
+    from cnet_lib.pendulum import study as ps
+    from cnet_lib.runtime.vocabulary import SCHEME_COLORS, scheme_color
+
+    cfg, models, rows = smoke_study
+    loss = pf.fig_training_loss(models)
+    assert [t.line.color for t in loss.data] == [scheme_color(a) for a in models]
+    traj = pf.fig_trajectories(rows, cfg)
+    for t in traj.data:
+        if t.name == "exact":
+            assert t.line.color == SCHEME_COLORS["exact"]
+        elif t.showlegend is False:  # a model's rollout: its own scheme's colour
+            assert t.line.color == scheme_color(next(a for a in models if t.name.startswith(odenet_label(a) + ",")))
+        else:  # the legend's line styles, in grey
+            assert t.line.color not in SCHEME_COLORS.values()
+    explorer = pf.fig_rollout_explorer(rows, cfg)
+    names = [t.name for t in explorer.data[1:]]
+    assert all("<br>E = " in n for n in names) and max(len(n.split("<br>")[0]) for n in names) <= 24
+    report = ps.true_rate_rollout("midpoint", 0.1, 10.0)
+    against = pf.fig_against_exact(report)
+    assert against.data[1].line.color == scheme_color("midpoint") and list(against.data[1].y) == list(report["x"][:, 0])
+    explore = pf.fig_scheme_explorer(ps.true_rate_rollouts(["euler", "rk4_38"], [0.05, 0.1], 10.0), active_dt=0.1)
+    assert explore.layout.sliders[0].active == 1 and len(explore.data) == 5
+    assert {t.line.color for t in explore.data[1:]} == {scheme_color("euler"), scheme_color("rk4_38")}
+    assert len(pf.fig_exact_motion(10.0).data) == 2

@@ -83,8 +83,31 @@ def _book_renderer():
     return BookHtmlRenderer()
 
 
+MODEBAR_PX = 32
+"""Height of plotly's toolbar (the modebar) at the top right of every figure, in pixels."""
+
+
+def below_modebar(fig):
+    """A copy of ``fig`` (a figure or its dict) whose title starts below plotly's toolbar.
+
+    The toolbar sits over the top right of the figure; a long title at the top left ran under it
+    on the book's narrow text column.  The title is placed :data:`MODEBAR_PX` below the top edge
+    and the top margin grows by as much, so that menus above the plot move down with it."""
+    import plotly.graph_objects as go
+
+    out = go.Figure(fig)
+    if out.layout.title.text:
+        top = out.layout.margin.t
+        if top is None:
+            top = out.layout.template.layout.margin.t if out.layout.template.layout.margin.t is not None else 100
+        out.update_layout(title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=MODEBAR_PX)),
+                          margin=dict(t=top + MODEBAR_PX))
+    return out
+
+
 def figure_html(fig, include_plotlyjs: Any = False) -> str:
-    """The HTML ``<div>`` of a figure, for pages that already load plotly.js.
+    """The HTML ``<div>`` of a figure, for pages that already load plotly.js, its title clear of the
+    toolbar (:func:`below_modebar`).
 
     No MathJax is requested (the book's pages and Jupyter load their own), so figure texts
     should use Unicode (Δt, ε, θ) rather than ``$...$``.
@@ -92,7 +115,7 @@ def figure_html(fig, include_plotlyjs: Any = False) -> str:
     import plotly.io as pio
 
     return pio.to_html(
-        fig,
+        below_modebar(fig),
         include_plotlyjs=include_plotlyjs,
         include_mathjax=False,
         full_html=False,

@@ -11,9 +11,16 @@ from typing import Hashable, Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
-__all__ = ["slider_figure", "dropdown_slider_figure", "loglog_style", "line", "reference_slope"]
+__all__ = ["slider_figure", "dropdown_slider_figure", "loglog_style", "line", "reference_slope", "book_layout",
+           "LEGEND_RIGHT", "LEGEND_BELOW"]
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+LEGEND_RIGHT = dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top")
+"""The book's legend: a column to the right of the plot, clear of the title above, the menus above
+and the sliders below it (a legend across the top of the plot ran into long titles)."""
+
+LEGEND_BELOW = dict(orientation="h", x=0.0, xanchor="left", y=-0.25, yanchor="top")
+"""For long legend entries (which would squeeze the plot from the right): rows below the x-axis
+title.  Not for figures with a slider, which sits there."""
 
 
 def line(x, y, name: str = "", color: Optional[str] = None, dash: Optional[str] = None, mode: str = "lines", **kw) -> go.Scatter:
@@ -29,16 +36,25 @@ def _to_list(v):
     return list(v)
 
 
-def _layout(fig: go.Figure, title: str, xaxis_title: str, yaxis_title: str, height: int) -> None:
+def book_layout(fig: go.Figure, title: str = "", xaxis_title: str = "", yaxis_title: str = "", height: int = 480,
+                top: int = 0, legend_below: bool = False) -> go.Figure:
+    """The book's layout: white template, the title at the top left, the legend in a column on the
+    right (:data:`LEGEND_RIGHT`), or below the plot (:data:`LEGEND_BELOW`) with ``legend_below``;
+    ``top`` extra pixels above the plot (for a menu)."""
     fig.update_layout(
-        title=title or None,
+        title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top") if title else None,
         xaxis_title=xaxis_title or None,
         yaxis_title=yaxis_title or None,
         height=height,
         template="plotly_white",
-        margin=dict(l=60, r=20, t=60 if title else 30, b=40),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        margin=dict(l=60, r=20, t=(60 if title else 30) + top, b=110 if legend_below else 40),
+        legend=LEGEND_BELOW if legend_below else LEGEND_RIGHT,
     )
+    return fig
+
+
+def _layout(fig: go.Figure, title: str, xaxis_title: str, yaxis_title: str, height: int) -> None:
+    book_layout(fig, title, xaxis_title, yaxis_title, height)
 
 
 def _check_frames(frames: Mapping) -> None:
@@ -50,10 +66,13 @@ def _check_frames(frames: Mapping) -> None:
 
 
 def _slider(labels: Sequence, visible_per_step: Sequence[list], prefix: str, active: int, y: float = 0.0) -> dict:
+    # a step's label is centred under its tick: pad the slider by half the end labels' width
+    # (about 3.5 px per character at the default font) so that they are not cut at the edges
+    first, last = (len(str(labels[0])), len(str(labels[-1]))) if labels else (0, 0)
     return dict(
         active=active,
         currentvalue=dict(prefix=prefix),
-        pad=dict(t=50),
+        pad=dict(t=50, l=min(160, 10 + 4 * first), r=min(160, 10 + 4 * last)),
         y=y,
         steps=[
             dict(method="update", label=str(lab), args=[{"visible": vis}])
@@ -165,14 +184,13 @@ def dropdown_slider_figure(
                 buttons=buttons,
                 x=0.0,
                 xanchor="left",
-                y=1.18,
-                yanchor="top",
+                y=1.02,
+                yanchor="bottom",
                 showactive=True,
             )
         ],
     )
-    _layout(fig, title, xaxis_title, yaxis_title, height)
-    fig.update_layout(margin=dict(t=110))
+    book_layout(fig, title, xaxis_title, yaxis_title, height, top=45)
     return fig
 
 

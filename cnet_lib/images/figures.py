@@ -15,12 +15,12 @@ from typing import Mapping, Sequence
 
 import torch
 
-from ..book.plotting import dropdown_slider_figure, line, slider_figure
+from ..book.plotting import LEGEND_BELOW, book_layout, dropdown_slider_figure, line, slider_figure
 from ..book.widgets import Choice, IntRange, Steps, live_app
-from ..core.bases import make_basis
+from ..core.bases import basis_names, make_basis
 from ..runtime.device import resolve_device
 from ..runtime.tables import find_row
-from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_label, scheme_color
+from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_dash, run_label, run_pattern, scheme_color
 from .data import normalize
 from .evaluation import Evaluator, evaluate, model_dtype
 from .presets import sweep_grid
@@ -29,6 +29,7 @@ from .runs import StudyRun, study_data
 from .theta import stage_table, theta_curve
 
 __all__ = [
+    "fig_basis_functions",
     "fig_theta_bases",
     "fig_training_curves",
     "fig_theta_refinement",
@@ -39,6 +40,8 @@ __all__ = [
     "fig_weight_noise",
     "fig_quantization",
     "fig_input_noise",
+    "fig_drops",
+    "fig_robustness_explorer",
     "live_robustness_app",
 ]
 
@@ -49,32 +52,60 @@ def _go():
     return go
 
 
+def _line_styles(*styles: tuple[str, str]) -> list:
+    """Legend entries (no data) that say what each line style means, e.g. ``("trained", None)``,
+    ``("untrained", "dash")``: the curves themselves get one legend entry per weight."""
+    return [line([None], [None], name=f"{'solid' if dash is None else dash + 'ed'}: {what}", color="#555555", dash=dash,
+                 legendrank=2000, hoverinfo="skip") for what, dash in styles]
+
+
+def fig_basis_functions(n_basis: int = 4, title: str = ""):
+    """Slider over the three bases: their ``n_basis`` functions φ_β(t) on [0, 1] (the θ(t) whose
+    coefficients are θ̂ = e_β), one colour per β."""
+    frames = {}
+    for basis in basis_names():
+        traces = []
+        for beta in range(n_basis):
+            unit = [1.0 if j == beta else 0.0 for j in range(n_basis)]
+            t, phi = theta_curve(unit, basis)
+            traces.append(line(t, phi, name=f"φ_{beta + 1}", color=SERIES_COLORS[beta % len(SERIES_COLORS)]))
+        frames[basis_label(basis)] = traces
+    return slider_figure(frames, slider_prefix="basis: ", title=title or f"The M = {n_basis} functions of each basis",
+                         xaxis_title="t (depth time)", yaxis_title="φ_β(t)")
+
+
 def fig_theta_bases(curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], title: str = ""):
     """Slider over the three bases; each step shows untrained (dashed) and trained (solid) θ(t)
-    of the same few weights.  ``curves`` comes from :func:`theta_by_basis`."""
+    of the same few weights, one colour and one legend entry per weight (two more entries say
+    what solid and dashed mean).  ``curves`` comes from :func:`theta_by_basis`."""
     frames = {}
     for basis, kinds in curves.items():
         traces = []
         for i, entry in enumerate(kinds["trained"]):
             col = SERIES_COLORS[i % len(SERIES_COLORS)]
-            for kind, dash in (("untrained", "dash"), ("trained", None)):
+            for kind, dash in (("trained", None), ("untrained", "dash")):
                 t, v = kinds[kind][entry]
-                traces.append(line(t, v, name=f"{kind} θ{entry}", color=col, dash=dash, legendgroup=entry))
+                traces.append(line(t, v, name=f"θ{entry}", color=col, dash=dash, legendgroup=entry,
+                                   showlegend=kind == "trained",
+                                   hovertemplate=f"{kind} θ{entry}<br>t = %{{x:.3f}}<br>θ = %{{y:.4g}}<extra></extra>"))
         frames[basis_label(basis)] = traces
-    return slider_figure(frames, title=title or "θ(t) of four weights of the first OdeBlock, in three bases",
+    return slider_figure(frames, static_traces=_line_styles(("trained", None), ("untrained", "dash")),
+                         title=title or "θ(t) of four weights of the first OdeBlock, in three bases",
                          slider_prefix="basis: ", xaxis_title="t (depth time)", yaxis_title="θ(t)")
 
 
-def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training: accuracy, loss and seconds per epoch"):
-    """Three stacked panels against the epoch; refinement epochs marked by dotted lines."""
+def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training curves"):
+    """Three stacked panels against the epoch (test accuracy, training loss, seconds per epoch), one
+    colour per run (:func:`run_color`); refinement epochs marked by dotted lines (said in the title);
+    the legend below the panels, clear of the title and the panels' titles."""
     from plotly.subplots import make_subplots
 
     go = _go()
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("test accuracy", "training loss", "seconds per epoch (training only)"))
-    for i, (name, run) in enumerate(runs.items()):
+    for name, run in runs.items():
         h = run.history
-        col = SERIES_COLORS[i % len(SERIES_COLORS)]
+        col = run_color(name)
         ep = [r["epoch"] for r in h]
         nts = [str(r["n_steps"]) for r in h]
         for row, key in ((1, "test_acc"), (2, "train_loss"), (3, "train_seconds")):
@@ -86,15 +117,18 @@ def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training: ac
             if r["refined"]:
                 fig.add_vline(x=r["epoch"] - 0.5, line_dash="dot", line_color=col, row="all", col=1)
     refined = sorted({r["epoch"] for run in runs.values() for r in run.history if r["refined"]})
-    fig.update_layout(title=title + (f" (dotted: refinement before epoch {', '.join(map(str, refined))})" if refined else ""),
-                      template="plotly_white", height=720, legend=dict(orientation="h", y=1.06))
+    note = f" (dotted: refinement before epoch {', '.join(map(str, refined))})" if refined else ""
+    book_layout(fig, title + note, height=760)
+    fig.update_layout(margin=dict(t=90, b=100), legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.1, yanchor="top"))
     fig.update_xaxes(title_text="epoch", row=3, col=1)
+    fig.update_xaxes(dtick=1)
     return fig
 
 
 def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str = ""):
     """Slider over epochs: θ(t) of a few weights (and the skip gain s(t)) after each epoch
-    (solid) over the epoch before (dashed); a refinement doubles M and keeps θ(t)."""
+    (solid) over the epoch before (dashed); a refinement doubles M and keeps θ(t).  One legend
+    entry per weight; two more say what solid and dashed mean."""
     frames = {}
     prev = None
     for snap in snapshots:
@@ -107,7 +141,7 @@ def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str =
             if prev is not None:
                 pt, pv = theta_curve(prev["entries"][entry], prev["basis"])
                 traces.append(line(pt, pv, name=f"θ{entry}, epoch before", color=col, dash="dash",
-                                   legendgroup=entry, opacity=0.5))
+                                   legendgroup=entry, showlegend=False, opacity=0.5))
         if b.get("gain") is not None:
             t, v = theta_curve(b["gain"], b["basis"])
             traces.append(line(t, v, name="s(t) (skip gain)", color="black", dash="dot"))
@@ -115,15 +149,16 @@ def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str =
         frames[f"{tag}, M={b['n_basis']}" + (" (refined)" if snap.get("refined") else "")] = traces
         prev = b
     return slider_figure(frames, active=len(frames) - 1, slider_prefix="",
-                         title=title or f"θ(t) of OdeBlock {block + 1} after each epoch (dashed: the epoch before)",
+                         static_traces=_line_styles(("after the epoch", None), ("the epoch before", "dash")),
+                         title=title or f"θ(t) of OdeBlock {block + 1} after each epoch",
                          xaxis_title="t (depth time)", yaxis_title="θ(t), s(t)")
 
 
 def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], basis: str = "piecewise_constant",
                        title: str = ""):
     """Where each manifestation (scheme, N_t) evaluates R on one θ(t): one row per manifestation,
-    one marker per stage evaluation at its time t, coloured by the piece β it reads; the piece
-    boundaries of θ(t) are dotted."""
+    one marker per stage evaluation at its time t, coloured by the piece β it reads (legend: one
+    entry per piece); the piece boundaries of θ(t) are dotted."""
     go = _go()
     fig = go.Figure()
     labels = [f"{s}, N_t={n}" for s, n in manifestations]
@@ -135,11 +170,15 @@ def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], 
             marker=dict(size=11, color=[SERIES_COLORS[b % len(SERIES_COLORS)] for b in beta], line=dict(width=1, color="black")),
             customdata=[[r["step"], r["stage"], str(r["pieces"])] for r in rows],
             hovertemplate="t=%{x:.3f}<br>step %{customdata[0]}, stage %{customdata[1]}<br>reads (β, φ_β) %{customdata[2]}"))
+    for b in range(n_basis):  # legend only: the colour of each piece
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"θ̂_{b + 1}", hoverinfo="skip",
+                                 marker=dict(size=11, color=SERIES_COLORS[b % len(SERIES_COLORS)],
+                                             line=dict(width=1, color="black"))))
     for bp in make_basis(basis, n_basis).breakpoints:
         fig.add_vline(x=float(bp), line_dash="dot", line_color="gray")
-    fig.update_layout(title=title or f"Stage evaluations of a few manifestations of one θ(t) (M = {n_basis}, {basis})",
-                      xaxis_title="t (depth time)", template="plotly_white", height=140 + 45 * len(labels),
-                      yaxis=dict(autorange="reversed"))
+    book_layout(fig, title or f"Stage evaluations on one θ(t): M = {n_basis}, {basis_label(basis)}", "t (depth time)",
+                height=160 + 45 * len(labels))
+    fig.update_layout(yaxis=dict(autorange="reversed"), legend_title_text="piece read")
     return fig
 
 
@@ -185,7 +224,7 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
     fig.update_xaxes(type="log", title_text="N_t (steps per OdeBlock)")
     fig.update_yaxes(title_text="test accuracy", col=1)
     fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
-                      template="plotly_white", height=480, legend=dict(orientation="h", y=-0.2))
+                      template="plotly_white", height=520, legend=LEGEND_BELOW, margin=dict(b=120))
     return fig
 
 
@@ -275,6 +314,15 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
 
 
 # --------------------------------------------------------------------------- robustness (beyond the paper)
+def _level_name(kind: str, level) -> str:
+    """A condition in words: ``σ = 0.1``, ``8 bits``, ``bf16``, ``τ = 0.2``."""
+    if kind == "weight_noise":
+        return f"σ = {level:g}"
+    if kind == "input_noise":
+        return f"τ = {level:g}"
+    return f"{level} bits" if isinstance(level, int) else str(level)
+
+
 def fig_weight_noise(study, title: str = ""):
     """Accuracy against the relative weight noise σ (log axis): the mean over seeds with the range of
     the seeds as error bars, one line per model and graph; dotted: each model's clean accuracy."""
@@ -287,16 +335,16 @@ def fig_weight_noise(study, title: str = ""):
         col = run_color(label)
         fig.add_trace(go.Scatter(
             x=[r["level"] for r in noise], y=[r["accuracy"] for r in noise], mode="lines+markers",
-            name=run_label(label), line=dict(color=col),
+            name=run_label(label), line=dict(color=col, dash=run_dash(label)),
             error_y=dict(type="data", symmetric=False, array=[r["max"] - r["accuracy"] for r in noise],
                          arrayminus=[r["accuracy"] - r["min"] for r in noise]),
             customdata=[r["seeds"] for r in noise],
             hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
-        fig.add_hline(y=clean, line_dash="dot", line_color=col)
-    fig.update_xaxes(type="log", title_text="relative weight noise σ (‖noise‖ = σ‖θ̂‖ per coefficient tensor)")
-    fig.update_yaxes(title_text="test accuracy")
-    fig.update_layout(title=title or "Accuracy under noise on the weights θ̂ (dotted: clean)", template="plotly_white",
-                      height=460, legend=dict(orientation="h", y=-0.25))
+        fig.add_hline(y=clean, line_dash="dot", line_color=col, line_width=1)
+    book_layout(fig, title or "Accuracy under noise on the weights θ̂ (dotted: clean)",
+                "relative weight noise σ (‖noise‖ = σ‖θ̂‖ per tensor)", "test accuracy", height=500, legend_below=True)
+    sigmas = sorted({c.level for conds in study.values() for c in conds if c.kind == "weight_noise"})
+    fig.update_xaxes(type="log", tickvals=sigmas, ticktext=[f"{s:g}" for s in sigmas])
     return fig
 
 
@@ -310,26 +358,27 @@ def fig_quantization(study, title: str = ""):
         clean = next(r for r in rows if r["kind"] == "clean")
         quant = [r for r in rows if r["kind"] == "quantized"]
         order = [clean] + sorted(quant, key=lambda r: (isinstance(r["level"], int), -r["level"] if isinstance(r["level"], int) else 0))
-        names = ["float32"] + [f"{r['level']} bits" if isinstance(r["level"], int) else r["level"] for r in order[1:]]
+        names = ["float32"] + [_level_name("quantized", r["level"]) for r in order[1:]]
         fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in order], name=run_label(label),
-                             marker_color=run_color(label), text=[f"{r['accuracy']:.3f}" for r in order],
+                             marker=dict(color=run_color(label), pattern_shape=run_pattern(label)),
+                             text=[f"{r['accuracy']:.3f}" for r in order],
                              textposition="outside", customdata=[r["bytes"] for r in order],
                              hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="test accuracy",
-                      title=title or "Post-training quantization of every weight (per output channel, symmetric)",
-                      template="plotly_white", height=460, legend=dict(orientation="h", y=-0.2))
+    book_layout(fig, title or "Every weight rounded after training (per channel, symmetric)", "weights stored as",
+                "test accuracy", height=500, legend_below=True)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig
 
 
 def fig_input_noise(study, title: str = ""):
     """Accuracy against Gaussian input noise τ (normalised pixel units), with each model's blocks
-    removed (dashed) for scale."""
+    removed (dotted) for scale; a model on another graph dashed."""
     go = _go()
     fig = go.Figure()
     for label, conds in study.items():
         rows = summarise(conds)
         col = run_color(label)
-        for kind, dash, suffix in (("input_noise", None, ""), ("identity_input_noise", "dash", ", blocks removed")):
+        for kind, dash, suffix in (("input_noise", run_dash(label), ""), ("identity_input_noise", "dot", ", blocks removed")):
             pts = [r for r in rows if r["kind"] == kind]
             base = next((r for r in rows if r["kind"] == ("clean" if kind == "input_noise" else "identity")), None)
             if not pts or base is None:
@@ -337,9 +386,52 @@ def fig_input_noise(study, title: str = ""):
             pts = [dict(base, level=0.0)] + sorted(pts, key=lambda r: r["level"])
             fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
                                      name=run_label(label) + suffix, line=dict(color=col, dash=dash)))
-    fig.update_layout(title=title or "Accuracy under Gaussian noise on the input images", template="plotly_white",
-                      height=460, xaxis_title="input noise τ (normalised pixel units)", yaxis_title="test accuracy",
-                      legend=dict(orientation="h", y=-0.25))
+    book_layout(fig, title or "Accuracy under Gaussian noise on the input images", "input noise τ (normalised pixel units)",
+                "test accuracy", height=520, legend_below=True)
+    return fig
+
+
+def fig_drops(judgement, title: str = ""):
+    """The verdict's numbers: per perturbation, the points each model loses from its own clean
+    accuracy (bars), the paired difference ± 1.96 standard errors in the hover, and a ``*`` after
+    the conditions where the difference is significant (Holm-adjusted p < 0.05)."""
+    go = _go()
+    j = judgement
+    names = [_level_name(r["kind"], r["level"]) + (" *" if r["p_holm"] < 0.05 else "") for r in j.drops]
+    detail = [f"difference {r['diff']:+.2f} ± {1.96 * r['se']:.2f} points, Holm p = {r['p_holm']:.2g}" for r in j.drops]
+    fig = go.Figure()
+    for who, key in ((j.a, "drop_a"), (j.b, "drop_b")):
+        fig.add_trace(go.Bar(x=names, y=[r[key] for r in j.drops], name=run_label(who), marker_color=run_color(who),
+                             customdata=detail, hovertemplate="%{x}: loses %{y:.2f} points<br>%{customdata}"))
+    book_layout(fig, title or "Points lost to each perturbation (* significant difference)", "perturbation",
+                "accuracy lost (points)", height=500, legend_below=True)
+    fig.update_layout(barmode="group")
+    return fig
+
+
+def fig_robustness_explorer(study, title: str = ""):
+    """The static counterpart of :func:`live_robustness_app`: a slider over every measured
+    perturbation, and for each model and graph its clean and perturbed accuracy (mean over seeds)."""
+    go = _go()
+    kinds = ("weight_noise", "quantized", "input_noise")
+    first = summarise(next(iter(study.values())))
+    steps = [(r["kind"], r["level"]) for r in first if r["kind"] in kinds]
+    frames = {}
+    for kind, level in steps:
+        traces = []
+        for label, conds in study.items():
+            rows = summarise(conds)
+            clean = next(r for r in rows if r["kind"] == "clean")["accuracy"]
+            hit = next((r for r in rows if (r["kind"], r["level"]) == (kind, level)), None)
+            if hit is None:
+                continue
+            traces.append(go.Bar(x=["clean", "perturbed"], y=[clean, hit["accuracy"]], name=run_label(label),
+                                 marker=dict(color=run_color(label), pattern_shape=run_pattern(label)), showlegend=True,
+                                 text=[f"{clean:.3f}", f"{hit['accuracy']:.3f}"], textposition="outside"))
+        frames[_level_name(kind, level)] = traces
+    fig = slider_figure(frames, title=title or "Clean and perturbed accuracy of each model", slider_prefix="",
+                        yaxis_title="test accuracy", height=480)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.1])
     return fig
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -32,6 +33,8 @@ from torch import nn
 from .evaluation import Evaluator
 from ..core.odeblock import OdeBlock
 from ..core.validation import check_float, check_int
+from ..runtime.tables import format_table
+from ..runtime.vocabulary import run_label
 
 __all__ = [
     "DEFAULT_GRID",
@@ -43,15 +46,21 @@ __all__ = [
     "input_noise",
     "paired_difference",
     "mcnemar",
+    "with_seed_variance",
+    "holm",
     "robustness_rows",
     "robustness_study",
     "summarise",
     "Judgement",
     "judge",
     "word_verdict",
+    "format_verdict",
+    "drops_table",
+    "quantization_error_table",
+    "size_table",
 ]
 
-DEFAULT_GRID = dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), float_formats=("bf16", "fp16"),
+DEFAULT_GRID = dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2, 3, 4, 5), bits=(8, 4), float_formats=("bf16", "fp16"),
                     input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1))
 FLOAT_FORMATS = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -176,6 +185,49 @@ def mcnemar(a: torch.Tensor, b: torch.Tensor) -> dict:
     return {"only_a": only_a, "only_b": only_b, "p": p}
 
 
+def with_seed_variance(images: Mapping, seeds_a: Sequence[float], seeds_b: Sequence[float]) -> dict:
+    """A paired comparison (:func:`paired_difference`, in points) widened by the randomness of the
+    perturbation itself.
+
+    A random perturbation (weight or input noise) is drawn once per seed, so a difference of drops
+    has two sources of error: the test images (``images["se"]``) and the draws, estimated from the
+    spread of each model's accuracy over its seeds, s_a² / S_a + s_b² / S_b.  The two variances are
+    added; the p-value and the 95% interval use Student's t with Welch–Satterthwaite degrees of
+    freedom, so that two seeds (one degree of freedom for their spread) give the wide interval they
+    deserve.  With one seed per model the draws' variance is unmeasured and only the images count."""
+    from scipy import stats  # imported here: scipy.stats takes a moment to import
+
+    parts = [(images["se"] ** 2, images["n"] - 1)]
+    for accs in (seeds_a, seeds_b):
+        if len(accs) > 1:
+            var = float(torch.tensor(accs, dtype=torch.float64).var(unbiased=True)) * 1e4 / len(accs)
+            parts.append((var, len(accs) - 1))
+    total = sum(v for v, _ in parts)
+    se = math.sqrt(total)
+    denominator = sum(v * v / df for v, df in parts if df > 0 and v > 0)
+    df = total * total / denominator if denominator > 0 else float(images["n"] - 1)
+    diff = images["diff"]
+    if se > 0:
+        p = float(2 * stats.t.sf(abs(diff) / se, df))
+    else:
+        p = 1.0 if diff == 0 else 0.0
+    half = float(stats.t.ppf(0.975, df)) * se if se > 0 else 0.0
+    return {**images, "se_images": images["se"], "se": se, "df": df, "ci95": (diff - half, diff + half), "p": p}
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` for testing them all at once: the i-th smallest
+    p becomes max over j ≤ i of min(1, (m − j + 1) p_(j)).  Rejecting where the adjusted p < α keeps
+    the chance of any false "significant" below α, however the tests depend on each other."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
 # --------------------------------------------------------------------------- the study
 @dataclass
 class Condition:
@@ -287,6 +339,7 @@ class Judgement:
     a: str
     b: str
     n: int
+    clean_test: dict = field(default_factory=dict)  # McNemar's test of the two clean outcomes
 
 
 def _gap(conds: Sequence[Condition]) -> Optional[float]:
@@ -300,9 +353,12 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float
           matter_points: float = 10.0, identity_of: Optional[Mapping[str, str]] = None) -> Judgement:
     """Compare model ``a`` (e.g. the refined RK4 model) with ``b`` (the Euler model) condition by
     condition: each model's drop = clean − perturbed per image (averaged over seeds), and the paired
-    difference drop_b − drop_a with its standard error and p-value.  Comparing drops, not
-    accuracies, is what "at equal clean accuracy" means here.  ``more_robust`` is ``a`` when ``a``
-    drops significantly less (p < ``alpha``) in at least one condition and never significantly more.
+    difference drop_b − drop_a with its standard error and p-value, widened by the spread over the
+    seeds of a random perturbation (:func:`with_seed_variance`).  Comparing drops, not
+    accuracies, is what "at equal clean accuracy" means here.  With many conditions some would look
+    significant by chance, so each row's p is also Holm-adjusted over all rows (``p_holm``, see
+    :func:`holm`), and significance means ``p_holm`` < ``alpha``.  ``more_robust`` is ``a`` when ``a``
+    drops significantly less in at least one condition and never significantly more.
     The blocks **matter** when removing them costs each model at least ``matter_points`` (the
     identity rows, taken from ``identity_of[label]`` when a label has none of its own); otherwise a
     robustness difference says nothing about the blocks."""
@@ -314,11 +370,14 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float
             continue
         drop_a = clean_a - cond_a.mean_correct
         drop_b = clean_b - cb[key].mean_correct
-        cmp = paired_difference(drop_b, drop_a)  # > 0: b loses more than a
+        cmp = with_seed_variance(paired_difference(drop_b, drop_a), cond_a.accuracies(), cb[key].accuracies())
         rows.append({"kind": cond_a.kind, "level": cond_a.level, "drop_a": 100 * drop_a.mean().item(),
-                     "drop_b": 100 * drop_b.mean().item(), **cmp})
-    better_a = any(r["p"] < alpha and r["diff"] > 0 for r in rows)
-    better_b = any(r["p"] < alpha and r["diff"] < 0 for r in rows)
+                     "drop_b": 100 * drop_b.mean().item(), "seeds": min(len(cond_a.correct), len(cb[key].correct)),
+                     **cmp})
+    for r, adjusted in zip(rows, holm([r["p"] for r in rows])):
+        r["p_holm"] = adjusted
+    better_a = any(r["p_holm"] < alpha and r["diff"] > 0 for r in rows)
+    better_b = any(r["p_holm"] < alpha and r["diff"] < 0 for r in rows)
     verdict = "mixed" if better_a and better_b else "a" if better_a else "b" if better_b else "neither"
     identity_of = dict(identity_of or {})
     gaps = {}
@@ -332,7 +391,7 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float
         gaps[label] = gap
     matter = all(g is not None and g >= matter_points for g in gaps.values())
     return Judgement({a: 100 * clean_a.mean().item(), b: 100 * clean_b.mean().item()}, gaps, rows, verdict, matter,
-                     matter_points, a, b, int(clean_a.numel()))
+                     matter_points, a, b, int(clean_a.numel()), mcnemar(clean_a, clean_b))
 
 
 _KIND_WORDS = {"weight_noise": "weight noise σ = {}", "quantized": "weights in {}", "input_noise": "input noise τ = {}"}
@@ -346,19 +405,26 @@ def _level(kind, level) -> str:
 
 def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, alpha: float = 0.05) -> list[str]:
     """Sentences that state what :func:`judge` found, quoting the numbers, and where the paper's
-    expectation (the refined RK4 model is more robust) does not hold."""
-    lab = {j.a: j.a, j.b: j.b, **(labels or {})}
+    expectation (the refined RK4 model is more robust) does not hold.  Models are named by
+    ``labels`` (default: the book's run labels)."""
+    lab = {j.a: run_label(j.a), j.b: run_label(j.b), **(labels or {})}
     s = [f"Both models are measured on the same {j.n} test images: {lab[j.a]} {j.clean[j.a]:.1f}% clean, "
          f"{lab[j.b]} {j.clean[j.b]:.1f}% clean. Each perturbation is judged by the drop from a model's own clean "
-         f"accuracy, and the two drops are compared image by image (difference ± its standard error, p-value of no "
-         f"difference)."]
+         f"accuracy, and the two drops are compared image by image (difference ± its standard error, which also counts "
+         f"the spread over the seeds of a random perturbation; p-value of no difference, Holm-adjusted over the "
+         f"{len(j.drops)} comparisons)."]
     for r in j.drops:
         what = _KIND_WORDS[r["kind"]].format(_level(r["kind"], r["level"]))
-        sig = r["p"] < alpha
+        sig = r["p_holm"] < alpha
         who = (lab[j.a] if r["diff"] > 0 else lab[j.b]) if sig else None
         s.append(f"{what}: {lab[j.a]} loses {r['drop_a']:.1f} points, {lab[j.b]} {r['drop_b']:.1f}; difference "
-                 f"{r['diff']:+.1f} ± {r['se']:.1f} points (p = {r['p']:.2g})"
+                 f"{r['diff']:+.1f} ± {r['se']:.1f} points (p = {r['p_holm']:.2g})"
                  + (f": {who} is more robust here." if sig else ": no significant difference."))
+    if j.clean_test and j.clean_test["p"] < alpha:
+        s.insert(1, f"The clean accuracies differ (McNemar: {j.clean_test['only_a']} images right only for {lab[j.a]}, "
+                    f"{j.clean_test['only_b']} only for {lab[j.b]}, p = {j.clean_test['p']:.2g}), so the two are not at "
+                    "equal clean accuracy: read each drop together with the accuracy it starts from (a model near chance "
+                    "has little left to lose).")
     for label in (j.a, j.b):
         if j.gaps.get(label) is not None:
             s.insert(1 if label == j.a else 2, f"{lab[label]}: removing its blocks costs {j.gaps[label]:.1f} points.")
@@ -377,9 +443,54 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, alpha
         s.append("VERDICT: mixed: each model is significantly more robust under some perturbation; the paper's "
                  "blanket expectation does not hold as stated.")
     else:
-        s.append(f"VERDICT: no significant difference in robustness at p < {alpha:g} under any perturbation measured: "
-                 "these numbers do not support the paper's expectation, nor its opposite.")
+        s.append(f"VERDICT: no significant difference in robustness (Holm-adjusted p < {alpha:g}) under any perturbation measured: "
+                 "these numbers do not support the paper's expectation, nor its opposite; each row's 95% interval "
+                 "bounds the differences they cannot rule out (more test images narrow every interval, more seeds those "
+                 "of the random perturbations).")
     return s
+
+
+def drops_table(j: Judgement, alpha: float = 0.05) -> str:
+    """The verdict's rows as a plain-text table: per perturbation, the points each model loses,
+    the paired difference with its 95% interval, and the Holm-adjusted p."""
+    cols = [("perturbation", lambda r: _KIND_WORDS[r["kind"]].format(_level(r["kind"], r["level"])), "{}"),
+            ("A loses", "drop_a", "{:.2f}"), ("B loses", "drop_b", "{:.2f}"),
+            ("B − A", "diff", "{:+.2f}"), ("95% interval", lambda r: f"[{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}]", "{}"),
+            ("Holm p", "p_holm", "{:.2g}"), ("", lambda r: "significant" if r["p_holm"] < alpha else "", "{}")]
+    return format_table(j.drops, cols, note=f"A = {run_label(j.a)}, B = {run_label(j.b)}; points of accuracy on "
+                        f"{j.n} test images")
+
+
+def format_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, alpha: float = 0.05,
+                   width: int = 92) -> str:
+    """:func:`word_verdict` as text, each sentence wrapped to ``width`` characters."""
+    return "\n".join(textwrap.fill(sentence, width, subsequent_indent="  ")
+                     for sentence in word_verdict(j, labels, alpha))
+
+
+def quantization_error_table(quantize: Callable[[torch.Tensor, int], torch.Tensor], weights: Mapping[str, torch.Tensor],
+                             bits: Sequence[int] = (8, 4, 2)) -> str:
+    """For each named weight, the relative error ‖quantize(w, b) − w‖ / ‖w‖ of ``quantize`` (e.g. the
+    reader's own function) at each bit width ``b``: one row per weight, one column per width."""
+    rows = []
+    for name, w in weights.items():
+        w = w.detach()
+        rows.append({"weight": f"{name} {tuple(w.shape)}",
+                     **{b: ((quantize(w, b) - w).norm() / w.norm()).item() for b in bits}})
+    return format_table(rows, [("weight", "weight", "{}")] + [(f"{b} bits", b, "{:.1e}") for b in bits],
+                        note="relative error ‖w̃ − w‖ / ‖w‖")
+
+
+def size_table(study: Mapping[str, Sequence[Condition]]) -> str:
+    """Each model's size in bytes and accuracy for every weight format measured (one row per format)."""
+    rows = []
+    for label, conds in study.items():
+        for c in conds:
+            if c.kind in ("clean", "quantized"):
+                rows.append({"model": run_label(label), "format": "float32" if c.kind == "clean" else _level("quantized", c.level),
+                             "bytes": c.bytes, "accuracy": sum(c.accuracies()) / len(c.correct)})
+    return format_table(rows, [("model", "model", "{}"), ("weights", "format", "{}"), ("bytes", "bytes", "{:,}"),
+                               ("accuracy", "accuracy", "{:.4f}")], left=2)
 
 
 # --------------------------------------------------------------------------- storage

@@ -31,15 +31,16 @@ from ..runtime.checkpoint import atomic_write_text, config_diff, describe_checkp
 from ..runtime.device import default_device, resolve_device
 from ..runtime.presets import preset_name, select_preset
 from ..runtime.vocabulary import run_label
-from .data import DATASETS, DatasetNotFoundError, custom_source, ensure_dataset, load_dataset, resolve_data_dir, write_fake_cifar
-from .presets import IMAGE_PRESETS, image_runs
+from .data import (DATASETS, DatasetNotFoundError, custom_source, ensure_dataset, load_dataset, normalize, resolve_data_dir,
+                   write_fake_cifar)
+from .presets import IMAGE_PRESETS, expected_training, image_runs
 from .theta import theta_snapshot
 from .training import CHECKPOINT, RESULTS, TrainConfig, build_model, interrupted_message, load_model, train
 
 __all__ = [
     "RUNS_ENV", "SNAPSHOTS", "SHIPPED", "MANIFEST", "StudyRun",
     "short_hash", "file_hash", "runs_root", "identity_hash", "run_hash", "run_dir", "shipped_run",
-    "study_data_dir", "study_data", "trained_runs", "is_finished",
+    "study_data_dir", "study_data", "sample_batch", "trained_runs", "is_finished", "training_time",
 ]
 
 RUNS_ENV = "CNET_RUNS_DIR"
@@ -182,6 +183,14 @@ def study_data(cfg: TrainConfig, device=None, with_train: bool = True):
     return load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, cfg.n_test,
                         seed=cfg.seed, device=device, progress=False)
 
+
+def sample_batch(cfg: TrainConfig, device=None, n: int = 64) -> torch.Tensor:
+    """The first ``n`` test images of the run's data (:func:`study_data`), normalised like the
+    training data, on ``device``: a batch to push through a model."""
+    data = study_data(cfg, device, with_train=False)
+    return normalize(data.test_x[:n], data.mean, data.std)
+
+
 class _SnapshotRecorder:
     """``on_epoch`` callback of :func:`train`: reads the checkpoint just written and appends θ̂."""
 
@@ -243,6 +252,18 @@ class StudyRun:
             return build_model(self.config).eval()
 
 
+def training_time(run: StudyRun) -> dict:
+    """How long a run trained and where: ``{"epochs", "train_seconds"`` (the sum over its history,
+    evaluation excluded), ``"device", "device_name"`` (from the run's results file, which a shipped
+    model brings along; ``None`` when it has none)``}``."""
+    try:
+        env = json.loads((run.out_dir / RESULTS).read_text()).get("environment") or {}
+    except (OSError, ValueError):
+        env = {}
+    return {"epochs": len(run.history), "train_seconds": sum(h["train_seconds"] for h in run.history),
+            "device": env.get("device"), "device_name": env.get("device_name")}
+
+
 def is_finished(out: Path, cfg: TrainConfig) -> bool:
     """Whether ``out`` holds a finished run of ``cfg`` (its checkpoint, and results of every epoch)."""
     try:
@@ -278,6 +299,22 @@ def _set_aside_damaged_checkpoint(folder: Path, label: str) -> None:
         print(f"{label}: {problem}; it was moved to {aside.name} and this run is trained again.")
 
 
+def _training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None:
+    """Before any training: which runs will be trained, how long that takes, and, when the preset
+    ships no trained models, which preset does (loading instead of training)."""
+    to_train = [run for run, cfg in cfgs.items()
+                if not is_finished(Path(cfg.out_dir), cfg) and not (use_shipped and shipped_run(cfg) is not None)]
+    if not to_train:
+        return
+    preset = next(iter(cfgs.values())).preset
+    print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{preset}' preset; training takes "
+          f"{expected_training(preset)}, once: later chapters and runs reload the models from {runs_root()}.")
+    shipping = sorted({p.parent.name.split("-", 1)[0] for p in SHIPPED.glob(f"*/{MANIFEST}")} - {preset})
+    if shipping and preset != "smoke":
+        print(f"   Trained models ship with the book for the {' and '.join(repr(p) for p in shipping)} preset: set "
+              f"%env CNET_PRESET={shipping[0]} before the setup cell to load them instead of training.")
+
+
 def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_dir=None, runs: Optional[Sequence[str]] = None,
                  progress: bool = False, verbose: bool = True, use_shipped: bool = True, **overrides) -> dict[str, StudyRun]:
     """The preset's image runs, trained once and afterwards reloaded: ``{run name: StudyRun}``.
@@ -293,6 +330,8 @@ def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_d
     cfgs = _configs(preset, root, device, data_dir, progress, verbose, overrides)
     if runs is not None:
         cfgs = {k: v for k, v in cfgs.items() if k in runs}
+    if verbose:
+        _training_notice(cfgs, use_shipped)
     out: dict[str, StudyRun] = {}
     data = None
     for run, cfg in cfgs.items():

@@ -18,7 +18,27 @@ from .robustness import conditions_from_json, conditions_to_json, robustness_stu
 from .runs import StudyRun, file_hash, short_hash, study_data
 from .sweep import manifestation_sweep, write_sweep
 
-__all__ = ["sweep_runs", "ROBUSTNESS_GRAPHS", "robustness_runs"]
+__all__ = ["sweep_runs", "sweep_cache", "ROBUSTNESS_GRAPHS", "robustness_runs", "robustness_cache"]
+
+
+def sweep_cache(run: StudyRun, grid: Mapping, device) -> tuple:
+    """``(path, key)`` of the cached sweep of ``run`` over ``grid`` on ``device`` (a torch.device)."""
+    cfg = run.config
+    key = {"checkpoint": file_hash(run.checkpoint), "grid": dict(grid), "n_test": cfg.n_test, "seed": cfg.seed,
+           "dataset": cfg.dataset, "device": device.type, "amp": bool(cfg.amp and amp_dtype(device) is not None)}
+    return run.out_dir / f"sweep-{short_hash(key, 12)}.json", key
+
+
+def robustness_cache(runs: Mapping[str, StudyRun], grid: Mapping, device) -> tuple:
+    """``(path, key)`` of the cached robustness study of ``runs`` over ``grid`` on ``device``; the
+    file lives beside the first run's checkpoint."""
+    names = list(runs)
+    first = runs[names[0]]
+    graphs = {k: v for k, v in ROBUSTNESS_GRAPHS.items() if v[0] in runs}
+    key = {"checkpoints": {n: file_hash(runs[n].checkpoint) for n in names}, "grid": dict(grid), "graphs": graphs,
+           "n_test": first.config.n_test, "seed": first.config.seed, "dataset": first.config.dataset,
+           "device": device.type}
+    return first.out_dir / f"robustness-{short_hash(key, 12)}.json", key
 
 
 def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, device=None, progress: bool = False,
@@ -34,9 +54,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
         cfg = run.config
         g = dict(grid) if grid is not None else sweep_grid(cfg.preset)
         dev = resolve_device(device) if device is not None else next(run.model.parameters()).device
-        key = {"checkpoint": file_hash(run.checkpoint), "grid": g, "n_test": cfg.n_test, "seed": cfg.seed,
-               "dataset": cfg.dataset, "device": dev.type, "amp": bool(cfg.amp and amp_dtype(dev) is not None)}
-        path = run.out_dir / f"sweep-{short_hash(key, 12)}.json"
+        path, key = sweep_cache(run, g, dev)
         if path.is_file():
             cached = json.loads(path.read_text())
             out[name] = cached["rows"]
@@ -73,10 +91,7 @@ def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *
     g = dict(grid) if grid is not None else robustness_grid(first.config.preset)
     graphs = {k: v for k, v in ROBUSTNESS_GRAPHS.items() if v[0] in runs}
     dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
-    key = {"checkpoints": {n: file_hash(runs[n].checkpoint) for n in names}, "grid": g, "graphs": graphs,
-           "n_test": first.config.n_test, "seed": first.config.seed, "dataset": first.config.dataset,
-           "device": dev.type}
-    path = first.out_dir / f"robustness-{short_hash(key, 12)}.json"
+    path, key = robustness_cache(runs, g, dev)
     if path.is_file():
         cached = json.loads(path.read_text())
         if verbose:

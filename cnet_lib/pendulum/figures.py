@@ -1,9 +1,10 @@
 """Figures and the live app of the pendulum chapters (figures layer).
 
-The numbers come from :mod:`cnet_lib.pendulum.study`, which returns tidy tables; this module
-only draws them (plotly, from precomputed values, so sliders and menus work in the static
-book) and describes the live rollout app (:func:`cnet_lib.book.widgets.live_app` makes the
-widgets).  Colours and labels come from :mod:`cnet_lib.runtime.vocabulary`.
+The numbers come from :mod:`cnet_lib.pendulum.study`, which returns tidy tables (printed as text
+by :mod:`cnet_lib.pendulum.tables`); this module only draws them (plotly, from precomputed values,
+so sliders and menus work in the static book) and describes the live rollout app
+(:func:`cnet_lib.book.widgets.live_app` makes the widgets).  Colours and labels come from
+:mod:`cnet_lib.runtime.vocabulary`.
 """
 from __future__ import annotations
 
@@ -17,12 +18,16 @@ from ..book.plotting import dropdown_slider_figure, loglog_style, slider_figure
 from ..book.widgets import Choice, Steps, live_app
 from ..runtime.tables import find_row
 from ..runtime.threads import torch_threads
-from ..runtime.vocabulary import SCHEME_COLORS, scheme_color, scheme_label
-from .odenet import ODENetFit, rollout
-from .physics import exact_solution
+from ..runtime.vocabulary import SCHEME_COLORS, SERIES_COLORS, scheme_color, scheme_label
+from .odenet import ODENetFit, odenet_label, rollout
+from .physics import RHO0, G as G_DEFAULT, exact_solution
 from .presets import PendulumConfig
 
 __all__ = [
+    "fig_exact_motion",
+    "fig_against_exact",
+    "fig_scheme_explorer",
+    "fig_training_loss",
     "fig_trajectories",
     "fig_convergence",
     "fig_interchange",
@@ -37,37 +42,117 @@ def _go():
     return go
 
 
-def _exact_traces(cfg: PendulumConfig, component: int = 0, n: int = 1000):
+def _f32(a) -> np.ndarray:
+    """A path for drawing, in float32: plotly stores arrays as binary, and 7 digits are plenty for a
+    line on a screen (the numbers behind the figures keep float64).  Halves a page's figure data."""
+    return np.asarray(a, dtype=np.float32)
+
+
+def _exact_trace(t_final: float, rho0: float = RHO0, g: float = G_DEFAULT, component: int = 0, n: int = 1000, width: float = 3):
+    """The exact solution on [0, t_final] (ρ, or v with ``component=1``), dotted in the colour of "exact"."""
     go = _go()
-    t = np.linspace(0.0, cfg.T_data, n + 1)
-    x = exact_solution(t, cfg.rho0, cfg.g)
-    return go.Scatter(x=t, y=x[:, component], name="exact", mode="lines", line=dict(color=SCHEME_COLORS["exact"], width=3, dash="dot"))
+    t = np.linspace(0.0, t_final, n + 1)
+    x = exact_solution(t, rho0, g)
+    return go.Scatter(x=_f32(t), y=_f32(x[:, component]), name="exact", mode="lines",
+                      line=dict(color=SCHEME_COLORS["exact"], width=width, dash="dot"))
+
+
+def _exact_traces(cfg: PendulumConfig, component: int = 0, n: int = 1000):
+    return _exact_trace(cfg.T_data, cfg.rho0, cfg.g, component, n)
+
+
+def fig_exact_motion(t_final: float = 10.0, rho0: float = RHO0, g: float = G_DEFAULT, n_points: int = 2001):
+    """ρ(t) and v(t) of the exact solution over [0, t_final]."""
+    go = _go()
+    t = np.linspace(0.0, t_final, n_points)
+    x = exact_solution(t, rho0, g)
+    fig = go.Figure([go.Scatter(x=t, y=x[:, i], name=nm, mode="lines", line=dict(color=SERIES_COLORS[i]))
+                     for i, nm in enumerate(("ρ(t)", "v(t)"))])
+    fig.update_layout(title="The exact motion", xaxis_title="t", template="plotly_white", height=360)
+    return fig
+
+
+def fig_against_exact(report: Mapping, title: str = ""):
+    """ρ(t) of one rollout on the true rate (:func:`cnet_lib.pendulum.study.true_rate_rollout`) over the exact ρ(t)."""
+    go = _go()
+    s = report["scheme"]
+    fig = go.Figure([
+        _exact_trace(report["t_final"], width=2),
+        go.Scatter(x=report["t"], y=report["x"][:, 0], name=f"{scheme_label(s)}, Δt = {report['dt']:g}", mode="lines",
+                   line=dict(color=scheme_color(s))),
+    ])
+    fig.update_layout(title=title or f"ρ(t): {scheme_label(s)} against the exact solution", xaxis_title="t", yaxis_title="ρ",
+                      template="plotly_white", height=380)
+    return fig
+
+
+def fig_scheme_explorer(rollouts: Sequence[Mapping], active_dt: Optional[float] = None, clip: float = 20.0):
+    """A menu for the scheme and a slider for Δt over precomputed rollouts on the true rate
+    (:func:`cnet_lib.pendulum.study.true_rate_rollouts`), over the exact ρ(t); the legend gives E(t_final)
+    on a second line (a narrow legend leaves the plot its width)."""
+    go = _go()
+    schemes = list(dict.fromkeys(r["scheme"] for r in rollouts))
+    dts = list(dict.fromkeys(r["dt"] for r in rollouts))
+    t_final = rollouts[0]["t_final"]
+    frames = {}
+    for s in schemes:
+        frames[scheme_label(s)] = {}
+        for dt in dts:
+            r = find_row(rollouts, scheme=s, dt=dt)
+            frames[scheme_label(s)][f"{dt:g}"] = [go.Scatter(
+                x=r["t"], y=np.clip(r["x"][:, 0], -clip, clip), mode="lines", line=dict(color=scheme_color(s)),
+                name=f"{scheme_label(s)}, N_t = {r['n_steps']}<br>E({t_final:g}) = {r['error']:.1e}")]
+    active = next((i for i, dt in enumerate(dts) if active_dt is not None and math.isclose(dt, active_dt)), 0)
+    fig = dropdown_slider_figure(frames, title="ρ(t) for a chosen scheme and Δt", dropdown_prefix="scheme: ",
+                                 slider_prefix="Δt = ", xaxis_title="t", yaxis_title="ρ", active_step=active,
+                                 static_traces=[_exact_trace(t_final, width=2)])
+    fig.update_yaxes(range=[-4, 4])
+    return fig
+
+
+def fig_training_loss(models: Mapping[str, ODENetFit], max_points: int = 400):
+    """The one-step training loss of each ODE-Net against the iteration (log scale), in its scheme's colour."""
+    go = _go()
+    traces = []
+    for a, r in models.items():
+        k = max(1, r.n_iters // max_points)
+        traces.append(go.Scatter(x=np.arange(r.n_iters)[::k], y=r.losses[::k], name=odenet_label(a), mode="lines",
+                                 line=dict(color=scheme_color(a))))
+    fig = go.Figure(traces)
+    fig.update_layout(title="Training loss", xaxis_title="iteration", yaxis_title="one-step loss / Δt_data²",
+                      yaxis_type="log", template="plotly_white", height=340)
+    return fig
 
 
 def fig_trajectories(rows: Sequence[Mapping], cfg: PendulumConfig, component: int = 0):
     """Paper Fig. 2: each ODE-Net(A) with its own scheme at Δt_data (solid) and Δt_data/2 (dashed).
 
     ``rows`` must come from :func:`rollout_table` with ``keep_paths=True`` and h ∈ {1/2, 1}.
-    One subplot per trained model; ρ(t) by default (``component=1``: v(t)).
+    One subplot per trained model, drawn in its scheme's colour; ρ(t) by default (``component=1``:
+    v(t)).  The legend explains the two line styles (in grey: they are not schemes).
     """
     from plotly.subplots import make_subplots
 
     go = _go()
     trained = list(dict.fromkeys(r["trained"] for r in rows))
-    fig = make_subplots(rows=1, cols=len(trained), shared_yaxes=True, subplot_titles=[f"ODE-Net({scheme_label(a)})" for a in trained])
+    styles = ((1.0, "solid", "Δt = Δt_data"), (0.5, "dash", "Δt = Δt_data/2"))
+    fig = make_subplots(rows=1, cols=len(trained), shared_yaxes=True, subplot_titles=[odenet_label(a) for a in trained])
     for j, a in enumerate(trained, 1):
         fig.add_trace(_exact_traces(cfg, component).update(showlegend=j == 1), row=1, col=j)
-        for h, dash, nm in ((1.0, "solid", "Δt = Δt_data"), (0.5, "dash", "Δt = Δt_data/2")):
+        for h, dash, nm in styles:
             r = find_row(rows, trained=a, evaluated=a, h=h)
             fig.add_trace(
-                go.Scatter(x=r["t"], y=r["x"][:, component], name=nm, mode="lines", showlegend=j == 1,
-                           line=dict(color="#1f77b4" if h == 1.0 else "#d62728", dash=dash)),
+                go.Scatter(x=_f32(r["t"]), y=_f32(r["x"][:, component]), name=f"{odenet_label(a)}, {nm}", mode="lines",
+                           showlegend=False,
+                           line=dict(color=scheme_color(a), dash=dash)),
                 row=1, col=j,
             )
         fig.update_xaxes(title_text="t", row=1, col=j)
+    for h, dash, nm in styles:  # legend entries for the line styles only
+        fig.add_trace(go.Scatter(x=[None], y=[None], name=nm, mode="lines", line=dict(color="#7f7f7f", dash=dash)), row=1, col=1)
     fig.update_yaxes(title_text="ρ(t)" if component == 0 else "v(t)", row=1, col=1)
     fig.update_layout(template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=40),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.08, xanchor="right", x=1.0))
+                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"))
     return fig
 
 
@@ -94,7 +179,7 @@ def fig_convergence(
                                  line=dict(color=scheme_color(s), dash="dash"), marker=dict(symbol="circle-open", size=8)))
     for a in dict.fromkeys(r["trained"] for r in odenet_rows):
         rs = sorted((r for r in odenet_rows if r["trained"] == a), key=lambda r: r["dt"])
-        nm = f"ODE-Net({scheme_label(a)})" + (f" (slope {oslope[a]:.2f})" if a in oslope and not math.isnan(oslope[a]) else "")
+        nm = odenet_label(a) + (f" (slope {oslope[a]:.2f})" if a in oslope and not math.isnan(oslope[a]) else "")
         fig.add_trace(go.Scatter(x=[r["dt"] for r in rs], y=[r["error"] for r in rs], name=nm, mode="lines+markers",
                                  line=dict(color=scheme_color(a), width=3), marker=dict(size=9)))
     if dt_data is not None:
@@ -116,7 +201,7 @@ def fig_interchange(rows: Sequence[Mapping], h_values: Optional[Sequence[float]]
              for a in trained]
         text = [[f"{find_row(rows, trained=a, evaluated=b, h=h)['error']:.2e}" for b in evaluated] for a in trained]
         frames[f"{h:g}·Δt_data"] = [go.Heatmap(
-            z=z, x=[scheme_label(b) for b in evaluated], y=[f"ODE-Net({scheme_label(a)})" for a in trained], text=text,
+            z=z, x=[scheme_label(b) for b in evaluated], y=[odenet_label(a) for a in trained], text=text,
             texttemplate="%{text}", colorscale="Viridis", zmin=-4, zmax=1, colorbar=dict(title="log10 E"),
             hovertemplate="trained %{y}<br>run with %{x}<br>E = %{text}<extra></extra>")]
     active = next((i for i, h in enumerate(h_values) if math.isclose(h, 1.0)), 0)
@@ -130,7 +215,8 @@ def fig_rollout_explorer(rows: Sequence[Mapping], cfg: PendulumConfig, component
     """Static explorer over precomputed rollouts: a menu for the inference scheme, a slider for Δt.
 
     Each view shows every trained ODE-Net rolled out with the chosen scheme and Δt, over the
-    exact solution.  ``rows`` from :func:`rollout_table` with ``keep_paths=True``.
+    exact solution; the legend gives each model's final error, on two short lines per model so that
+    it stays narrow and clear of the menu.  ``rows`` from :func:`rollout_table` with ``keep_paths=True``.
     """
     go = _go()
     evaluated = list(dict.fromkeys(r["evaluated"] for r in rows))
@@ -144,8 +230,8 @@ def fig_rollout_explorer(rows: Sequence[Mapping], cfg: PendulumConfig, component
             for a in trained:
                 r = find_row(rows, trained=a, evaluated=b, h=h)
                 y = np.clip(r["x"][:, component], -50, 50)
-                traces.append(go.Scatter(x=r["t"], y=y, mode="lines", line=dict(color=scheme_color(a)),
-                                         name=f"ODE-Net({scheme_label(a)}): E = {r['error']:.1e}"))
+                traces.append(go.Scatter(x=_f32(r["t"]), y=_f32(y), mode="lines", line=dict(color=scheme_color(a)),
+                                         name=f"{odenet_label(a)}<br>E = {r['error']:.1e}"))
             frames[scheme_label(b)][f"{h:g}·Δt_data = {h * cfg.dt_data:g}"] = traces
     active_step = next((i for i, h in enumerate(hs) if math.isclose(h, 1.0)), 0)
     fig = dropdown_slider_figure(
@@ -174,9 +260,9 @@ def fig_dt_data_control(control_rows: Sequence[Mapping]):
         rs = sorted((r for r in control_rows if (r["trained"], r["evaluated"]) == (a, b)), key=lambda r: r["dt_data"])
         x = [r["dt_data"] for r in rs]
         fig.add_trace(go.Scatter(x=x, y=[r["error_swapped"] for r in rs], mode="lines+markers", line=dict(color=scheme_color(b), width=3),
-                                 marker=dict(size=10), name=f"ODE-Net({scheme_label(a)}) run with {scheme_label(b)}"))
+                                 marker=dict(size=10), name=f"{odenet_label(a)} run with {scheme_label(b)}"))
         fig.add_trace(go.Scatter(x=x, y=[r["error_own"] for r in rs], mode="lines+markers", line=dict(color=scheme_color(a), dash="dot"),
-                                 marker=dict(symbol="diamond"), name=f"ODE-Net({scheme_label(a)}) run with {scheme_label(a)}"))
+                                 marker=dict(symbol="diamond"), name=f"{odenet_label(a)} run with {scheme_label(a)}"))
     fig.update_layout(template="plotly_white", height=460, margin=dict(l=60, r=20, t=40, b=40), legend=dict(x=1.02, y=1.0))
     return loglog_style(fig, x_title="Δt_data (the rollout uses Δt = Δt_data)", y_title="E at t = T_data")
 
@@ -190,7 +276,7 @@ def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, stati
     controls = {
         "h": Steps([(f"{h:g}·Δt_data", h) for h in h_choices], 1, "Δt"),
         "scheme": Choice([(scheme_label(s), s) for s in cfg.eval_schemes], cfg.eval_schemes[0], "run with"),
-        "trained": Choice([(f"ODE-Net({scheme_label(a)})", a) for a in models], next(iter(models)), "model"),
+        "trained": Choice([(odenet_label(a), a) for a in models], next(iter(models)), "model"),
     }
     x0 = torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64)
 
@@ -203,7 +289,7 @@ def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, stati
         err = float(np.linalg.norm(path[-1] - exact_solution(t[-1], cfg.rho0, cfg.g)))
         fig = go.Figure([_exact_traces(cfg)])
         fig.add_trace(go.Scatter(x=t, y=np.clip(path[:, 0], -50, 50), mode="lines", line=dict(color=scheme_color(scheme)),
-                                 name=f"ODE-Net({scheme_label(trained)}) run with {scheme_label(scheme)}"))
+                                 name=f"{odenet_label(trained)} run with {scheme_label(scheme)}"))
         fig.update_layout(template="plotly_white", height=380, title=f"Δt = {dt:g}, N_t = {N}: E(t = {t[-1]:g}) = {err:.2e}",
                           xaxis_title="t", yaxis_title="ρ(t)", yaxis_range=[-3.5, 3.5])
         return fig

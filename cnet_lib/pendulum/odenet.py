@@ -23,9 +23,11 @@ from ..core.schemes import Tableau, get_scheme
 from ..core.validation import check_float, check_int
 from ..runtime.progress import progress_bar
 from ..runtime.threads import torch_threads
+from ..runtime.vocabulary import scheme_label
 from .physics import RHO0, G, PendulumData, exact_solution
 
-__all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "one_step", "rollout", "global_error", "train_odenet"]
+__all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "odenet_label", "one_step", "rollout", "global_error",
+           "train_odenet"]
 
 TORCHDIFFEQ_METHODS = {
     "euler": "euler",
@@ -61,6 +63,11 @@ class ODENet(nn.Module):
 
     def rate(self, t, x: torch.Tensor) -> torch.Tensor:
         return self(x)
+
+
+def odenet_label(scheme: str) -> str:
+    """The book's name of the ODE-Net trained with ``scheme``: ``"euler"`` -> ``"ODE-Net(Euler)"``."""
+    return f"ODE-Net({scheme_label(scheme)})"
 
 
 class _TimeFree(nn.Module):

@@ -15,6 +15,14 @@ reader can print them, filter them with a comprehension or hand them to pandas.
   ``Δt = h·Δt_data`` for each h: the raw material of Fig. 2, Fig. 3a and Fig. 3b.
 * :func:`dip_table`, :func:`interchange_matrix`, :func:`error_floor_table`,
   :func:`dt_data_control`: the numbers the chapter prints.
+* :func:`swing_facts`, :func:`true_rate_rollout`, :func:`local_errors`, :func:`halving_ratios`:
+  the exact pendulum and the integrators on it (the chapter "Numerical integrators");
+  :func:`setup_facts`, :func:`backend_agreement`, :func:`training_summary`,
+  :func:`rate_distances`, :func:`energy_gained`, :func:`flow_periods`: the ODE-Net chapter's
+  other measurements.
+
+:mod:`cnet_lib.pendulum.tables` prints these rows as text tables, :mod:`cnet_lib.pendulum.figures`
+draws them.
 
 Preset sizes live in :mod:`cnet_lib.pendulum.presets`.
 The models are tiny (2-50-2), so they are trained on the CPU in float64 with one torch thread
@@ -30,18 +38,28 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..core.integrate import integrate
 from ..core.schemes import get_scheme
 from ..runtime.tables import find_row
 from ..runtime.threads import torch_threads
-from .odenet import ODENet, ODENetFit, rollout, train_odenet
-from .physics import RHO0, G as G_DEFAULT, exact_solution, n_intervals, true_rate
+from .odenet import ODENet, ODENetFit, one_step, rollout, train_odenet
+from .physics import RHO0, G as G_DEFAULT, energy, exact_solution, modified_rate, n_intervals, period, true_rate
 from .presets import PendulumConfig
 
 __all__ = [
     "StackedRate",
+    "swing_facts",
+    "true_rate_rollout",
+    "true_rate_rollouts",
+    "local_errors",
+    "local_slopes",
     "integrator_convergence",
     "fit_slope",
     "fit_slopes",
+    "halving_ratios",
+    "setup_facts",
+    "backend_agreement",
+    "training_summary",
     "train_models",
     "rollout_table",
     "dip_table",
@@ -50,7 +68,11 @@ __all__ = [
     "error_floor_table",
     "dt_data_control",
     "summary",
+    "euler_correction_rms",
+    "rate_distances",
+    "energy_gained",
     "flow_period",
+    "flow_periods",
     "clear_cache",
 ]
 
@@ -66,6 +88,20 @@ def _error(path: torch.Tensor, t_final: float, rho0: float, g: float) -> np.ndar
     xN = path[-1].detach().cpu().numpy()
     err = np.linalg.norm(xN - exact_solution(t_final, rho0, g), axis=-1)
     return np.where(np.all(np.isfinite(xN), axis=-1), err, np.inf)
+
+
+def _thin(n_steps: int, max_points: Optional[int]) -> np.ndarray:
+    """Indices of at most about ``max_points`` of the ``n_steps + 1`` states of a path, the last one
+    included (all of them when ``max_points`` is None)."""
+    if max_points is None:
+        return np.arange(n_steps + 1)
+    stride = max(1, math.ceil((n_steps + 1) / max_points))
+    return np.unique(np.r_[np.arange(0, n_steps + 1, stride), n_steps])
+
+
+def _rms(z: torch.Tensor) -> float:
+    """√ mean ‖z_k‖² over the rows z_k of ``z`` (shape (N, 2))."""
+    return z.pow(2).sum(-1).mean().sqrt().item()
 
 
 class StackedRate(nn.Module):
@@ -87,7 +123,83 @@ class StackedRate(nn.Module):
         return torch.bmm(self.A, torch.tanh(z)).squeeze(-1)
 
 
+# --------------------------------------------------------------------------- the exact pendulum
+def swing_facts(t_final: float = 10.0, n_points: int = 2001, rho0: float = RHO0, g: float = G_DEFAULT) -> dict:
+    """The numbers that describe the paper's swing, as a flat dict.
+
+    ``g, rho0``; ``period`` (4K(m)/√g) and ``small_angle_period`` (2π/√g, the period of a
+    tiny swing); ``longer_percent`` = 100 (period / small_angle_period − 1); ``energy`` (v²/2 −
+    g cos ρ at t = 0) and ``energy_drift``, its largest change along the exact solution sampled at
+    ``n_points`` times in [0, t_final] (round-off: the exact flow conserves it).
+    """
+    x = exact_solution(np.linspace(0.0, t_final, n_points), rho0, g)
+    e = energy(x, g)
+    T, T_small = period(rho0, g), 2 * math.pi / math.sqrt(g)
+    return dict(g=g, rho0=rho0, period=T, small_angle_period=T_small,
+                longer_percent=100 * (T / T_small - 1), energy=float(e[0]), energy_drift=float(np.abs(e - e[0]).max()))
+
+
 # --------------------------------------------------------------------------- integrators on the true rate
+def true_rate_rollout(
+    scheme: str,
+    dt: float,
+    t_final: float = 10.0,
+    rho0: float = RHO0,
+    g: float = G_DEFAULT,
+    max_points: Optional[int] = None,
+) -> dict:
+    """``scheme`` on the true rate f from the exact initial state, ``N_t = t_final / Δt`` steps of ``Δt``.
+
+    Returns a dict: ``scheme, dt, n_steps, t_final, g``; ``error`` (E = ‖x_N − x(t_final)‖₂);
+    ``energy_start``, ``energy_end`` and ``over_the_top`` (whether the energy ever exceeds g, the
+    energy of the pendulum balanced upside down: beyond it the pendulum rotates); ``max_abs_rho``
+    (the largest |ρ| on the path); ``t`` and ``x``, the path (every state, or about
+    ``max_points`` of them with the last one).
+    """
+    N = _n_steps(t_final, dt)
+    x0 = torch.tensor(exact_solution(0.0, rho0, g), dtype=torch.float64)
+    with torch_threads(1):
+        path = rollout(lambda x: true_rate(x, g), x0, scheme, dt, N).numpy()
+    e = energy(path, g)
+    idx = _thin(N, max_points)
+    return dict(scheme=scheme, dt=dt, n_steps=N, t_final=t_final, g=g,
+                error=float(np.linalg.norm(path[-1] - exact_solution(t_final, rho0, g))),
+                energy_start=float(e[0]), energy_end=float(e[-1]), over_the_top=bool((e > g).any()),
+                max_abs_rho=float(np.abs(path[:, 0]).max()), t=dt * idx, x=path[idx])
+
+
+def true_rate_rollouts(schemes: Sequence[str], dts: Sequence[float], t_final: float = 10.0,
+                       max_points: int = 600) -> list[dict]:
+    """:func:`true_rate_rollout` for every scheme and Δt (paths thinned to ``max_points``): one row each."""
+    return [true_rate_rollout(s, dt, t_final, max_points=max_points) for s in schemes for dt in dts]
+
+
+def local_errors(schemes: Sequence[str], dts: Sequence[float], t_start: float = 1.0, rho0: float = RHO0,
+                 g: float = G_DEFAULT) -> list[dict]:
+    """The local error of one step of each scheme from the exact state x(t_start), for each Δt.
+
+    Rows: ``scheme, t_start, dt, error`` with error = ‖step(f, x(t_start), Δt) − x(t_start + Δt)‖₂.
+    """
+    x_start = torch.tensor(exact_solution(t_start, rho0, g), dtype=torch.float64)
+    rows = []
+    for s in schemes:
+        for d in dts:
+            x1 = integrate(lambda t, x: true_rate(x, g), x_start, s, 1, (t_start, t_start + d)).numpy()
+            rows.append(dict(scheme=s, t_start=t_start, dt=d, error=float(np.linalg.norm(x1 - exact_solution(t_start + d, rho0, g)))))
+    return rows
+
+
+def local_slopes(rows: Sequence[Mapping]) -> list[dict]:
+    """The slope of log(local error) against log Δt for each scheme of :func:`local_errors` rows, every
+    point used.  Rows: ``scheme, slope, expected`` (order + 1: a scheme of order r has local error O(Δt^(r+1)))."""
+    out = []
+    for s in dict.fromkeys(r["scheme"] for r in rows):
+        rs = [r for r in rows if r["scheme"] == s]
+        out.append(dict(scheme=s, slope=fit_slope([r["dt"] for r in rs], [r["error"] for r in rs]),
+                        expected=get_scheme(s).order + 1))
+    return out
+
+
 def integrator_convergence(
     schemes: Sequence[str] = ("euler", "midpoint", "rk4_classic", "rk4_38"),
     h_values: Sequence[float] = (1 / 8, 1 / 4, 1 / 2, 1.0),
@@ -152,6 +264,55 @@ def fit_slopes(
             )
         )
     return out
+
+
+def halving_ratios(rows: Sequence[Mapping], h: float = 1.0) -> list[dict]:
+    """What halving the step does to the global error of each scheme of :func:`integrator_convergence` rows.
+
+    Rows: ``scheme, dt, ratio, expected`` with ratio = E(Δt) / E(Δt/2) at Δt = h·Δt_data and
+    expected = 2^r (r the scheme's order), what the ratio tends to in the asymptotic range.
+    """
+    out = []
+    for s in dict.fromkeys(r["scheme"] for r in rows):
+        full, half = find_row(rows, scheme=s, h=h), find_row(rows, scheme=s, h=h / 2)
+        out.append(dict(scheme=s, dt=full["dt"], ratio=full["error"] / half["error"], expected=2 ** get_scheme(s).order))
+    return out
+
+
+# --------------------------------------------------------------------------- the ODE-Net before and after training
+def setup_facts(cfg: PendulumConfig) -> dict:
+    """The data and training settings of ``cfg``, as a flat dict: ``preset, dt_data, T_data, n_pairs``
+    (training pairs (x_k, x_k+1)), ``n_iters, lr, lr_final, seed, hidden`` and ``n_parameters`` (of G)."""
+    with torch.random.fork_rng(devices=[]):  # building G draws initial weights: leave the global state alone
+        n_parameters = sum(p.numel() for p in ODENet(cfg.hidden).parameters())
+    return dict(preset=cfg.name, dt_data=cfg.dt_data, T_data=cfg.T_data, n_pairs=cfg.data().n_pairs, n_iters=cfg.n_iters,
+                lr=cfg.lr, lr_final=cfg.lr_final, seed=cfg.seed, hidden=cfg.hidden, n_parameters=n_parameters)
+
+
+def backend_agreement(cfg: PendulumConfig, seed: int = 0) -> list[dict]:
+    """One step of each training scheme with torchdiffeq and with ``cnet_lib.integrate``, from every
+    training state, with an untrained G (initialised from ``torch.manual_seed(seed)``).
+
+    Rows: ``scheme, max_difference`` (the largest absolute difference between the two steps).
+    The global random state is left as it was.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        G = ODENet(hidden=cfg.hidden).double()
+    x_in, _ = cfg.data().pairs()
+    rows = []
+    with torch.no_grad():
+        for s in cfg.train_schemes:
+            a = one_step(G, x_in, s, cfg.dt_data, backend="torchdiffeq")
+            b = one_step(G, x_in, s, cfg.dt_data, backend="cnet")
+            rows.append(dict(scheme=s, max_difference=(a - b).abs().max().item()))
+    return rows
+
+
+def training_summary(models: Mapping[str, ODENetFit]) -> list[dict]:
+    """Rows ``trained, final_loss, one_step_rms, n_iters, seconds``, one per trained model (see :class:`ODENetFit`)."""
+    return [dict(trained=a, final_loss=r.final_loss, one_step_rms=r.one_step_rms(), n_iters=r.n_iters, seconds=r.seconds)
+            for a, r in models.items()]
 
 
 # --------------------------------------------------------------------------- training (cached)
@@ -224,8 +385,7 @@ def rollout_table(
                 N = _n_steps(cfg.T_data, dt)
                 path = rollout(stacked, x0, ev, dt, N)
                 errs = _error(path, cfg.T_data, cfg.rho0, cfg.g)
-                stride = max(1, math.ceil((N + 1) / max_points))
-                idx = np.unique(np.r_[np.arange(0, N + 1, stride), N])
+                idx = _thin(N, max_points)
                 for i, n in enumerate(names):
                     row = dict(trained=n, evaluated=ev, h=h, dt=dt, n_steps=N, error=float(errs[i]))
                     if keep_paths:
@@ -366,6 +526,65 @@ def summary(rows: Sequence[Mapping], integrator_slopes: Sequence[Mapping] = ()) 
             out[f"swap_{r['trained']}_to_{r['evaluated']}"] = r["ratio_to_own"]
     for r in integrator_slopes:
         out[f"slope_{r['scheme']}"] = r["slope"]
+    return out
+
+
+def euler_correction_rms(cfg: PendulumConfig) -> float:
+    """RMS of the Euler correction (Δt_data/2)·f'f over the training states: how far the modified rate
+    (:func:`cnet_lib.pendulum.physics.modified_rate`) is from f."""
+    x, _ = cfg.data().pairs()
+    return _rms(modified_rate(x, cfg.dt_data, cfg.g) - true_rate(x, cfg.g))
+
+
+def rate_distances(models: Mapping[str, ODENetFit], cfg: PendulumConfig) -> list[dict]:
+    """How close each trained G is to the true rate f and to the modified rate f + (Δt_data/2)·f'f.
+
+    RMS over the training states.  Rows: ``trained, rms_to_f, rms_to_modified, closer_to`` ("f" or
+    "the modified rate") and ``factor`` (the larger distance over the smaller one).
+    """
+    x, _ = cfg.data().pairs()
+    f, modified = true_rate(x, cfg.g), modified_rate(x, cfg.dt_data, cfg.g)
+    out = []
+    with torch.no_grad():
+        for a, r in models.items():
+            g_x = r.model(x)
+            d_f, d_mod = _rms(g_x - f), _rms(g_x - modified)
+            out.append(dict(trained=a, rms_to_f=d_f, rms_to_modified=d_mod, closer_to="f" if d_f < d_mod else "the modified rate",
+                            factor=max(d_f, d_mod) / min(d_f, d_mod)))
+    return out
+
+
+def energy_gained(rates: Mapping[str, object], scheme: str, dt: float, cfg: PendulumConfig) -> list[dict]:
+    """Each rate (name -> G(x), e.g. ``true_rate`` or a trained ODE-Net) rolled out with ``scheme`` at
+    ``dt`` over [0, T_data] from the exact initial state.
+
+    Rows: ``rate, scheme, dt, n_steps, t_final`` (T_data), ``energy_start, energy_end,
+    energy_gained`` (energy_end − energy_start, energy v²/2 − g cos ρ) and ``error`` (E at T_data).
+    """
+    N = _n_steps(cfg.T_data, dt)
+    x0 = torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64)
+    e0 = float(energy(x0.numpy(), cfg.g))
+    out = []
+    with torch_threads(1):
+        for name, rate in rates.items():
+            path = rollout(rate, x0, scheme, dt, N).numpy()
+            e1 = float(energy(path[-1], cfg.g))
+            out.append(dict(rate=name, scheme=scheme, dt=dt, n_steps=N, t_final=cfg.T_data, energy_start=e0, energy_end=e1, energy_gained=e1 - e0,
+                            error=float(np.linalg.norm(path[-1] - exact_solution(cfg.T_data, cfg.rho0, cfg.g)))))
+    return out
+
+
+def flow_periods(rates: Mapping[str, object], energies: Sequence[float], g: float = G_DEFAULT) -> list[dict]:
+    """The period of each rate's flow (:func:`flow_period`) at two energies.
+
+    Rows: ``rate, energy_from, energy_to, period_from, period_to, change`` with change =
+    period_to / period_from − 1.
+    """
+    e0, e1 = energies
+    out = []
+    for name, rate in rates.items():
+        p0, p1 = flow_period(rate, e0, g), flow_period(rate, e1, g)
+        out.append(dict(rate=name, energy_from=e0, energy_to=e1, period_from=p0, period_to=p1, change=p1 / p0 - 1))
     return out
 
 

@@ -17,7 +17,7 @@ from typing import Optional, Union
 import torch
 
 __all__ = ["DeviceLike", "default_device", "resolve_device", "same_device", "amp_dtype", "Precision", "precision_for",
-           "environment"]
+           "cpu_name", "environment"]
 
 DeviceLike = Union[str, torch.device, None]
 
@@ -121,12 +121,24 @@ def precision_for(device: DeviceLike, amp: bool = True, graphs: bool = True) -> 
     return Precision(amp_dtype(device) if graphs else None, channels_last=True)
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux: from /proc/cpuinfo), else the processor or machine type."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def environment(device: DeviceLike) -> dict:
     """The machine and versions a result was computed with, for results files."""
     device = torch.device(device)
     env = {
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine(),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
         "torch": str(torch.__version__),
         "python": platform.python_version(),
         "platform": platform.platform(),

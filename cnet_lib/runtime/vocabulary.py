@@ -6,9 +6,11 @@ is the same blue on the pendulum pages and on the image pages.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 __all__ = [
     "SCHEME_LABELS", "SCHEME_COLORS", "RUN_LABELS", "RUN_COLORS", "BASIS_LABELS", "SERIES_COLORS",
-    "scheme_label", "scheme_color", "run_label", "run_color", "basis_label",
+    "scheme_label", "scheme_color", "run_label", "run_color", "run_dash", "run_pattern", "basis_label",
 ]
 
 SCHEME_LABELS = {
@@ -57,9 +59,19 @@ def run_label(run: str) -> str:
 
 
 def run_color(run: str) -> str:
-    if " on " in run:
-        return SCHEME_COLORS.get(run.split(" on ", 1)[1], "#17becf")
-    return RUN_COLORS.get(run, "#7f7f7f")
+    """A run's colour; ``"<run> on <scheme>"`` (the run's model on another graph) keeps its run's
+    colour and is told apart by :func:`run_dash` (a scheme's colour would say it is another model)."""
+    return RUN_COLORS.get(run.split(" on ", 1)[0], "#7f7f7f")
+
+
+def run_dash(run: str) -> Optional[str]:
+    """``"dash"`` for a run's model on another graph (``"<run> on <scheme>"``), else None (solid)."""
+    return "dash" if " on " in run else None
+
+
+def run_pattern(run: str) -> str:
+    """The bar pattern that goes with :func:`run_dash`: hatched for another graph, else none."""
+    return "/" if " on " in run else ""
 
 
 def basis_label(basis: str) -> str:

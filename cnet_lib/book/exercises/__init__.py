@@ -11,7 +11,9 @@ from .how_to_use import check_observed_order
 from .images import (check_euler_block_as_resnet, check_ideal_speedup, check_identity_gap,
                      check_parameters_after_refinement)
 from .pendulum import check_global_error, check_rk_step
+from .robustness import check_quantize_per_channel
 
 __all__ = ["Case", "Forbidden", "check", "describe", "is_stub", "reset_hints", "solution", "values_close",
            "check_observed_order", "check_rk_step", "check_global_error", "check_euler_block_as_resnet",
-           "check_parameters_after_refinement", "check_ideal_speedup", "check_identity_gap"]
+           "check_parameters_after_refinement", "check_ideal_speedup", "check_identity_gap",
+           "check_quantize_per_channel"]

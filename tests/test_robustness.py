@@ -1,0 +1,350 @@
+"""cnet_lib.images.robustness (+ the robustness CLI and the cached study): quantization that keeps
+its promises, perturbations of the stated size, paired statistics checked against hand-computed
+values, verdicts that follow the numbers, and results that survive a JSON round trip.
+Tiny models on fake CIFAR: seconds."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from cnet_lib import robustness as robustness_cli
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.core.odeblock import OdeBlock
+from cnet_lib.images import robustness as RB
+from cnet_lib.images import runs as R
+from cnet_lib.images import study as ST
+from cnet_lib.images import training as T
+from cnet_lib.images.data import load_dataset, write_fake_cifar
+
+GRID = dict(sigmas=(0.1, 1.0), seeds=(0, 1), bits=(8, 4), float_formats=("bf16",), input_noise=(0.5,), noise_seeds=(0,))
+
+
+def _model(dtype=torch.float32, seed=0):
+    torch.manual_seed(seed)
+    return ContinuousNet((3, 4, 4), n_basis=2, scheme="rk4_classic").to(dtype).eval()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    write_fake_cifar(root, n_train=64, n_test=48, seed=3)
+    return root, load_dataset("cifar10", root)
+
+
+# --------------------------------------------------------------------------- quantization
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_quantize_per_channel_is_a_symmetric_grid_per_channel(bits):
+    torch.manual_seed(0)
+    w = torch.randn(5, 3, 7, dtype=torch.float64) * torch.tensor([1e-3, 1.0, 10.0, 0.5, 2.0], dtype=torch.float64)[:, None, None]
+    q = RB.quantize_per_channel(w, bits)
+    levels = 2 ** (bits - 1) - 1
+    scale = w.abs().amax(dim=(1, 2), keepdim=True) / levels
+    ints = q / scale
+    assert torch.allclose(ints, ints.round(), atol=1e-9), "not on the per-channel grid"
+    assert ints.abs().max() <= levels + 1e-9
+    assert ((q - w).abs() <= scale / 2 + 1e-12).all(), "rounding error above half a step"
+    # each channel's largest weight is kept exactly: its own scale is set by it
+    assert torch.allclose(q.abs().amax(dim=(1, 2)), w.abs().amax(dim=(1, 2)), rtol=1e-12)
+    assert q.dtype == w.dtype
+
+
+def test_quantize_other_channel_dim_zero_slices_and_bad_bits():
+    w = torch.tensor([[0.0, 1.0], [0.0, -4.0]])
+    q = RB.quantize_per_channel(w, 2, channel_dim=1)  # per column: the zero column stays zero
+    assert torch.equal(q[:, 0], torch.zeros(2)) and torch.equal(q[:, 1], torch.tensor([0.0, -4.0]))
+    with pytest.raises(ValueError, match="bits"):
+        RB.quantize_per_channel(w, 1)
+
+
+def test_quantized_copy_leaves_the_model_and_counts_distinct_values():
+    model = _model()
+    before = {k: v.clone() for k, v in model.state_dict().items() if torch.is_tensor(v)}
+    q4 = RB.quantized_copy(model, 4)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items() if torch.is_tensor(v))
+    coefficient_ids = {id(p) for p in RB.coefficient_tensors(q4)}
+    for p in q4.parameters():
+        rows = RB._rows_of(p, id(p) in coefficient_ids)
+        for row in rows:
+            assert row.unique().numel() <= 2 ** 4 - 1
+    bf = RB.quantized_copy(model, "bf16")
+    for p, p0 in zip(bf.parameters(), model.parameters()):
+        assert torch.equal(p, p0.to(torch.bfloat16).float())
+    with pytest.raises(ValueError, match="bit width"):
+        RB.quantized_copy(model, "int3")
+
+
+def test_model_bytes():
+    model = _model()
+    n = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    assert RB.model_bytes(model) == 4 * n + buffers
+    assert RB.model_bytes(model, "bf16") == 2 * n + buffers
+    b8, b4 = RB.model_bytes(model, 8), RB.model_bytes(model, 4)
+    assert b4 < b8 < RB.model_bytes(model, "fp16")
+    assert b8 > n + buffers  # the integers plus their float32 scales
+
+
+# --------------------------------------------------------------------------- weight noise
+def test_perturbation_has_the_stated_relative_size_and_touches_only_coefficients():
+    model = _model(torch.float64)
+    noisy = RB.perturb_coefficients(model, 0.1, seed=7)
+    coeff = {name for name, p in noisy.named_parameters() if any(p is q for q in RB.coefficient_tensors(noisy))}
+    assert coeff, "the model has coefficient tensors"
+    for (name, p), p0 in zip(noisy.named_parameters(), model.parameters()):
+        if name in coeff:
+            assert (p - p0).norm().item() == pytest.approx(0.1 * p0.norm().item(), rel=1e-12)
+        else:
+            assert torch.equal(p, p0), f"{name} is not a coefficient tensor but changed"
+    again = RB.perturb_coefficients(model, 0.1, seed=7)
+    other = RB.perturb_coefficients(model, 0.1, seed=8)
+    assert all(torch.equal(a, b) for a, b in zip(again.parameters(), noisy.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(other.parameters(), noisy.parameters()))
+    same = RB.perturb_coefficients(model, 0.0, seed=1)
+    assert all(torch.equal(a, b) for a, b in zip(same.parameters(), model.parameters()))
+    n_blocks = sum(isinstance(m, OdeBlock) for m in model.modules())
+    assert len(RB.coefficient_tensors(model)) >= n_blocks
+    with pytest.raises(ValueError, match="sigma"):
+        RB.perturb_coefficients(model, -0.1, seed=0)
+
+
+# --------------------------------------------------------------------------- statistics
+def test_paired_difference_by_hand():
+    a = torch.tensor([1, 1, 0, 0, 1, 1, 1, 0], dtype=torch.bool)
+    b = torch.tensor([0, 1, 0, 0, 1, 0, 1, 0], dtype=torch.bool)
+    d = [1, 0, 0, 0, 0, 1, 0, 0]
+    mean = sum(d) / 8
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 7)
+    out = RB.paired_difference(a, b)
+    assert out["diff"] == pytest.approx(100 * mean) and out["se"] == pytest.approx(100 * sd / math.sqrt(8))
+    z = mean / (sd / math.sqrt(8))
+    assert out["p"] == pytest.approx(math.erfc(z / math.sqrt(2)))
+    assert out["ci95"][0] < out["diff"] < out["ci95"][1] and out["n"] == 8
+    same = RB.paired_difference(a, a)
+    assert same["diff"] == 0 and same["p"] == 1.0
+
+
+def test_mcnemar_exact_binomial():
+    a = torch.tensor([1] * 8 + [0] * 2 + [1] * 5, dtype=torch.bool)
+    b = torch.tensor([0] * 8 + [0] * 2 + [1] * 5, dtype=torch.bool)
+    out = RB.mcnemar(a, b)
+    assert (out["only_a"], out["only_b"]) == (8, 0) and out["p"] == pytest.approx(2 / 2 ** 8)
+    # 7 against 3 of 10 discordant images: p = 2 * P(X <= 3), X ~ Bin(10, 1/2) = 2 * 176 / 1024
+    a = torch.tensor([1] * 7 + [0] * 3, dtype=torch.bool)
+    assert RB.mcnemar(a, ~a)["p"] == pytest.approx(2 * 176 / 1024)
+    assert RB.mcnemar(a, ~a)["p"] == RB.mcnemar(~a, a)["p"]
+    assert RB.mcnemar(a, a) == {"only_a": 0, "only_b": 0, "p": 1.0}
+
+
+def test_seed_spread_widens_the_comparison():
+    from scipy import stats
+
+    images = {"diff": 2.0, "se": 1.0, "n": 1000, "p": 0.05, "ci95": (0.04, 3.96)}
+    assert RB.with_seed_variance(images, [0.7], [0.6])["se"] == pytest.approx(1.0)  # one seed: images only
+    out = RB.with_seed_variance(images, [0.5, 0.6], [0.5, 0.5])
+    v_seeds = 0.005 * 1e4 / 2  # the variance of (0.5, 0.6) in points², over two seeds
+    assert out["se"] == pytest.approx(math.sqrt(1.0 + v_seeds)) and out["se_images"] == 1.0
+    df = (1.0 + v_seeds) ** 2 / (1.0 / 999 + v_seeds ** 2 / 1)
+    assert out["df"] == pytest.approx(df)
+    assert out["p"] == pytest.approx(2 * stats.t.sf(2.0 / out["se"], df))
+    half = stats.t.ppf(0.975, df) * out["se"]
+    assert out["ci95"] == pytest.approx((2.0 - half, 2.0 + half))
+    assert out["p"] > 0.5  # two seeds that disagree by 10 points settle nothing
+
+
+def test_holm_adjustment():
+    # sorted p: 0.01 (x3), 0.02 (x2 -> 0.04), 0.04 (x1 -> 0.04, monotone)
+    assert RB.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert RB.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert RB.holm([]) == []
+
+
+# --------------------------------------------------------------------------- the verdict
+def _cond(kind, level, hits):
+    return RB.Condition(kind, level, [torch.tensor(hits, dtype=torch.bool)])
+
+
+def _study(n=400, drop_a=0, drop_b=0, identity_hits=0):
+    """Two models right on every image; under weight noise a loses ``drop_a`` images, b ``drop_b``."""
+    def rows(drop):
+        return [_cond("clean", None, [1] * n), _cond("weight_noise", 0.1, [0] * drop + [1] * (n - drop)),
+                _cond("identity", None, [1] * identity_hits + [0] * (n - identity_hits))]
+    return {"a": rows(drop_a), "b": rows(drop_b)}
+
+
+def test_judge_follows_the_numbers():
+    assert RB.judge(_study(drop_a=2, drop_b=60), "a", "b").more_robust == "a"
+    assert RB.judge(_study(drop_a=60, drop_b=2), "a", "b").more_robust == "b"
+    j = RB.judge(_study(drop_a=5, drop_b=6), "a", "b")
+    assert j.more_robust == "neither" and j.blocks_matter
+    assert j.drops[0]["drop_a"] == pytest.approx(100 * 5 / 400) and j.drops[0]["p_holm"] >= j.drops[0]["p"]
+    words = RB.word_verdict(j, {"a": "RK4", "b": "Euler"})
+    assert words[-1].startswith("VERDICT: no significant difference") and "cannot rule out" in words[-1]
+    assert any("removing its blocks costs 100.0 points" in w for w in words)
+    better = RB.word_verdict(RB.judge(_study(drop_a=2, drop_b=60), "a", "b"), {"a": "RK4", "b": "Euler"})
+    assert better[-1].startswith("VERDICT: RK4 is more robust")
+    worse = RB.word_verdict(RB.judge(_study(drop_a=60, drop_b=2), "a", "b"), {"a": "RK4", "b": "Euler"})
+    assert "does not hold" in worse[-1]
+
+
+def test_verdict_says_when_clean_accuracies_differ():
+    study = _study(drop_a=5, drop_b=6)
+    assert RB.judge(study, "a", "b").clean_test["p"] == 1.0
+    study["b"][0] = _cond("clean", None, [0] * 100 + [1] * 300)  # b right on 100 images fewer
+    j = RB.judge(study, "a", "b")
+    assert (j.clean_test["only_a"], j.clean_test["only_b"]) == (100, 0) and j.clean_test["p"] < 1e-20
+    assert any("not at equal clean accuracy" in w for w in RB.word_verdict(j))
+    assert not any("not at equal clean accuracy" in w for w in RB.word_verdict(RB.judge(_study(), "a", "b")))
+
+
+def test_judge_refuses_when_the_blocks_do_not_matter():
+    j = RB.judge(_study(drop_a=2, drop_b=60, identity_hits=395), "a", "b")
+    assert not j.blocks_matter and j.more_robust == "a"  # the numbers are reported, the claim is not made
+    assert "the blocks do not matter enough" in RB.word_verdict(j)[-1]
+
+
+def test_judge_takes_the_identity_row_of_the_same_model():
+    study = _study(drop_a=2, drop_b=60)
+    study["b on rk4"] = [c for c in study["b"] if c.kind != "identity"]
+    j = RB.judge(study, "a", "b on rk4", identity_of={"b on rk4": "b"})
+    assert j.gaps["b on rk4"] == pytest.approx(100.0) and j.blocks_matter
+
+
+# --------------------------------------------------------------------------- storage
+@pytest.mark.parametrize("n", [1, 8, 13, 1000])
+def test_outcomes_round_trip(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.rand(n, generator=g) > 0.5
+    assert torch.equal(RB.unpack_outcomes(RB.pack_outcomes(x), n), x)
+
+
+# --------------------------------------------------------------------------- the study on a model
+def test_robustness_rows_on_a_model(data):
+    _, d = data
+    model = _model()
+    conds = RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=16)
+    assert [(c.kind, c.level) for c in conds] == [
+        ("clean", None), ("weight_noise", 0.1), ("weight_noise", 1.0), ("quantized", 8), ("quantized", 4),
+        ("quantized", "bf16"), ("input_noise", 0.5), ("identity", None), ("identity_input_noise", 0.5)]
+    assert [len(c.correct) for c in conds] == [1, 2, 2, 1, 1, 1, 1, 1, 1]
+    assert all(c.correct[0].shape == (48,) and c.correct[0].dtype == torch.bool for c in conds)
+    assert conds[0].bytes == RB.model_bytes(model) and conds[4].bytes == RB.model_bytes(model, 4)
+    again = RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=48, baselines=False)
+    for c1, c2 in zip(conds, again):  # seeds fix every draw; the batch size changes nothing
+        assert all(torch.equal(x, y) for x, y in zip(c1.correct, c2.correct))
+    assert len(again) == 7
+    rows = RB.summarise(conds)
+    assert rows[1]["seeds"] == 2 and rows[1]["min"] <= rows[1]["accuracy"] <= rows[1]["max"]
+    back = RB.conditions_from_json(json.loads(json.dumps(RB.conditions_to_json(conds))))
+    assert [(c.kind, c.level, c.bytes) for c in back] == [(c.kind, c.level, c.bytes) for c in conds]
+    assert all(torch.equal(x, y) for c1, c2 in zip(conds, back) for x, y in zip(c1.correct, c2.correct))
+
+
+def test_robustness_study_evaluates_other_graphs_and_restores_the_model(data):
+    _, d = data
+    models = {"m": _model(seed=1), "k": _model(seed=2)}
+    study = RB.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=dict(GRID, sigmas=(0.1,), seeds=(0,)),
+                                graphs={"m": ("m", None, None), "k": ("k", None, None), "m on euler": ("m", "euler", 1)})
+    assert list(study) == ["m", "k", "m on euler"]
+    assert not any(c.kind == "identity" for c in study["m on euler"])  # the same model's baseline is not repeated
+    assert models["m"].manifestation == [("rk4_classic", 2)] * 3
+    j = RB.judge(study, "m", "m on euler", identity_of={"m on euler": "m"})
+    assert j.gaps["m on euler"] is not None
+
+
+# --------------------------------------------------------------------------- command line and cache
+def _train(root, out, scheme, n_steps):
+    cfg = T.TrainConfig(dataset="cifar10", data_dir=str(root), channels=(3, 4, 4), batch_size=32, lr=0.05,
+                        lr_schedule="constant", scheme=scheme, n_basis=n_steps, refine_at=(), epochs=1, device="cpu",
+                        progress=False, out_dir=str(out))
+    T.train(cfg)
+    return out / "checkpoint.pt"
+
+
+def test_command_line(data, tmp_path, capsys):
+    root, _ = data
+    a = _train(root, tmp_path / "rk4", "rk4_classic", 1)
+    b = _train(root, tmp_path / "euler", "euler", 2)
+    out = tmp_path / "rob.json"
+    argv = [str(a), str(b), "--graph", "rk4_classic", "--sigmas", "0.1", "--seeds", "0", "--bits", "8",
+            "--float-formats", "--input-noise", "--out", str(out), "--quiet", "--device", "cpu"]
+    assert robustness_cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "VERDICT" in text
+    payload = json.loads(out.read_text())
+    assert set(payload["rows"]) == {"rk4", "euler", "rk4 on rk4_classic", "euler on rk4_classic"}
+    assert payload["grid"]["sigmas"] == [0.1] and payload["environment"]["device"] == "cpu" and payload["n_test"] == 48
+    kinds = [r["kind"] for r in payload["rows"]["euler"]]
+    assert kinds == ["clean", "weight_noise", "quantized", "identity"]
+    back = RB.conditions_from_json(payload["study"]["euler"])
+    assert back[0].accuracies()[0] == pytest.approx(payload["rows"]["euler"][0]["accuracy"])
+    assert robustness_cli.main([str(tmp_path / "missing.pt"), "--quiet"]) == 1
+    assert "error:" in capsys.readouterr().err
+
+
+def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    write_fake_cifar(root, n_train=64, n_test=32, seed=0)
+    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=str(root), device="cpu", verbose=False,
+                          use_shipped=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
+    grid = dict(GRID, sigmas=(0.1,), seeds=(0,), bits=(8,), float_formats=(), input_noise=())
+    first = ST.robustness_runs(runs, grid, verbose=False)
+    assert set(first) == set(ST.ROBUSTNESS_GRAPHS)
+    calls = []
+    monkeypatch.setattr(ST, "robustness_study", lambda *a, **k: calls.append(1) or {})
+    again = ST.robustness_runs(runs, grid, verbose=False)
+    assert calls == [] and set(again) == set(first)
+    for label in first:
+        assert all(torch.equal(x, y) for c1, c2 in zip(first[label], again[label]) for x, y in zip(c1.correct, c2.correct))
+    ST.robustness_runs(runs, dict(grid, sigmas=(0.2,)), verbose=False)
+    assert calls == [1], "a different grid must not reuse the cached study"
+
+
+# --------------------------------------------------------------------------- tables and figures
+def test_tables_and_figures_show_the_study(data):
+    _, d = data
+    models = {"rk4_refined": _model(seed=1), "euler_fixed": _model(seed=2)}
+    study = RB.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
+    j = RB.judge(study, "rk4_refined", "euler_fixed")
+    table = RB.drops_table(j)
+    assert table.count("\n") == len(j.drops) + 2 and "weight noise σ = 0.1" in table and "Holm p" in table
+    assert "A = RK4-trained (refined), B = Euler-trained (fixed depth)" in table
+    text = RB.format_verdict(j)
+    assert max(len(line) for line in text.splitlines()) <= 92 and "VERDICT" in text
+    assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(RB.word_verdict(j))
+    sizes = RB.size_table(study)
+    assert "4 bits" in sizes and "bf16" in sizes and f"{RB.model_bytes(models['euler_fixed'], 4):,}" in sizes
+    from cnet_lib.images import figures as imf
+
+    fig = imf.fig_weight_noise(study)
+    assert [t.name for t in fig.data] == ["RK4-trained (refined)", "Euler-trained (fixed depth)"]
+    assert list(fig.data[0].x) == [0.1, 1.0] and fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis.tickvals) == [0.1, 1.0] and list(fig.layout.xaxis.ticktext) == ["0.1", "1"]
+    assert fig.data[0].y[0] == pytest.approx(RB.summarise(study["rk4_refined"])[1]["accuracy"])
+    quant = imf.fig_quantization(study)
+    assert list(quant.data[0].x) == ["float32", "bf16", "8 bits", "4 bits"]
+    noise = imf.fig_input_noise(study)
+    assert [t.name for t in noise.data][:2] == ["RK4-trained (refined)", "RK4-trained (refined), blocks removed"]
+    drops = imf.fig_drops(j)
+    assert list(drops.data[0].y) == pytest.approx([r["drop_a"] for r in j.drops])
+    explorer = imf.fig_robustness_explorer(study)
+    labels = [s.label for s in explorer.layout.sliders[0].steps]
+    assert labels == ["σ = 0.1", "σ = 1", "8 bits", "4 bits", "bf16", "τ = 0.5"]
+    assert len(explorer.data) == 2 * len(labels)
+    shown = [t for t in explorer.data if t.visible]
+    assert len(shown) == 2 and shown[0].y[1] == pytest.approx(fig.data[0].y[0])
+    for f in (fig, quant, noise, drops):  # long run labels: the legend in rows below the plot
+        assert f.layout.legend.orientation == "h" and f.layout.legend.y < 0
+    assert explorer.layout.legend.x == 1.02  # the slider is below: the legend in a column on the right
+    from cnet_lib.runtime.vocabulary import run_color, run_dash
+
+    # the Euler model on the RK4 graph is the Euler model: its colour, dashed (not RK4's colour)
+    other = {"euler_fixed": _model(seed=2)}
+    both = RB.robustness_study(other, d.test_x, d.test_y, d.mean, d.std, grid=GRID,
+                               graphs={"euler_fixed": ("euler_fixed", None, None),
+                                       "euler_fixed on rk4_classic": ("euler_fixed", "rk4_classic", None)})
+    lines = imf.fig_weight_noise(both).data
+    assert lines[0].line.color == lines[1].line.color == run_color("euler_fixed") != run_color("rk4_refined")
+    assert (lines[0].line.dash, lines[1].line.dash) == (None, "dash") == (run_dash("euler_fixed"), "dash")

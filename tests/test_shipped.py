@@ -1,0 +1,112 @@
+"""The trained models that ship with the book (``cnet_lib/shipped/``, written by ``python -m cnet_lib.ship``).
+
+The ``cpu`` preset's two image models ship in the repository with a manifest.  These tests fail when
+a change to the preset makes them stale (their identity hash is no longer the preset's), when a
+file differs from the checksum its manifest records, or when a shipped checkpoint does not load
+as the preset's model; and they check that a stale model is never picked up.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from cnet_lib.images import runs as R
+from cnet_lib.images.presets import image_runs
+from cnet_lib.images.training import CHECKPOINT, RESULTS, load_model
+from cnet_lib.runtime.checkpoint import config_diff
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET = "cpu"
+RUNS = list(image_runs(PRESET))
+RETRAIN = ("retrain and ship them again with `CNET_DATA_DIR=<folder with the 45k-image cifar-10-batches-py> "
+           f"python -m cnet_lib.ship {PRESET} --data-description \"...\"` (about an hour on 2 cores), and commit "
+           "cnet_lib/shipped/")
+MAX_BYTES = 5_000_000  # small enough for the repository
+
+
+def _manifest(run: str) -> dict:
+    folder = R.SHIPPED / f"{PRESET}-{run}"
+    path = folder / R.MANIFEST
+    assert path.is_file(), f"no shipped model for the {PRESET} preset's run {run!r} ({folder}): {RETRAIN}"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_shipped_model_matches_the_preset(run):
+    cfg = image_runs(PRESET)[run]
+    manifest = _manifest(run)
+    assert manifest["identity_hash"] == R.identity_hash(cfg), (
+        f"the {PRESET} preset's run {run!r} changed since its model was shipped: {RETRAIN}")
+    assert R.shipped_run(cfg) == R.SHIPPED / f"{PRESET}-{run}"
+    assert manifest["preset"] == PRESET and manifest["run"] == run
+    assert "python -m cnet_lib.ship" in manifest["command"]
+    for key in ("machine", "train_seconds", "final_test_acc", "history", "data"):
+        assert manifest.get(key), f"the manifest of {run} lacks {key!r}"
+    assert len(manifest["history"]) == cfg.epochs
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_shipped_files_match_their_checksums(run):
+    folder = R.SHIPPED / f"{PRESET}-{run}"
+    files = _manifest(run)["files"]
+    assert CHECKPOINT in files and RESULTS in files
+    assert any(name.startswith("sweep-") for name in files), "the shipped run has no sweep: the chapters would recompute it"
+    on_disk = {p.name for p in folder.iterdir()} - {R.MANIFEST}
+    assert on_disk == set(files), f"files in {folder} differ from its manifest: {sorted(on_disk ^ set(files))}"
+    for name, digest in files.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, f"{folder / name} was changed after shipping"
+    total = sum((folder / name).stat().st_size for name in files)
+    assert total < MAX_BYTES, f"{folder} is {total / 1e6:.1f} MB: too big for the repository"
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_shipped_checkpoint_is_the_presets_model(run):
+    cfg = image_runs(PRESET)[run]
+    model, ck = load_model(R.SHIPPED / f"{PRESET}-{run}", "cpu")  # weights_only=True inside
+    assert not config_diff(ck["config"], cfg.identity()), f"the shipped checkpoint of {run} is not the preset's model"
+    assert model.manifestation == [(cfg.scheme, cfg.final_n_steps())] * len(model.blocks)
+    assert ck["extra"]["history"][-1]["test_acc"] == pytest.approx(_manifest(run)["final_test_acc"])
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_a_changed_preset_never_picks_up_the_shipped_model():
+    cfg = image_runs(PRESET)[RUNS[0]]
+    assert R.shipped_run(cfg) is not None
+    assert R.shipped_run(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) is None
+    assert R.shipped_run(dataclasses.replace(cfg, lr=cfg.lr * 2)) is None
+    assert R.shipped_run(dataclasses.replace(cfg, preset="smoke")) is None
+
+
+def test_installed_package_carries_the_shipped_models():
+    """Colab installs the package from the repository (not editable): the models must be package data."""
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '[tool.setuptools.package-data]\ncnet_lib = ["shipped/*/*"]' in pyproject
+    ignore = (ROOT / ".gitignore").read_text()
+    assert "!cnet_lib/shipped/**/*.pt" in ignore, "*.pt is ignored: the shipped checkpoints would never be committed"
+
+
+def test_the_book_loads_the_shipped_model_and_says_so(tmp_path, capsys):
+    cfg = image_runs(PRESET)[RUNS[0]]
+    folder = tmp_path / "run"
+    assert R._install_shipped(folder, dataclasses.replace(cfg, out_dir=str(folder)), "RK4", verbose=True)
+    out = capsys.readouterr().out
+    assert "using the model shipped with the book" in out and "use_shipped=False" in out and "min" in out
+    assert (folder / CHECKPOINT).is_file() and not (folder / R.MANIFEST).exists()
+
+
+def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_path, capsys):
+    cfgs = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs("gpu").items()}
+    R._training_notice(cfgs, use_shipped=True)
+    out = capsys.readouterr().out
+    assert "not trained yet for the 'gpu' preset" in out and "101 s on an H200" in out
+    assert "%env CNET_PRESET=cpu" in out  # the preset whose models ship
+    cpu = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs(PRESET).items()}
+    R._training_notice(cpu, use_shipped=True)
+    assert capsys.readouterr().out == "", "the cpu preset loads its shipped models: nothing to announce"
+    R._training_notice(cpu, use_shipped=False)
+    assert "about 42 min" in capsys.readouterr().out
