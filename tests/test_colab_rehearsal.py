@@ -163,7 +163,10 @@ def colab(tmp_path_factory):
     assert changed <= MAY_ADD, "installing the package changed Colab's own packages: " + ", ".join(
         f"{k} {before.get(k)} -> {after.get(k)}" for k in sorted(changed - MAY_ADD))
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
-    assert not (site / "cnet_lib").is_symlink() and (site / "cnet_lib" / "exercises" / "core.py").is_file(), "non-editable"
+    assert not (site / "cnet_lib").is_symlink() and (site / "cnet_lib" / "book" / "exercises" / "core.py").is_file(), "non-editable"
+    shipped = sorted(p.relative_to(site).as_posix() for p in (site / "cnet_lib" / "shipped").glob("*/*"))
+    in_repo = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "cnet_lib" / "shipped").glob("*/*"))
+    assert shipped == in_repo and shipped, "the installed package lacks the shipped models (package data)"
     colab_pkg = site / "google" / "colab"
     (colab_pkg / "output").mkdir(parents=True)
     (colab_pkg / "__init__.py").write_text('"""Stand-in for google.colab (the Colab rehearsal)."""\n')
