@@ -1,0 +1,29 @@
+"""``bash scripts/gpu_check.sh`` rehearsed on the CPU (``GPU_CHECK_DRY_RUN=1``): every step of the GPU
+check (the device tests, every chapter of _toc.yml, the GPU benchmark) runs to the end and writes its
+JSON.  A GPU session has minutes to spare; a script broken by a moved module must fail here, not there.
+About a minute."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cnet_lib.book.notebook_tools import toc_notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_gpu_check_dry_run(tmp_path):
+    env = {**os.environ, "GPU_CHECK_DRY_RUN": "1", "PYTHON": sys.executable}
+    out = subprocess.run(["bash", "scripts/gpu_check.sh", str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert set(summary) == {"cuda_tests", "chapters", "bench_gpu"}
+    assert all(v.startswith("rc=0") for v in summary.values()), summary
+    chapters = json.loads((tmp_path / "chapters.json").read_text())
+    assert set(chapters) == {nb.stem for nb in toc_notebooks(ROOT)}
+    assert all(c["status"] == "passed" for c in chapters.values()), chapters
+    assert json.loads((tmp_path / "bench_gpu.json").read_text())
