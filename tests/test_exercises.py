@@ -171,7 +171,7 @@ def _shortcuts():
         (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.tables.refinement_cost"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.tables.find_row"),
         (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
-        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.robustness.quantize_per_channel"),
+        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.perturbations.quantize_per_channel"),
     ]
 
 

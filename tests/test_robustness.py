@@ -13,6 +13,7 @@ import torch
 from cnet_lib import robustness as robustness_cli
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import OdeBlock
+from cnet_lib.images import perturbations as PT
 from cnet_lib.images import robustness as RB
 from cnet_lib.images import runs as R
 from cnet_lib.images import study as ST
@@ -66,7 +67,7 @@ def test_quantized_copy_leaves_the_model_and_counts_distinct_values():
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items() if torch.is_tensor(v))
     coefficient_ids = {id(p) for p in RB.coefficient_tensors(q4)}
     for p in q4.parameters():
-        rows = RB._rows_of(p, id(p) in coefficient_ids)
+        rows = PT._rows_of(p, id(p) in coefficient_ids)
         for row in rows:
             assert row.unique().numel() <= 2 ** 4 - 1
     bf = RB.quantized_copy(model, "bf16")

@@ -24,7 +24,8 @@ from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_dash
 from .data import normalize
 from .evaluation import Evaluator, evaluate, model_dtype
 from .presets import sweep_grid
-from .robustness import input_noise, perturb_coefficients, quantized_copy, summarise
+from .perturbations import input_noise, perturb_coefficients, quantized_copy
+from .robustness import summarise
 from .runs import StudyRun, study_data
 from .theta import stage_table, theta_curve
 

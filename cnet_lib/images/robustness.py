@@ -13,16 +13,15 @@ manifestation, on the same test images for every model:
   per output channel (8 and 4 bits), or stored as bfloat16 / float16; with the model's size in bytes;
 * **input noise**: Gaussian noise of standard deviation τ added to the normalised images.
 
-Every measurement keeps the per-image outcome (right or wrong), so that two conditions are compared
-*on the same images*: :func:`paired_difference` (the mean of per-image differences with its
-standard error) and :func:`mcnemar` (the exact test of two binary outcomes).  :func:`robustness_study`
-runs the whole grid and returns plain rows; :func:`judge` computes, and :func:`word_verdict` words,
-whether the refined RK4 model loses less than the Euler model.
+The perturbations live in :mod:`cnet_lib.images.perturbations` and the paired statistics in
+:mod:`cnet_lib.images.paired_stats` (both re-exported here).  Every measurement keeps the per-image
+outcome (right or wrong), so that two conditions are compared *on the same images*.
+:func:`robustness_study` runs the whole grid and returns plain rows; :func:`judge` computes, and
+:func:`word_verdict` words, whether the refined RK4 model loses less than the Euler model; the
+tables format them; :func:`conditions_to_json` stores them.
 """
 from __future__ import annotations
 
-import copy
-import math
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
@@ -31,13 +30,15 @@ import torch
 from torch import nn
 
 from .evaluation import Evaluator
-from ..core.odeblock import OdeBlock
-from ..core.validation import check_float, check_int
+from .paired_stats import holm, mcnemar, paired_difference, with_seed_variance
+from .perturbations import (coefficient_tensors, identity_copy, input_noise, model_bytes, perturb_coefficients,
+                            quantize_per_channel, quantized_copy)
 from ..runtime.tables import format_table
 from ..runtime.vocabulary import run_label
 
 __all__ = [
     "DEFAULT_GRID",
+    "coefficient_tensors",
     "perturb_coefficients",
     "quantize_per_channel",
     "quantized_copy",
@@ -62,170 +63,6 @@ __all__ = [
 
 DEFAULT_GRID = dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2, 3, 4, 5), bits=(8, 4), float_formats=("bf16", "fp16"),
                     input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1))
-FLOAT_FORMATS = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-# --------------------------------------------------------------------------- weight noise
-def coefficient_tensors(model: nn.Module) -> list[nn.Parameter]:
-    """θ̂ of every OdeBlock: each coefficient tensor (shape ``(M, ...)``) and the gain's coefficients."""
-    out = []
-    for block in model.modules():
-        if isinstance(block, OdeBlock):
-            out.extend(block.coeffs.values())
-            if block.skip_init:
-                out.append(block.skip_gain)
-    return out
-
-
-@torch.no_grad()
-def perturb_coefficients(model: nn.Module, sigma: float, seed: int) -> nn.Module:
-    """A copy of ``model`` whose every coefficient tensor θ̂ gets Gaussian noise n with
-    ‖n‖ = σ ‖θ̂‖ (drawn on the CPU from ``seed``, so the noise does not depend on the device)."""
-    check_float("sigma", sigma, low=0, example=0.1)
-    out = copy.deepcopy(model)
-    gen = torch.Generator().manual_seed(int(seed))
-    for p in coefficient_tensors(out):
-        noise = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-        scale = sigma * p.double().norm() / noise.norm().clamp_min(1e-30)
-        p.add_((noise * scale).to(device=p.device, dtype=p.dtype))
-    return out
-
-
-# --------------------------------------------------------------------------- quantization
-@torch.no_grad()
-def quantize_per_channel(w: torch.Tensor, bits: int, channel_dim: int = 0) -> torch.Tensor:
-    """``w`` rounded to ``bits``-bit symmetric integers with one scale per slice along
-    ``channel_dim``: s_c = max|w_c| / (2^(bits-1) − 1), q = clamp(round(w / s_c)) ∈ [−(2^(bits-1) − 1),
-    2^(bits-1) − 1], returned dequantized (q · s_c), in ``w``'s dtype.  A slice of zeros stays zero."""
-    check_int("bits", bits, low=2, high=16, example=8)
-    levels = 2 ** (bits - 1) - 1
-    dims = [d for d in range(w.dim()) if d != channel_dim % max(w.dim(), 1)]
-    amax = w.abs().amax(dim=dims, keepdim=True) if dims else w.abs()
-    scale = amax / levels
-    q = torch.where(scale > 0, torch.round(w / torch.where(scale > 0, scale, 1)), torch.zeros_like(w))
-    return (q.clamp(-levels, levels) * scale).to(w.dtype)
-
-
-def _rows_of(p: torch.Tensor, is_coefficient: bool) -> torch.Tensor:
-    """``p`` as a matrix with one row per quantization scale: a coefficient tensor ``(M, out, ...)``
-    gets a scale per (β, output channel), ``(M, C)`` one per β, a plain weight ``(out, ...)`` one per
-    output channel, any other vector one for the whole tensor."""
-    if is_coefficient and p.dim() >= 3:
-        return p.reshape(p.shape[0] * p.shape[1], -1)
-    if (is_coefficient and p.dim() == 2) or (not is_coefficient and p.dim() >= 2):
-        return p.reshape(p.shape[0], -1)
-    return p.reshape(1, -1)
-
-
-@torch.no_grad()
-def quantized_copy(model: nn.Module, fmt) -> nn.Module:
-    """A copy of ``model`` with every weight stored in ``fmt``: an int bit width (symmetric, one
-    scale per output channel: :func:`quantize_per_channel`) or ``"bf16"`` / ``"fp16"`` (rounded to
-    that float format).  Computation stays in the model's dtype; BatchNorm statistics are kept."""
-    if isinstance(fmt, str) and fmt not in FLOAT_FORMATS:
-        raise ValueError(f"fmt must be a bit width (e.g. 8) or one of {', '.join(FLOAT_FORMATS)}; got {fmt!r}")
-    out = copy.deepcopy(model)
-    coefficient_ids = {id(p) for p in coefficient_tensors(out)}
-    for p in out.parameters():
-        if isinstance(fmt, str):
-            p.copy_(p.to(FLOAT_FORMATS[fmt]).to(p.dtype))
-        else:
-            rows = _rows_of(p, id(p) in coefficient_ids)
-            p.copy_(quantize_per_channel(rows, fmt, 0).reshape(p.shape))
-    return out
-
-
-def model_bytes(model: nn.Module, fmt=None) -> int:
-    """Bytes of ``model``'s weights stored in ``fmt`` (None: as they are; a bit width: the packed
-    integers plus one float32 scale per row of :func:`quantized_copy`; ``"bf16"``/``"fp16"``: 2
-    bytes each), plus its buffers (BatchNorm statistics, kept as they are)."""
-    coefficient_ids = {id(p) for p in coefficient_tensors(model)}
-    total = sum(b.numel() * b.element_size() for b in model.buffers())
-    for p in model.parameters():
-        if fmt is None:
-            total += p.numel() * p.element_size()
-        elif isinstance(fmt, str):
-            total += 2 * p.numel()
-        else:
-            total += math.ceil(p.numel() * fmt / 8) + 4 * _rows_of(p, id(p) in coefficient_ids).shape[0]
-    return total
-
-
-def identity_copy(model: nn.Module) -> nn.Module:
-    """A copy of ``model`` with every OdeBlock replaced by the identity: the baseline that says how
-    much the blocks are worth at all."""
-    out = copy.deepcopy(model)
-    out.blocks = nn.ModuleList(nn.Identity() for _ in out.blocks)
-    return out
-
-
-# --------------------------------------------------------------------------- paired statistics
-def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """Mean of the per-image differences ``a - b`` (scores in [0, 1], e.g. right = 1) with its
-    standard error, a 95% interval and the two-sided p-value of a zero mean (normal approximation,
-    for the thousands of test images here), all in percentage points except ``p``."""
-    d = (a.double() - b.double()).cpu()
-    n = d.numel()
-    mean = d.mean().item()
-    se = d.std(unbiased=True).item() / math.sqrt(n) if n > 1 else float("nan")
-    z = mean / se if se > 0 else (0.0 if mean == 0 else math.copysign(math.inf, mean))
-    p = math.erfc(abs(z) / math.sqrt(2)) if math.isfinite(z) else 0.0
-    return {"diff": 100 * mean, "se": 100 * se, "ci95": (100 * (mean - 1.96 * se), 100 * (mean + 1.96 * se)),
-            "p": p, "n": n}
-
-
-def mcnemar(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """McNemar's exact test of two binary outcomes on the same images: ``only_a`` images right under
-    ``a`` only, ``only_b`` under ``b`` only; p = the two-sided binomial probability of a split at
-    least this uneven if both were equally likely."""
-    a, b = a.bool().cpu(), b.bool().cpu()
-    only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
-    n, k = only_a + only_b, min(only_a, only_b)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
-    return {"only_a": only_a, "only_b": only_b, "p": p}
-
-
-def with_seed_variance(images: Mapping, seeds_a: Sequence[float], seeds_b: Sequence[float]) -> dict:
-    """A paired comparison (:func:`paired_difference`, in points) widened by the randomness of the
-    perturbation itself.
-
-    A random perturbation (weight or input noise) is drawn once per seed, so a difference of drops
-    has two sources of error: the test images (``images["se"]``) and the draws, estimated from the
-    spread of each model's accuracy over its seeds, s_a² / S_a + s_b² / S_b.  The two variances are
-    added; the p-value and the 95% interval use Student's t with Welch–Satterthwaite degrees of
-    freedom, so that two seeds (one degree of freedom for their spread) give the wide interval they
-    deserve.  With one seed per model the draws' variance is unmeasured and only the images count."""
-    from scipy import stats  # imported here: scipy.stats takes a moment to import
-
-    parts = [(images["se"] ** 2, images["n"] - 1)]
-    for accs in (seeds_a, seeds_b):
-        if len(accs) > 1:
-            var = float(torch.tensor(accs, dtype=torch.float64).var(unbiased=True)) * 1e4 / len(accs)
-            parts.append((var, len(accs) - 1))
-    total = sum(v for v, _ in parts)
-    se = math.sqrt(total)
-    denominator = sum(v * v / df for v, df in parts if df > 0 and v > 0)
-    df = total * total / denominator if denominator > 0 else float(images["n"] - 1)
-    diff = images["diff"]
-    if se > 0:
-        p = float(2 * stats.t.sf(abs(diff) / se, df))
-    else:
-        p = 1.0 if diff == 0 else 0.0
-    half = float(stats.t.ppf(0.975, df)) * se if se > 0 else 0.0
-    return {**images, "se_images": images["se"], "se": se, "df": df, "ci95": (diff - half, diff + half), "p": p}
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of ``p_values`` for testing them all at once: the i-th smallest
-    p becomes max over j ≤ i of min(1, (m − j + 1) p_(j)).  Rejecting where the adjusted p < α keeps
-    the chance of any false "significant" below α, however the tests depend on each other."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    out, running = [0.0] * m, 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        out[i] = running
-    return out
 
 
 # --------------------------------------------------------------------------- the study
@@ -281,17 +118,6 @@ def robustness_rows(model: nn.Module, x: torch.Tensor, y: torch.Tensor, mean: to
         conds.append(Condition("identity_input_noise", tau, [measure("identity_input_noise", tau, ident,
                                                                      input_noise(tau, s)) for s in g["noise_seeds"]]))
     return conds
-
-
-def input_noise(tau: float, seed: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Adds N(0, τ²) noise to a normalised batch, drawn on the CPU from ``seed`` batch after batch."""
-    check_float("input noise", tau, low=0, example=0.1)
-    gen = torch.Generator().manual_seed(int(seed))
-
-    def add(xb: torch.Tensor) -> torch.Tensor:
-        return xb + tau * torch.randn(xb.shape, generator=gen).to(device=xb.device, dtype=xb.dtype)
-
-    return add
 
 
 def summarise(conds: Sequence[Condition]) -> list[dict]:

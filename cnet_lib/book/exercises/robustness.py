@@ -6,6 +6,8 @@ from typing import Callable, Optional
 
 import torch
 
+from ...images import paired_stats as image_stats
+from ...images import perturbations as image_perturbations
 from ...images import robustness as image_robustness
 from .core import Case, Forbidden, check
 
@@ -23,7 +25,7 @@ QUANTIZE_HINTS = (
 
 def reference_quantize_per_channel(w: torch.Tensor, bits: int) -> torch.Tensor:
     """``w`` rounded to ``bits``-bit symmetric integers, one scale per output channel, dequantized."""
-    return image_robustness.quantize_per_channel(w, bits, channel_dim=0)
+    return image_perturbations.quantize_per_channel(w, bits, channel_dim=0)
 
 
 def _cases() -> list:
@@ -52,6 +54,6 @@ def check_quantize_per_channel(student_fn: Callable, hint: Optional[int] = None)
     """Check ``quantize_per_channel(w, bits)`` on weights of several shapes, scales and bit widths."""
     return check(student_fn, reference_quantize_per_channel, _cases(), name="quantize_per_channel",
                  hints=QUANTIZE_HINTS, hint=hint, checker="check_quantize_per_channel",
-                 forbidden=[Forbidden(modules=(image_robustness,),
+                 forbidden=[Forbidden(modules=(image_robustness, image_perturbations, image_stats),
                                       why="the robustness study quantizes for you; write the three lines yourself.")],
                  compare=_same)
