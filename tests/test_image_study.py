@@ -277,30 +277,3 @@ def test_exercise_checks(capsys):
     assert not E.check_ideal_speedup(lambda n: sum(n) / len(n))
     assert not E.check_identity_gap(lambda rows: rows[0]["accuracy"])
     assert "❌ fail" in capsys.readouterr().out
-
-
-# ----------------------------------------------------------------------------- the chapters hold calls, not tables
-IMAGE_CHAPTERS = ("continuousnet", "refinement_training", "manifestation_invariance", "robustness")
-
-
-@pytest.mark.parametrize("name", IMAGE_CHAPTERS)
-def test_image_chapters_hold_calls_not_tables(name):
-    """Short code cells (exercise stubs and solutions aside), no hand-formatted table (at most one
-    f-string printed per cell: tables come from cnet_lib.images.tables), no check cell ending in a
-    bare value (the book would show a stray `True`), and no figure displayed twice."""
-    import re
-
-    from cnet_lib.book.notebook_tools import cell_source, cell_tags, code_cells, read_notebook
-
-    nb = read_notebook(Path(__file__).resolve().parents[1] / "book" / f"{name}.ipynb")
-    for cell in code_cells(nb):
-        if {"exercise", "solution"} & set(cell_tags(cell)):
-            continue
-        src = cell_source(cell).strip()
-        lines = src.splitlines()
-        assert len(lines) <= 12, f"{name}, cell {cell['id']}: {len(lines)} lines; move the work into cnet_lib.images"
-        assert len(re.findall(r"print\(f[\"']", src)) <= 1, f"{name}, cell {cell['id']}: a hand-formatted table"
-        if re.match(r"check_\w+\(", lines[-1]):
-            assert lines[-1].endswith(";"), f"{name}, cell {cell['id']}: a bare check shows `True` in the book"
-    displayed = [c for c in code_cells(nb) if re.search(r"^explorer\s*$", cell_source(c), re.M)]
-    assert not displayed, "the live app's static view already shows the explorer"

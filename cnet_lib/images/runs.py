@@ -306,9 +306,11 @@ def _training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None
                 if not is_finished(Path(cfg.out_dir), cfg) and not (use_shipped and shipped_run(cfg) is not None)]
     if not to_train:
         return
-    preset = next(iter(cfgs.values())).preset
-    print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{preset}' preset; training takes "
-          f"{expected_training(preset)}, once: later chapters and runs reload the models from {runs_root()}.")
+    first = next(iter(cfgs.values()))
+    print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{first.preset}' preset; training "
+          f"takes {expected_training(first.preset)}, once: later chapters and runs reload the models from "
+          f"{Path(first.out_dir).parent}.")
+    preset = first.preset
     shipping = sorted({p.parent.name.split("-", 1)[0] for p in SHIPPED.glob(f"*/{MANIFEST}")} - {preset})
     if shipping and preset != "smoke":
         print(f"   Trained models ship with the book for the {' and '.join(repr(p) for p in shipping)} preset: set "
