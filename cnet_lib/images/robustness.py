@@ -70,7 +70,7 @@ DEFAULT_GRID = dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=(0, 1, 2, 3, 4, 5), bit
 class Condition:
     """One evaluated condition: its kind and level, and the per-image outcomes of its seeds."""
 
-    kind: str  # clean | weight_noise | quantized | input_noise | identity
+    kind: str  # clean | weight_noise | quantized | input_noise | identity | identity_input_noise
     level: object  # σ, bits / float format, τ, or None
     correct: list = field(default_factory=list)  # one bool tensor per seed
     bytes: Optional[int] = None
