@@ -13,7 +13,6 @@ training them, and say so.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shlex
 import shutil
@@ -27,18 +26,10 @@ from .images.runs import MANIFEST, SHIPPED, SNAPSHOTS, identity_hash, trained_ru
 from .images.presets import robustness_grid, sweep_grid
 from .images.study import robustness_cache, robustness_runs, sweep_cache, sweep_runs
 from .images.training import CHECKPOINT, RESULTS
-from .runtime.checkpoint import atomic_write_text
+from .runtime.checkpoint import atomic_write_text, file_digest
 from .runtime.device import environment, resolve_device
 
 __all__ = ["ship", "main"]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def ship(preset: str, data_description: str, command: str, root=None, device: str = "cpu",
@@ -79,7 +70,7 @@ def ship(preset: str, data_description: str, command: str, root=None, device: st
             "sweeps_and_robustness_seconds": finished - sweeps_t0,
             "wall_seconds_of_this_command": finished - t0,
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "files": {f.name: _sha256(f) for f in sorted(folder.iterdir())},
+            "files": {f.name: file_digest(f) for f in sorted(folder.iterdir())},
         }
         atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
         written.append(folder)

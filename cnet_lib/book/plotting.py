@@ -53,10 +53,6 @@ def book_layout(fig: go.Figure, title: str = "", xaxis_title: str = "", yaxis_ti
     return fig
 
 
-def _layout(fig: go.Figure, title: str, xaxis_title: str, yaxis_title: str, height: int) -> None:
-    book_layout(fig, title, xaxis_title, yaxis_title, height)
-
-
 def _check_frames(frames: Mapping) -> None:
     if not frames:
         raise ValueError("frames is empty: give at least one {label: [traces]} entry")
@@ -113,7 +109,7 @@ def slider_figure(
     for trace, v in zip(fig.data, vis[active]):
         trace.visible = v
     fig.update_layout(sliders=[_slider(labels, vis, slider_prefix, active)])
-    _layout(fig, title, xaxis_title, yaxis_title, height)
+    book_layout(fig, title, xaxis_title, yaxis_title, height)
     return fig
 
 

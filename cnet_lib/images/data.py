@@ -16,7 +16,6 @@ one CPU :class:`torch.Generator`, so a run is reproducible and resumable from it
 """
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import pickle
@@ -32,6 +31,7 @@ from typing import Iterator, Optional, Union
 import numpy as np
 import torch
 
+from ..runtime.checkpoint import file_digest
 from ..runtime.progress import progress_bar
 
 __all__ = [
@@ -189,14 +189,6 @@ def custom_source(name: str = "cifar10") -> bool:
     return bool(os.environ.get(url_env))
 
 
-def _md5(path: Path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 class DownloadInterrupted(OSError):
     """The connection closed before the whole archive arrived."""
 
@@ -245,7 +237,7 @@ def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[s
         tmp = Path(tmp)
         archive = tmp / spec.archive
         _download(url, archive, progress)
-        got = _md5(archive)
+        got = file_digest(archive, "md5")
         if got != md5:
             raise DatasetChecksumError(
                 f"{spec.archive} from {url} has MD5 {got}, expected {md5}: the download is corrupt or "

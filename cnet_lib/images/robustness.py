@@ -168,11 +168,14 @@ class Judgement:
     clean_test: dict = field(default_factory=dict)  # McNemar's test of the two clean outcomes
 
 
-def _gap(conds: Sequence[Condition]) -> Optional[float]:
-    by = {c.kind: c for c in conds}
-    if "identity" not in by:
+def _gap(conds: Sequence[Condition], identity_from: Sequence[Condition]) -> Optional[float]:
+    """Clean accuracy of ``conds`` minus the blocks-as-identity accuracy found in ``identity_from``
+    (points); None when that has no identity row."""
+    clean = next(c for c in conds if c.kind == "clean")
+    ident = next((c for c in identity_from if c.kind == "identity"), None)
+    if ident is None:
         return None
-    return 100 * (by["clean"].mean_correct.mean().item() - by["identity"].mean_correct.mean().item())
+    return 100 * (clean.mean_correct.mean().item() - ident.mean_correct.mean().item())
 
 
 def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float = 0.05,
@@ -208,12 +211,9 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, alpha: float
     identity_of = dict(identity_of or {})
     gaps = {}
     for label in (a, b):
-        gap = _gap(study[label])
+        gap = _gap(study[label], study[label])
         if gap is None and identity_of.get(label) in study:
-            own = study[identity_of[label]]
-            ident = next(c for c in own if c.kind == "identity")
-            clean = next(c for c in study[label] if c.kind == "clean")
-            gap = 100 * (clean.mean_correct.mean().item() - ident.mean_correct.mean().item())
+            gap = _gap(study[label], study[identity_of[label]])
         gaps[label] = gap
     matter = all(g is not None and g >= matter_points for g in gaps.values())
     return Judgement({a: 100 * clean_a.mean().item(), b: 100 * clean_b.mean().item()}, gaps, rows, verdict, matter,

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 
 from ..core.models import ContinuousNet
-from ..runtime.checkpoint import atomic_write_text, config_diff, describe_checkpoint_file, load_checkpoint
+from ..runtime.checkpoint import atomic_write_text, config_diff, describe_checkpoint_file, file_digest, load_checkpoint
 from ..runtime.device import default_device, resolve_device
 from ..runtime.presets import preset_name, select_preset
 from ..runtime.vocabulary import run_label
@@ -55,11 +55,7 @@ def short_hash(obj: Any, n: int = 10) -> str:
 
 def file_hash(path: Path, n: int = 12) -> str:
     """The first ``n`` hex digits of the SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:n]
+    return file_digest(path)[:n]
 
 # --------------------------------------------------------------------------- where runs live
 def runs_root(root=None) -> Path:

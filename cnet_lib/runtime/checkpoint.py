@@ -8,6 +8,7 @@ history).  Writing goes to a temporary file in the same directory and is moved i
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -22,7 +23,7 @@ import torch
 from .device import resolve_device
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "save_checkpoint", "load_checkpoint",
-           "describe_checkpoint_file", "config_diff", "atomic_write_text"]
+           "describe_checkpoint_file", "config_diff", "atomic_write_text", "file_digest"]
 
 FORMAT = 1
 PathLike = Union[str, os.PathLike]
@@ -179,3 +180,13 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
                 "--resume / delete the checkpoint) to start a new run."
             )
     return ck
+
+
+def file_digest(path: PathLike, algorithm: str = "sha256") -> str:
+    """The hex digest of a file's bytes (``algorithm``: any name :func:`hashlib.new` knows), read in
+    1 MiB chunks."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
