@@ -111,7 +111,13 @@ def count_flops(channels, scheme, n_steps, batch, device) -> int:
 
 
 def precisions(device) -> dict:
-    out = {"fp32": Precision(None, channels_last=False), "fp32_cl": Precision(None, channels_last=True)}
+    """The precisions timed on ``device``.  On the CPU (the dry run) only NCHW float32, the one the
+    library uses there: channels-last is a GPU layout, and on AVX2 CPUs it meets oneDNN issue 6035
+    (cnet_lib/core/conv_guard.py)."""
+    out = {"fp32": Precision(None, channels_last=False)}
+    if device.type != "cuda":
+        return out
+    out["fp32_cl"] = Precision(None, channels_last=True)
     if device.type == "cuda" and amp_dtype(device) is not None:
         out["bf16_cl"] = Precision(torch.bfloat16, channels_last=True)
     return out

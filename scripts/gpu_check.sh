@@ -29,8 +29,10 @@ say() { echo "$*" | tee -a "$LOG"; }
 
 DRY=${GPU_CHECK_DRY_RUN:-}
 IMAGE_PRESET=gpu
+SLACK=1  # the limits below are for a GPU machine; a dry run on a slow, shared CPU gets four times as long
 if [ -n "$DRY" ]; then
     IMAGE_PRESET=smoke
+    SLACK=4
     say "gpu_check: DRY RUN on the CPU (no cuda tests run, image chapters in smoke, benchmark --dry-run)"
 elif ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>>"$LOG"; then
     say "gpu_check: $PY has no CUDA GPU (torch.cuda.is_available() is False); run it on a GPU machine with a CUDA build of torch"
@@ -59,6 +61,7 @@ run_step() {  # name, timeout in seconds, command...
     shift 2
     local t0=$SECONDS
     say ""
+    limit=$((limit * SLACK))
     say "=== $name (limit ${limit} s)"
     timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$LOG"
     local rc=${PIPESTATUS[0]}

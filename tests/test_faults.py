@@ -58,8 +58,13 @@ def _epochs_done(out: Path) -> int:
         return 0
 
 
-def _interrupt_mid_epoch(cmd, out: Path, sig, after_epochs: int = 1, delay: float = 0.3):
-    """Start ``cmd``, wait until ``after_epochs`` epochs are saved, then send ``sig`` a moment later."""
+def _epoch_seconds(out: Path) -> float:
+    return json.loads((out / T.RESULTS).read_text())["history"][-1]["train_seconds"]
+
+
+def _interrupt_mid_epoch(cmd, out: Path, sig, after_epochs: int = 1, fraction: float = 0.3):
+    """Start ``cmd``, wait until ``after_epochs`` epochs are saved, then send ``sig`` a ``fraction`` of
+    the last epoch's own duration later: in the middle of the next epoch on a slow or a fast machine."""
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while _epochs_done(out) < after_epochs:
@@ -69,9 +74,9 @@ def _interrupt_mid_epoch(cmd, out: Path, sig, after_epochs: int = 1, delay: floa
             proc.kill()
             pytest.fail("training did not finish its first epoch in 300 s")
         time.sleep(0.02)
-    time.sleep(delay)
+    time.sleep(fraction * _epoch_seconds(out))
     proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=120)
+    stdout, stderr = proc.communicate(timeout=600)
     assert _epochs_done(out) == after_epochs, "the signal must land in the middle of the next epoch"
     return proc.returncode, stdout, stderr
 

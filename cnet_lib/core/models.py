@@ -3,9 +3,10 @@
 The residual R(x, θ) of every OdeBlock is the paper's pre-activation unit
 BN–ReLU–conv3×3–BN–ReLU–conv3×3.  A stitch changes resolution and width between
 blocks: x_out = downsample(x) + ε_stitch R_stitch(x), with a strided 1×1 convolution as
-``downsample`` and a strided pre-activation unit as R_stitch.  With the piecewise-
-constant basis, Euler and N_t = M, each OdeBlock is M ResNet layers, so the whole
-model is a pre-activation ResNet; other manifestations are other graphs on the same θ.
+``downsample`` (guarded on the CPU against a oneDNN fault: :mod:`.conv_guard`) and a strided
+pre-activation unit as R_stitch.  With the piecewise-constant basis, Euler and N_t = M, each
+OdeBlock is M ResNet layers, so the whole model is a pre-activation ResNet; other
+manifestations are other graphs on the same θ.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import torch
 from torch import nn
 
 from .bases import Basis
+from .conv_guard import GuardedConv1x1
 from .odeblock import OdeBlock
 from .schemes import Tableau
 
@@ -52,7 +54,7 @@ class Stitch(nn.Module):
 
     def __init__(self, c_in: int, c_out: int, epsilon: float = 1.0, stride: int = 2):
         super().__init__()
-        self.downsample = nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False)
+        self.downsample = GuardedConv1x1(c_in, c_out, stride)  # an nn.Conv2d; see conv_guard (oneDNN issue 6035)
         self.residual = PreActResidual(c_in, c_out, stride)
         self.epsilon = float(epsilon)
 
