@@ -3,8 +3,8 @@
     python -m cnet_lib.robustness RK4_CHECKPOINT EULER_CHECKPOINT --graph rk4_classic --out robustness.json
 
 Every model is evaluated on the same test images (those of the first checkpoint's run) under
-weight noise, per-channel quantization and input noise, on its own graph and, with ``--graph``,
-also on that scheme (and N_t).  The rows and the packed per-image outcomes go to a JSON file; with
+weight noise, per-channel quantization (θ̂ only, and every weight) and input noise, on its own
+graph and, with ``--graph``, also on that scheme (and N_t).  The rows and the packed per-image outcomes go to a JSON file; with
 two checkpoints the verdict of the first against the second is printed.
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Optional, Sequence
 
 from .images.data import load_dataset
 from .images.presets import IMAGE_PRESETS, robustness_grid
-from .images.robustness import (DEFAULT_GRID, conditions_to_json, judge, robustness_study, summarise, word_verdict)
+from .images.judgement import judge, word_verdict
+from .images.robustness import DEFAULT_GRID, conditions_to_json, robustness_study, summarise
 from .images.training import load_model
 from .runtime.checkpoint import CheckpointSaveError, atomic_write_text
 from .runtime.device import environment
@@ -34,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sigmas", type=float, nargs="+", help="relative weight noise levels")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds of the weight noise")
     p.add_argument("--bits", type=int, nargs="*", help="integer bit widths")
+    p.add_argument("--quantization", nargs="*", choices=("theta", "weights"),
+                   help="integer schemes: theta (the blocks' coefficients only), weights (every conv and linear weight)")
     p.add_argument("--float-formats", nargs="*", choices=("bf16", "fp16"))
     p.add_argument("--input-noise", type=float, nargs="*", help="input noise levels (normalised pixel units)")
     p.add_argument("--noise-seeds", type=int, nargs="+")
@@ -61,8 +64,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         run = loaded[0][1]["extra"].get("run_config", {})
         preset = run.get("preset")
         grid = robustness_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID)
-        given = {k: getattr(args, k) for k in ("sigmas", "seeds", "bits", "float_formats", "input_noise", "noise_seeds")
-                 if getattr(args, k) is not None}
+        given = {k: getattr(args, k) for k in ("sigmas", "seeds", "bits", "quantization", "float_formats", "input_noise",
+                                               "noise_seeds") if getattr(args, k) is not None}
         grid.update(given)
         device = next(loaded[0][0].parameters()).device
         data = load_dataset(run.get("dataset", "cifar10"), args.data_dir if args.data_dir else run.get("data_dir"),

@@ -13,6 +13,8 @@ import torch
 from cnet_lib import robustness as robustness_cli
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import OdeBlock
+from cnet_lib.images import judgement as JG
+from cnet_lib.images import paired_stats as RB_STATS
 from cnet_lib.images import perturbations as PT
 from cnet_lib.images import robustness as RB
 from cnet_lib.images import runs as R
@@ -20,7 +22,8 @@ from cnet_lib.images import study as ST
 from cnet_lib.images import training as T
 from cnet_lib.images.data import load_dataset, write_fake_cifar
 
-GRID = dict(sigmas=(0.1, 1.0), seeds=(0, 1), bits=(8, 4), float_formats=("bf16",), input_noise=(0.5,), noise_seeds=(0,))
+GRID = dict(sigmas=(0.1, 1.0), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"), float_formats=("bf16",),
+            input_noise=(0.5,), noise_seeds=(0, 1))
 
 
 def _model(dtype=torch.float32, seed=0):
@@ -60,21 +63,70 @@ def test_quantize_other_channel_dim_zero_slices_and_bad_bits():
         RB.quantize_per_channel(w, 1)
 
 
-def test_quantized_copy_leaves_the_model_and_counts_distinct_values():
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_a_vector_quantized_per_channel_comes_out_unchanged(bits):
+    """One scale per entry: every entry is its own channel's largest and is kept exactly (also for
+    values whose division and product by the scale would round: 0.1, 1/3, -7e-5, a subnormal)."""
+    g = torch.Generator().manual_seed(bits)
+    v = torch.cat([torch.randn(200, generator=g), torch.tensor([0.1, 1 / 3, -7e-5, 1e-40, 0.0, -0.0])])
+    for dtype in (torch.float32, torch.float64):
+        w = v.to(dtype)
+        assert torch.equal(RB.quantize_per_channel(w.reshape(-1, 1), bits).reshape(-1), w)
+
+
+def _hand_quantize(w: torch.Tensor, bits: int) -> torch.Tensor:
+    """Per-row symmetric quantization, written out with Python floats."""
+    levels = 2 ** (bits - 1) - 1
+    out = []
+    for row in w.double().reshape(w.shape[0], -1).tolist():
+        amax = max(abs(x) for x in row)
+        s = amax / levels
+        out.append([0.0 if s == 0 else (math.copysign(amax, x) if abs(round(x / s)) >= levels else round(x / s) * s)
+                    for x in row])
+    return torch.tensor(out, dtype=torch.float64).reshape(w.shape)
+
+
+def test_quantization_schemes_against_a_hand_computation():
+    """(a) θ̂ only: the blocks' convolution coefficients per (β, output channel), nothing else changes;
+    (b) every conv and linear weight per output channel, every 1-D tensor unchanged; float formats
+    round every parameter."""
+    model = _model(torch.float64)
+    names = dict(model.named_parameters())
+    theta = PT.quantize_theta(model, 4)
+    weights = PT.quantize_weights(model, 4)
+    conv_coeffs = [n for n in names if ".coeffs." in n and names[n].dim() >= 3]
+    assert conv_coeffs and all("conv" in n for n in conv_coeffs)
+    for scheme, copy_ in (("theta", theta), ("weights", weights)):
+        for n, p in copy_.named_parameters():
+            p0 = names[n]
+            if n in conv_coeffs:  # (M, C_out, C_in, k, k): one scale per (β, output channel)
+                rows = p0.reshape(p0.shape[0] * p0.shape[1], -1)
+                assert torch.equal(p, _hand_quantize(rows, 4).reshape(p0.shape)), (scheme, n)
+            elif scheme == "weights" and p0.dim() >= 2 and ".coeffs." not in n:  # stem, stitches, classifier
+                assert torch.equal(p, _hand_quantize(p0, 4)), (scheme, n)
+            else:  # vectors, the blocks' BatchNorm and gain coefficients, and (theta) everything outside θ̂
+                assert torch.equal(p, p0), (scheme, n)
+        assert all(torch.equal(b, b0) for b, b0 in zip(copy_.buffers(), model.buffers()))
+    assert not torch.equal(weights.fc.weight, model.fc.weight) and torch.equal(theta.fc.weight, model.fc.weight)
+    assert torch.equal(weights.fc.bias, model.fc.bias) and torch.equal(weights.head_norm.weight, model.head_norm.weight)
+    bf = PT.float_format_copy(model, "bf16")
+    for p, p0 in zip(bf.parameters(), model.parameters()):
+        assert torch.equal(p, p0.to(torch.bfloat16).double())
+    with pytest.raises(ValueError, match="one of bf16, fp16"):
+        PT.float_format_copy(model, "int3")
+    with pytest.raises(ValueError, match="scheme must be one of theta, weights"):
+        PT.model_bytes(model, "everything", 4)
+
+
+def test_quantized_copies_leave_the_model_and_count_distinct_values():
     model = _model()
     before = {k: v.clone() for k, v in model.state_dict().items() if torch.is_tensor(v)}
-    q4 = RB.quantized_copy(model, 4)
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items() if torch.is_tensor(v))
-    coefficient_ids = {id(p) for p in RB.coefficient_tensors(q4)}
-    for p in q4.parameters():
-        rows = PT._rows_of(p, id(p) in coefficient_ids)
-        for row in rows:
-            assert row.unique().numel() <= 2 ** 4 - 1
-    bf = RB.quantized_copy(model, "bf16")
-    for p, p0 in zip(bf.parameters(), model.parameters()):
-        assert torch.equal(p, p0.to(torch.bfloat16).float())
-    with pytest.raises(ValueError, match="bit width"):
-        RB.quantized_copy(model, "int3")
+    for q4 in (RB.quantize_theta(model, 4), RB.quantize_weights(model, 4)):
+        assert all(torch.equal(before[k], v) for k, v in model.state_dict().items() if torch.is_tensor(v))
+        for n, p in q4.named_parameters():
+            if p.dim() >= 3 and ".coeffs." in n:
+                for row in p.reshape(p.shape[0] * p.shape[1], -1):
+                    assert row.unique().numel() <= 2 ** 4 - 1
 
 
 def test_model_bytes():
@@ -82,10 +134,15 @@ def test_model_bytes():
     n = sum(p.numel() for p in model.parameters())
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
     assert RB.model_bytes(model) == 4 * n + buffers
-    assert RB.model_bytes(model, "bf16") == 2 * n + buffers
-    b8, b4 = RB.model_bytes(model, 8), RB.model_bytes(model, 4)
-    assert b4 < b8 < RB.model_bytes(model, "fp16")
-    assert b8 > n + buffers  # the integers plus their float32 scales
+    assert RB.model_bytes(model, "float", "bf16") == 2 * n + buffers
+    conv = [p for name, p in model.named_parameters() if ".coeffs." in name and p.dim() >= 3]
+    other = [p for name, p in model.named_parameters() if p.dim() >= 2 and ".coeffs." not in name]
+    theta4 = buffers + 4 * (n - sum(p.numel() for p in conv)) + sum(
+        math.ceil(p.numel() * 4 / 8) + 4 * p.shape[0] * p.shape[1] for p in conv)
+    assert RB.model_bytes(model, "theta", 4) == theta4
+    weights4 = theta4 - 4 * sum(p.numel() for p in other) + sum(math.ceil(p.numel() * 4 / 8) + 4 * p.shape[0] for p in other)
+    assert RB.model_bytes(model, "weights", 4) == weights4
+    assert RB.model_bytes(model, "weights", 4) < RB.model_bytes(model, "theta", 4) < RB.model_bytes(model, "theta", 8)
 
 
 # --------------------------------------------------------------------------- weight noise
@@ -118,33 +175,33 @@ def test_paired_difference_by_hand():
     d = [1, 0, 0, 0, 0, 1, 0, 0]
     mean = sum(d) / 8
     sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 7)
-    out = RB.paired_difference(a, b)
+    out = RB_STATS.paired_difference(a, b)
     assert out["diff"] == pytest.approx(100 * mean) and out["se"] == pytest.approx(100 * sd / math.sqrt(8))
     z = mean / (sd / math.sqrt(8))
     assert out["p"] == pytest.approx(math.erfc(z / math.sqrt(2)))
     assert out["ci95"][0] < out["diff"] < out["ci95"][1] and out["n"] == 8
-    same = RB.paired_difference(a, a)
+    same = RB_STATS.paired_difference(a, a)
     assert same["diff"] == 0 and same["p"] == 1.0
 
 
 def test_mcnemar_exact_binomial():
     a = torch.tensor([1] * 8 + [0] * 2 + [1] * 5, dtype=torch.bool)
     b = torch.tensor([0] * 8 + [0] * 2 + [1] * 5, dtype=torch.bool)
-    out = RB.mcnemar(a, b)
+    out = RB_STATS.mcnemar(a, b)
     assert (out["only_a"], out["only_b"]) == (8, 0) and out["p"] == pytest.approx(2 / 2 ** 8)
     # 7 against 3 of 10 discordant images: p = 2 * P(X <= 3), X ~ Bin(10, 1/2) = 2 * 176 / 1024
     a = torch.tensor([1] * 7 + [0] * 3, dtype=torch.bool)
-    assert RB.mcnemar(a, ~a)["p"] == pytest.approx(2 * 176 / 1024)
-    assert RB.mcnemar(a, ~a)["p"] == RB.mcnemar(~a, a)["p"]
-    assert RB.mcnemar(a, a) == {"only_a": 0, "only_b": 0, "p": 1.0}
+    assert RB_STATS.mcnemar(a, ~a)["p"] == pytest.approx(2 * 176 / 1024)
+    assert RB_STATS.mcnemar(a, ~a)["p"] == RB_STATS.mcnemar(~a, a)["p"]
+    assert RB_STATS.mcnemar(a, a) == {"only_a": 0, "only_b": 0, "p": 1.0}
 
 
 def test_seed_spread_widens_the_comparison():
     from scipy import stats
 
     images = {"diff": 2.0, "se": 1.0, "n": 1000, "p": 0.05, "ci95": (0.04, 3.96)}
-    assert RB.with_seed_variance(images, [0.7], [0.6])["se"] == pytest.approx(1.0)  # one seed: images only
-    out = RB.with_seed_variance(images, [0.5, 0.6], [0.5, 0.5])
+    assert RB_STATS.with_seed_variance(images, [0.7], [0.6])["se"] == pytest.approx(1.0)  # one seed: images only
+    out = RB_STATS.with_seed_variance(images, [0.5, 0.6], [0.5, 0.5])
     v_seeds = 0.005 * 1e4 / 2  # the variance of (0.5, 0.6) in points², over two seeds
     assert out["se"] == pytest.approx(math.sqrt(1.0 + v_seeds)) and out["se_images"] == 1.0
     df = (1.0 + v_seeds) ** 2 / (1.0 / 999 + v_seeds ** 2 / 1)
@@ -157,60 +214,148 @@ def test_seed_spread_widens_the_comparison():
 
 def test_holm_adjustment():
     # sorted p: 0.01 (x3), 0.02 (x2 -> 0.04), 0.04 (x1 -> 0.04, monotone)
-    assert RB.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
-    assert RB.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert RB.holm([]) == []
+    assert RB_STATS.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert RB_STATS.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert RB_STATS.holm([]) == []
+
+
+def test_holm_and_mcnemar_agree_with_statsmodels_and_scipy():
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    g = torch.Generator().manual_seed(5)
+    for m in (1, 2, 5, 13):
+        p = (torch.rand(m, generator=g, dtype=torch.float64) ** 3).tolist()
+        assert RB_STATS.holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-15)
+    for only_a, only_b in ((8, 0), (7, 3), (3100, 3100), (3000, 3200), (0, 1)):
+        a = torch.tensor([1] * only_a + [0] * only_b + [1] * 4, dtype=torch.bool)
+        b = torch.tensor([0] * only_a + [1] * only_b + [1] * 4, dtype=torch.bool)
+        out = RB_STATS.mcnemar(a, b)
+        assert (out["only_a"], out["only_b"]) == (only_a, only_b)
+        assert out["p"] == pytest.approx(min(1.0, 2 * stats.binom.cdf(min(only_a, only_b), only_a + only_b, 0.5)), rel=1e-9)
 
 
 # --------------------------------------------------------------------------- the verdict
-def _cond(kind, level, hits):
-    return RB.Condition(kind, level, [torch.tensor(hits, dtype=torch.bool)])
+def _cond(kind, level, *hits):
+    return RB.Condition(kind, level, [torch.tensor(h, dtype=torch.bool) for h in hits])
 
 
-def _study(n=400, drop_a=0, drop_b=0, identity_hits=0):
-    """Two models right on every image; under weight noise a loses ``drop_a`` images, b ``drop_b``."""
+def _study(n=400, drop_a=0, drop_b=0, identity_hits=0, kind="quantized_theta", level=4, seeds=1):
+    """Two models right on every image; under ``(kind, level)`` a loses ``drop_a`` images, b ``drop_b``
+    (the same images for every seed)."""
     def rows(drop):
-        return [_cond("clean", None, [1] * n), _cond("weight_noise", 0.1, [0] * drop + [1] * (n - drop)),
+        hits = [0] * drop + [1] * (n - drop)
+        return [_cond("clean", None, [1] * n), _cond(kind, level, *[hits] * seeds),
                 _cond("identity", None, [1] * identity_hits + [0] * (n - identity_hits))]
     return {"a": rows(drop_a), "b": rows(drop_b)}
 
 
-def test_judge_follows_the_numbers():
-    assert RB.judge(_study(drop_a=2, drop_b=60), "a", "b").more_robust == "a"
-    assert RB.judge(_study(drop_a=60, drop_b=2), "a", "b").more_robust == "b"
-    j = RB.judge(_study(drop_a=5, drop_b=6), "a", "b")
-    assert j.more_robust == "neither" and j.blocks_matter
-    assert j.drops[0]["drop_a"] == pytest.approx(100 * 5 / 400) and j.drops[0]["p_holm"] >= j.drops[0]["p"]
-    words = RB.word_verdict(j, {"a": "RK4", "b": "Euler"})
-    assert words[-1].startswith("VERDICT: no significant difference") and "cannot rule out" in words[-1]
+def test_the_primary_test_decides_and_is_fixed():
+    assert JG.PRIMARY == JG.PrimaryTest("quantized_theta", 4, min_effect=1.0, alpha=0.05)
+    assert JG.judge(_study(drop_a=2, drop_b=60), "a", "b").outcome == "supported"
+    assert JG.judge(_study(drop_a=60, drop_b=2), "a", "b").outcome == "contradicted"
+    # 1 image of 400 (0.25 points): the interval lies within ±1 point
+    assert JG.judge(_study(n=4000, drop_a=10, drop_b=11), "a", "b").outcome == "equivalent"
+    assert JG.judge(_study(n=400, drop_a=5, drop_b=8), "a", "b").outcome == "inconclusive"
+    # a significant difference of 0.5 points on 40,000 images: below the stated minimum
+    assert JG.judge(_study(n=40000, drop_a=0, drop_b=200), "a", "b").outcome == "below minimum"
+    # secondary rows never decide: a huge difference under weight noise with the primary absent
+    noise = _study(drop_a=2, drop_b=60, kind="weight_noise", level=0.1, seeds=2)
+    j = JG.judge(noise, "a", "b")
+    assert j.outcome == "unmeasured" and j.rows[0]["role"] == "secondary" and j.rows[0]["significant"]
+    assert "not measured; no verdict" in JG.word_verdict(j)[-1]
+
+
+def test_decide_by_hand():
+    assert JG.decide(1.5, (0.2, 2.8), 1.0) == "supported"
+    assert JG.decide(0.8, (0.2, 1.4), 1.0) == "below minimum"
+    assert JG.decide(0.5, (0.2, 0.8), 1.0) == "below minimum"  # significant and small: not "equivalent"
+    assert JG.decide(-1.2, (-2.0, -0.4), 1.0) == "contradicted"
+    assert JG.decide(0.1, (-0.5, 0.7), 1.0) == "equivalent"
+    assert JG.decide(0.5, (-0.5, 1.5), 1.0) == "inconclusive"
+
+
+def test_random_perturbations_with_one_seed_are_unmeasured():
+    study = _study(drop_a=2, drop_b=60, kind="weight_noise", level=0.1, seeds=1)
+    j = JG.judge(study, "a", "b")
+    row = j.rows[0]
+    assert row["role"] == "unmeasured" and row["p"] is None and row["p_holm"] is None and not row["significant"]
+    words = JG.word_verdict(j)
+    assert any(w.startswith("Unmeasured (weight noise): weight noise σ = 0.1") for w in words)
+    assert "—" in JG.drops_table(j)
+
+
+def test_holm_runs_within_each_family():
+    n = 400
+    hits = lambda drop: [0] * drop + [1] * (n - drop)  # noqa: E731
+    study = {"a": [_cond("clean", None, [1] * n), _cond("quantized_theta", 4, hits(2)), _cond("quantized_theta", 8, hits(2)),
+                   _cond("quantized_weights", 8, hits(2)), _cond("input_noise", 0.1, hits(2), hits(2))],
+             "b": [_cond("clean", None, [1] * n), _cond("quantized_theta", 4, hits(30)), _cond("quantized_theta", 8, hits(9)),
+                   _cond("quantized_weights", 8, hits(12)), _cond("input_noise", 0.1, hits(12), hits(12))]}
+    j = JG.judge(study, "a", "b")
+    rows = {r["name"]: r for r in j.rows}
+    assert [r["role"] for r in j.rows] == ["primary", "secondary", "secondary", "secondary"]
+    q8, w8, noise = rows["θ̂ in 8 bits"], rows["all weights in 8 bits"], rows["input noise τ = 0.1"]
+    assert q8["family"] == w8["family"] == "quantization" and noise["family"] == "input noise"
+    assert [q8["p_holm"], w8["p_holm"]] == pytest.approx(RB_STATS.holm([q8["p"], w8["p"]]))
+    assert noise["p_holm"] == noise["p"]  # alone in its family
+    assert rows["θ̂ in 4 bits"]["p_holm"] == rows["θ̂ in 4 bits"]["p"]  # the primary test is not adjusted
+
+
+def test_verdict_words_name_the_models_behind_them_and_a_clean_difference():
+    j = JG.judge(_study(drop_a=2, drop_b=60), "a", "b")
+    words = JG.word_verdict(j, {"a": "RK4", "b": "Euler"})
+    assert words[-1].startswith("VERDICT (one trained model per method, so this is about these two models, not yet "
+                                "about the training methods; primary test θ̂ in 4 bits, minimum effect 1 point, α = 0.05)")
+    assert "the paper's expectation holds for these models" in words[-1]
+    assert "differ significantly" not in words[-1]
     assert any("removing its blocks costs 100.0 points" in w for w in words)
-    better = RB.word_verdict(RB.judge(_study(drop_a=2, drop_b=60), "a", "b"), {"a": "RK4", "b": "Euler"})
-    assert better[-1].startswith("VERDICT: RK4 is more robust")
-    worse = RB.word_verdict(RB.judge(_study(drop_a=60, drop_b=2), "a", "b"), {"a": "RK4", "b": "Euler"})
-    assert "does not hold" in worse[-1]
-
-
-def test_verdict_says_when_clean_accuracies_differ():
-    study = _study(drop_a=5, drop_b=6)
-    assert RB.judge(study, "a", "b").clean_test["p"] == 1.0
+    study = _study(drop_a=2, drop_b=60)
     study["b"][0] = _cond("clean", None, [0] * 100 + [1] * 300)  # b right on 100 images fewer
-    j = RB.judge(study, "a", "b")
+    j = JG.judge(study, "a", "b")
     assert (j.clean_test["only_a"], j.clean_test["only_b"]) == (100, 0) and j.clean_test["p"] < 1e-20
-    assert any("not at equal clean accuracy" in w for w in RB.word_verdict(j))
-    assert not any("not at equal clean accuracy" in w for w in RB.word_verdict(RB.judge(_study(), "a", "b")))
+    assert "Their clean accuracies differ significantly (100.0% against 75.0%" in JG.word_verdict(j)[-1]
+    three = JG.judge(_study(drop_a=2, drop_b=60), "a", "b", models_per_method=3)
+    assert JG.word_verdict(three)[-1].startswith("VERDICT (3 trained models per method;")
+    for outcome, study in (("contradicted", _study(drop_a=60, drop_b=2)), ("inconclusive", _study(drop_a=5, drop_b=8)),
+                           ("equivalent", _study(n=4000, drop_a=10, drop_b=11))):
+        text = JG.word_verdict(JG.judge(study, "a", "b"))[-1]
+        assert {"contradicted": "does not hold", "inconclusive": "inconclusive",
+                "equivalent": "no difference of 1 point or more"}[outcome] in text
 
 
 def test_judge_refuses_when_the_blocks_do_not_matter():
-    j = RB.judge(_study(drop_a=2, drop_b=60, identity_hits=395), "a", "b")
-    assert not j.blocks_matter and j.more_robust == "a"  # the numbers are reported, the claim is not made
-    assert "the blocks do not matter enough" in RB.word_verdict(j)[-1]
+    j = JG.judge(_study(drop_a=2, drop_b=60, identity_hits=395), "a", "b")
+    assert not j.blocks_matter and j.outcome == "supported"  # the numbers are reported, the claim is not made
+    assert "no verdict: removing the blocks costs less than 10 points" in JG.word_verdict(j)[-1]
 
 
 def test_judge_takes_the_identity_row_of_the_same_model():
     study = _study(drop_a=2, drop_b=60)
     study["b on rk4"] = [c for c in study["b"] if c.kind != "identity"]
-    j = RB.judge(study, "a", "b on rk4", identity_of={"b on rk4": "b"})
+    j = JG.judge(study, "a", "b on rk4", identity_of={"b on rk4": "b"})
     assert j.gaps["b on rk4"] == pytest.approx(100.0) and j.blocks_matter
+
+
+def test_methods_are_judged_with_the_training_seed_as_the_unit():
+    from scipy import stats
+
+    one = JG.judge_methods([_study(drop_a=2, drop_b=60)], "a", "b")
+    assert one.outcome == "unmeasured" and "none is made" in JG.word_methods(one)
+    studies = [_study(drop_a=da, drop_b=db) for da, db in ((2, 40), (6, 52), (4, 30))]
+    m = JG.judge_methods(studies, "a", "b")
+    da, db = [0.5, 1.5, 1.0], [10.0, 13.0, 7.5]
+    assert m.drops_a == pytest.approx(da) and m.drops_b == pytest.approx(db)
+    assert m.diff == pytest.approx(sum(db) / 3 - sum(da) / 3)
+    assert m.p == pytest.approx(stats.ttest_ind(db, da, equal_var=False).pvalue)
+    va, vb = stats.tvar(da) / 3, stats.tvar(db) / 3
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert m.ci95 == pytest.approx((m.diff - half, m.diff + half))
+    assert m.outcome == "supported"
+    text = JG.word_methods(m, {"a": "RK4", "b": "Euler"})
+    assert text.startswith("Training methods (3 trained RK4 and 3 Euler models, the training seed as the unit")
+    assert "range 0.50 to 1.50" in text
 
 
 # --------------------------------------------------------------------------- storage
@@ -227,15 +372,17 @@ def test_robustness_rows_on_a_model(data):
     model = _model()
     conds = RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=16)
     assert [(c.kind, c.level) for c in conds] == [
-        ("clean", None), ("weight_noise", 0.1), ("weight_noise", 1.0), ("quantized", 8), ("quantized", 4),
-        ("quantized", "bf16"), ("input_noise", 0.5), ("identity", None), ("identity_input_noise", 0.5)]
-    assert [len(c.correct) for c in conds] == [1, 2, 2, 1, 1, 1, 1, 1, 1]
+        ("clean", None), ("weight_noise", 0.1), ("weight_noise", 1.0), ("quantized_theta", 8), ("quantized_theta", 4),
+        ("quantized_weights", 8), ("quantized_weights", 4), ("float_format", "bf16"), ("input_noise", 0.5),
+        ("identity", None), ("identity_input_noise", 0.5)]
+    assert [len(c.correct) for c in conds] == [1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 2]
     assert all(c.correct[0].shape == (48,) and c.correct[0].dtype == torch.bool for c in conds)
-    assert conds[0].bytes == RB.model_bytes(model) and conds[4].bytes == RB.model_bytes(model, 4)
+    assert conds[0].bytes == RB.model_bytes(model) and conds[4].bytes == RB.model_bytes(model, "theta", 4)
+    assert conds[6].bytes == RB.model_bytes(model, "weights", 4) and conds[7].bytes == RB.model_bytes(model, "float", "bf16")
     again = RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=48, baselines=False)
     for c1, c2 in zip(conds, again):  # seeds fix every draw; the batch size changes nothing
         assert all(torch.equal(x, y) for x, y in zip(c1.correct, c2.correct))
-    assert len(again) == 7
+    assert len(again) == 9
     rows = RB.summarise(conds)
     assert rows[1]["seeds"] == 2 and rows[1]["min"] <= rows[1]["accuracy"] <= rows[1]["max"]
     back = RB.conditions_from_json(json.loads(json.dumps(RB.conditions_to_json(conds))))
@@ -251,7 +398,7 @@ def test_robustness_study_evaluates_other_graphs_and_restores_the_model(data):
     assert list(study) == ["m", "k", "m on euler"]
     assert not any(c.kind == "identity" for c in study["m on euler"])  # the same model's baseline is not repeated
     assert models["m"].manifestation == [("rk4_classic", 2)] * 3
-    j = RB.judge(study, "m", "m on euler", identity_of={"m on euler": "m"})
+    j = JG.judge(study, "m", "m on euler", identity_of={"m on euler": "m"})
     assert j.gaps["m on euler"] is not None
 
 
@@ -278,7 +425,7 @@ def test_command_line(data, tmp_path, capsys):
     assert set(payload["rows"]) == {"rk4", "euler", "rk4 on rk4_classic", "euler on rk4_classic"}
     assert payload["grid"]["sigmas"] == [0.1] and payload["environment"]["device"] == "cpu" and payload["n_test"] == 48
     kinds = [r["kind"] for r in payload["rows"]["euler"]]
-    assert kinds == ["clean", "weight_noise", "quantized", "identity"]
+    assert kinds == ["clean", "weight_noise", "quantized_theta", "quantized_weights", "identity"]
     back = RB.conditions_from_json(payload["study"]["euler"])
     assert back[0].accuracies()[0] == pytest.approx(payload["rows"]["euler"][0]["accuracy"])
     assert robustness_cli.main([str(tmp_path / "missing.pt"), "--quiet"]) == 1
@@ -308,15 +455,16 @@ def test_tables_and_figures_show_the_study(data):
     _, d = data
     models = {"rk4_refined": _model(seed=1), "euler_fixed": _model(seed=2)}
     study = RB.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
-    j = RB.judge(study, "rk4_refined", "euler_fixed")
-    table = RB.drops_table(j)
-    assert table.count("\n") == len(j.drops) + 2 and "weight noise σ = 0.1" in table and "Holm p" in table
+    j = JG.judge(study, "rk4_refined", "euler_fixed")
+    table = JG.drops_table(j)
+    assert table.count("\n") == len(j.rows) + 2 and "weight noise σ = 0.1" in table and "p (Holm)" in table
+    assert table.splitlines()[2].split()[:5] == ["θ̂", "in", "4", "bits", "PRIMARY"]
     assert "A = RK4-trained (refined), B = Euler-trained (fixed depth)" in table
-    text = RB.format_verdict(j)
+    text = JG.format_verdict(j)
     assert max(len(line) for line in text.splitlines()) <= 92 and "VERDICT" in text
-    assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(RB.word_verdict(j))
+    assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(JG.word_verdict(j))
     sizes = RB.size_table(study)
-    assert "4 bits" in sizes and "bf16" in sizes and f"{RB.model_bytes(models['euler_fixed'], 4):,}" in sizes
+    assert "θ̂ in 4 bits" in sizes and "bf16" in sizes and f"{RB.model_bytes(models['euler_fixed'], 'weights', 4):,}" in sizes
     from cnet_lib.images import figures as imf
 
     fig = imf.fig_weight_noise(study)
@@ -325,14 +473,17 @@ def test_tables_and_figures_show_the_study(data):
     assert list(fig.layout.xaxis.tickvals) == [0.1, 1.0] and list(fig.layout.xaxis.ticktext) == ["0.1", "1"]
     assert fig.data[0].y[0] == pytest.approx(RB.summarise(study["rk4_refined"])[1]["accuracy"])
     quant = imf.fig_quantization(study)
-    assert list(quant.data[0].x) == ["float32", "bf16", "8 bits", "4 bits"]
+    assert list(quant.data[0].x) == ["float32", "θ̂ in 8 bits", "θ̂ in 4 bits", "weights in 8 bits", "weights in 4 bits",
+                                     "bf16"]
     noise = imf.fig_input_noise(study)
     assert [t.name for t in noise.data][:2] == ["RK4-trained (refined)", "RK4-trained (refined), blocks removed"]
     drops = imf.fig_drops(j)
-    assert list(drops.data[0].y) == pytest.approx([r["drop_a"] for r in j.drops])
+    assert list(drops.data[0].y) == pytest.approx([r["drop_a"] for r in j.rows if r["role"] != "unmeasured"])
+    assert drops.data[0].x[0] == "PRIMARY: θ̂ in 4 bits"
     explorer = imf.fig_robustness_explorer(study)
     labels = [s.label for s in explorer.layout.sliders[0].steps]
-    assert labels == ["σ = 0.1", "σ = 1", "8 bits", "4 bits", "bf16", "τ = 0.5"]
+    assert labels == ["σ = 0.1", "σ = 1", "θ̂ in 8 bits", "θ̂ in 4 bits", "weights in 8 bits", "weights in 4 bits", "bf16",
+                      "τ = 0.5"]
     assert len(explorer.data) == 2 * len(labels)
     shown = [t for t in explorer.data if t.visible]
     assert len(shown) == 2 and shown[0].y[1] == pytest.approx(fig.data[0].y[0])

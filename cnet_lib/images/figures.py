@@ -24,8 +24,8 @@ from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_dash
 from .data import normalize
 from .evaluation import Evaluator, evaluate, model_dtype
 from .presets import sweep_grid
-from .perturbations import input_noise, perturb_coefficients, quantized_copy
-from .robustness import summarise
+from .perturbations import float_format_copy, input_noise, perturb_coefficients, quantize_theta, quantize_weights
+from .robustness import condition_name, summarise
 from .runs import StudyRun, study_data
 from .theta import stage_table, theta_curve
 
@@ -316,12 +316,17 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
 
 # --------------------------------------------------------------------------- robustness (beyond the paper)
 def _level_name(kind: str, level) -> str:
-    """A condition in words: ``σ = 0.1``, ``8 bits``, ``bf16``, ``τ = 0.2``."""
+    """A condition in a few words: ``σ = 0.1``, ``θ̂ in 4 bits``, ``bf16``, ``τ = 0.2``."""
     if kind == "weight_noise":
         return f"σ = {level:g}"
     if kind == "input_noise":
         return f"τ = {level:g}"
-    return f"{level} bits" if isinstance(level, int) else str(level)
+    if kind == "float_format":
+        return str(level)
+    return condition_name(kind, level).replace("all weights", "weights")
+
+
+STORAGE_KINDS = ("quantized_theta", "quantized_weights", "float_format")
 
 
 def fig_weight_noise(study, title: str = ""):
@@ -350,23 +355,27 @@ def fig_weight_noise(study, title: str = ""):
 
 
 def fig_quantization(study, title: str = ""):
-    """Accuracy with the weights stored in float32 (clean), bf16, float16, 8 and 4 bits, one group of
-    bars per format; the hover gives the model's size in bytes."""
+    """Accuracy with the weights stored in float32 (clean), bf16 and float16 (every parameter), and in
+    8 and 4 bits by each quantization scheme (θ̂ only; every weight), one group of bars per format; the
+    hover gives the model's size in bytes."""
     go = _go()
     fig = go.Figure()
+
+    def order(r):
+        if r["kind"] == "clean":
+            return (0, 0)
+        return (1 + STORAGE_KINDS.index(r["kind"]), -r["level"] if isinstance(r["level"], int) else 0)
+
     for label, conds in study.items():
-        rows = summarise(conds)
-        clean = next(r for r in rows if r["kind"] == "clean")
-        quant = [r for r in rows if r["kind"] == "quantized"]
-        order = [clean] + sorted(quant, key=lambda r: (isinstance(r["level"], int), -r["level"] if isinstance(r["level"], int) else 0))
-        names = ["float32"] + [_level_name("quantized", r["level"]) for r in order[1:]]
-        fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in order], name=run_label(label),
+        rows = sorted((r for r in summarise(conds) if r["kind"] in ("clean",) + STORAGE_KINDS), key=order)
+        names = ["float32" if r["kind"] == "clean" else _level_name(r["kind"], r["level"]) for r in rows]
+        fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in rows], name=run_label(label),
                              marker=dict(color=run_color(label), pattern_shape=run_pattern(label)),
-                             text=[f"{r['accuracy']:.3f}" for r in order],
-                             textposition="outside", customdata=[r["bytes"] for r in order],
+                             text=[f"{r['accuracy']:.3f}" for r in rows],
+                             textposition="outside", customdata=[r["bytes"] for r in rows],
                              hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
-    book_layout(fig, title or "Every weight rounded after training (per channel, symmetric)", "weights stored as",
-                "test accuracy", height=500, legend_below=True)
+    book_layout(fig, title or "Weights rounded after training (integers: symmetric, per output channel)",
+                "weights stored as", "test accuracy", height=500, legend_below=True)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig
 
@@ -394,17 +403,21 @@ def fig_input_noise(study, title: str = ""):
 
 def fig_drops(judgement, title: str = ""):
     """The verdict's numbers: per perturbation, the points each model loses from its own clean
-    accuracy (bars), the paired difference ± 1.96 standard errors in the hover, and a ``*`` after
-    the conditions where the difference is significant (Holm-adjusted p < 0.05)."""
+    accuracy (bars); the primary test first and marked, a ``*`` after a secondary condition whose
+    difference is significant (Holm within its family), the paired difference and both p-values in
+    the hover."""
     go = _go()
     j = judgement
-    names = [_level_name(r["kind"], r["level"]) + (" *" if r["p_holm"] < 0.05 else "") for r in j.drops]
-    detail = [f"difference {r['diff']:+.2f} ± {1.96 * r['se']:.2f} points, Holm p = {r['p_holm']:.2g}" for r in j.drops]
+    rows = [r for r in j.rows if r["role"] != "unmeasured"]
+    names = [("PRIMARY: " if r["role"] == "primary" else "") + _level_name(r["kind"], r["level"])
+             + (" *" if r["significant"] and r["role"] != "primary" else "") for r in rows]
+    detail = [f"difference {r['diff']:+.2f} [{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}] points, p = {r['p']:.2g}"
+              + ("" if r["role"] == "primary" else f", Holm p = {r['p_holm']:.2g} ({r['family']})") for r in rows]
     fig = go.Figure()
     for who, key in ((j.a, "drop_a"), (j.b, "drop_b")):
-        fig.add_trace(go.Bar(x=names, y=[r[key] for r in j.drops], name=run_label(who), marker_color=run_color(who),
+        fig.add_trace(go.Bar(x=names, y=[r[key] for r in rows], name=run_label(who), marker_color=run_color(who),
                              customdata=detail, hovertemplate="%{x}: loses %{y:.2f} points<br>%{customdata}"))
-    book_layout(fig, title or "Points lost to each perturbation (* significant difference)", "perturbation",
+    book_layout(fig, title or "Points lost to each perturbation (* significant, secondary)", "perturbation",
                 "accuracy lost (points)", height=500, legend_below=True)
     fig.update_layout(barmode="group")
     return fig
@@ -414,7 +427,7 @@ def fig_robustness_explorer(study, title: str = ""):
     """The static counterpart of :func:`live_robustness_app`: a slider over every measured
     perturbation, and for each model and graph its clean and perturbed accuracy (mean over seeds)."""
     go = _go()
-    kinds = ("weight_noise", "quantized", "input_noise")
+    kinds = ("weight_noise",) + STORAGE_KINDS + ("input_noise",)
     first = summarise(next(iter(study.values())))
     steps = [(r["kind"], r["level"]) for r in first if r["kind"] in kinds]
     frames = {}
@@ -451,14 +464,19 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
     def render(model, sigma, fmt, scheme, n_steps, noise):
         base = runs[model].model.to(dev)
         m = perturb_coefficients(base, sigma, 0) if sigma else base
-        m = quantized_copy(m, fmt) if fmt != "float32" else m
+        if fmt in ("bf16", "fp16"):
+            m = float_format_copy(m, fmt)
+        elif fmt != "float32":
+            scope, bits = fmt.split()
+            m = (quantize_theta if scope == "theta" else quantize_weights)(m, int(bits))
         with base.manifested(scheme, int(n_steps)), m.manifested(scheme, int(n_steps)):
             clean = ev.correct(base, x, y, data.mean, data.std)[0].double().mean().item()
             hit = ev.correct(m, x, y, data.mean, data.std, transform=input_noise(noise, 0) if noise else None)[0]
         acc = hit.double().mean().item()
         fig = go.Figure(go.Bar(x=["clean", "perturbed"], y=[clean, acc], text=[f"{clean:.3f}", f"{acc:.3f}"],
                                textposition="outside", marker_color=["#888888", run_color(model)]))
-        fig.update_layout(title=f"{run_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, weights {fmt}, input noise "
+        stored = fmt if fmt in ("float32", "bf16", "fp16") else condition_name(f"quantized_{fmt.split()[0]}", int(fmt.split()[1]))
+        fig.update_layout(title=f"{run_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, {stored}, input noise "
                                 f"τ = {noise:g} → {100 * (clean - acc):+.1f} points lost on {len(y)} images",
                           yaxis_range=[0, 1.1], yaxis_title="test accuracy", template="plotly_white", height=380)
         return fig
@@ -467,7 +485,9 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
     return live_app(
         {"model": Choice([(r.label, k) for k, r in runs.items()], description="model"),
          "sigma": Steps([0.0] + [float(s) for s in grid["sigmas"]], 0.0, "σ"),
-         "fmt": Choice(["float32", "bf16", "fp16", 8, 4], "float32", "weights"),
+         "fmt": Choice([("float32", "float32"), ("bf16", "bf16"), ("fp16", "fp16")]
+                       + [(condition_name(f"quantized_{scope}", b), f"{scope} {b}") for scope in ("theta", "weights")
+                          for b in (8, 4)], "float32", "weights"),
          "scheme": Choice(schemes, first.model.blocks[0].scheme.name, "scheme"),
          "n_steps": IntRange(1, max(sweep["n_steps"]), first.model.blocks[0].n_steps, "N_t"),
          "noise": Steps([0.0] + [float(t) for t in grid["input_noise"]], 0.0, "input τ")},

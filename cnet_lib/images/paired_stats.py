@@ -37,12 +37,14 @@ def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
 def mcnemar(a: torch.Tensor, b: torch.Tensor) -> dict:
     """McNemar's exact test of two binary outcomes on the same images: ``only_a`` images right under
     ``a`` only, ``only_b`` under ``b`` only; p = the two-sided binomial probability of a split at
-    least this uneven if both were equally likely."""
+    least this uneven if both were equally likely (``scipy.stats.binomtest``)."""
+    from scipy import stats  # imported here: scipy.stats takes a moment to import
+
     a, b = a.bool().cpu(), b.bool().cpu()
     only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
-    n, k = only_a + only_b, min(only_a, only_b)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
-    return {"only_a": only_a, "only_b": only_b, "p": p}
+    n = only_a + only_b
+    p = float(stats.binomtest(only_a, n, 0.5).pvalue) if n else 1.0
+    return {"only_a": only_a, "only_b": only_b, "p": min(1.0, p)}
 
 
 def with_seed_variance(images: Mapping, seeds_a: Sequence[float], seeds_b: Sequence[float]) -> dict:
