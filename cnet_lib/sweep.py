@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .images.figures import fig_accuracy_vs_nt
-from .images.sweep import DEFAULT_GRID, sweep_checkpoint, sweep_table, write_sweep
+from .images.sweep import sweep_checkpoint, sweep_table, write_sweep
 from .runtime.checkpoint import CheckpointSaveError
+from .runtime.memory import is_out_of_memory, out_of_memory_message
 
 __all__ = ["main"]
 
@@ -38,14 +39,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     ckpt = Path(args.checkpoint)
-    grid = None
     given = {k: getattr(args, k) for k in ("schemes", "n_steps", "compress", "compress_schemes") if getattr(args, k) is not None}
-    if given:
-        grid = {**DEFAULT_GRID, **given}
-    try:
-        rows, meta = sweep_checkpoint(ckpt, args.data_dir, args.n_test, args.device, grid, args.batch_size,
+    try:  # the grid: what is given, the rest from the default grid (sweep_checkpoint)
+        rows, meta = sweep_checkpoint(ckpt, args.data_dir, args.n_test, args.device, given or None, args.batch_size,
                                       progress=not args.quiet)
-    except (FileNotFoundError, ValueError, TypeError, RuntimeError) as err:
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
+        if is_out_of_memory(err) and not str(err).startswith("out of memory on"):
+            err = out_of_memory_message(args.device or "the device", "sweeping", args.batch_size)
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -20,7 +20,7 @@ from .images.data import DATASETS
 from .images.presets import image_runs
 from .images.training import (LR_SCHEDULES, RESULTS, TrainConfig, interrupted_message,
                               train)
-from .runtime.checkpoint import CheckpointSaveError
+from .runtime.memory import is_out_of_memory, out_of_memory_message
 from .runtime.presets import PRESETS
 
 __all__ = ["main"]
@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-skip-init", dest="skip_init", action="store_false", default=None)
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int)
+    p.add_argument("--eval-batch-size", type=int, help="images per batch when evaluating (not part of the run)")
     p.add_argument("--lr", type=float)
     p.add_argument("--momentum", type=float)
     p.add_argument("--weight-decay", type=float)
@@ -67,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _CLI_FIELDS = ("data_dir", "dataset", "n_train", "n_test", "channels", "n_basis", "n_steps", "scheme", "basis",
-               "epsilon", "epsilon_stitch", "skip_init", "epochs", "batch_size", "lr", "momentum", "weight_decay",
+               "epsilon", "epsilon_stitch", "skip_init", "epochs", "batch_size", "eval_batch_size", "lr", "momentum",
+               "weight_decay",
                "lr_schedule", "lr_milestones", "lr_decay", "refine_at", "seed", "device", "amp", "cuda_graphs")
 
 
@@ -89,15 +91,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         base = {}
     name = f"{args.preset}-{args.run}" if args.preset else "train"
-    cfg = TrainConfig(**{**base, **overrides, "out_dir": args.out_dir or os.path.join("runs", name),
-                         "resume": args.resume, "progress": not args.quiet})
+    out_dir = args.out_dir or os.path.join("runs", name)
     try:
+        cfg = TrainConfig(**{**base, **overrides, "out_dir": out_dir, "resume": args.resume, "progress": not args.quiet})
         result = train(cfg)
-    except (FileExistsError, FileNotFoundError, ValueError, TypeError, RuntimeError, CheckpointSaveError) as err:
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
+        # every config error, a busy, damaged or unwritable folder, a full disk, damaged data, running out of memory
+        if is_out_of_memory(err) and not str(err).startswith("out of memory on"):
+            err = out_of_memory_message(args.device or "the device", "training",
+                                        {**base, **overrides}.get("batch_size", 128))
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\n{interrupted_message(Path(cfg.out_dir))}", file=sys.stderr)
+        print(f"\n{interrupted_message(Path(out_dir))}", file=sys.stderr)
         return 130
     if result.history:
         h = result.history[-1]

@@ -15,10 +15,16 @@ import torch
 
 from cnet_lib import ContinuousNet, OdeBlock, get_scheme, integrate
 from cnet_lib import pendulum as P
+from cnet_lib import robustness as robustness_cli
+from cnet_lib import sweep as sweep_cli
 from cnet_lib import train as train_cli
+from cnet_lib.images import figures as imf
+from cnet_lib.images import runs as R
+from cnet_lib.images import study as ST
 from cnet_lib.images import training as T
 from cnet_lib.images.presets import image_runs
-from cnet_lib.images.data import DatasetNotFoundError, load_dataset
+from cnet_lib.images.data import DatasetNotFoundError, load_dataset, write_fake_cifar
+from cnet_lib.images.sweep import manifestation_sweep
 from cnet_lib.pendulum.presets import config_for
 from cnet_lib.runtime.presets import preset_name
 
@@ -66,6 +72,52 @@ CASES = [
 ]
 
 
+
+def _sweep(**grid):
+    torch.manual_seed(0)
+    model = ContinuousNet(channels=(2, 4), n_basis=4, scheme="euler").eval()
+    x, y = torch.zeros(4, 3, 32, 32, dtype=torch.uint8), torch.zeros(4, dtype=torch.long)
+    return manifestation_sweep(model, x, y, torch.zeros(3), torch.ones(3), progress=False, **grid)
+
+
+_RUN = R.StudyRun("rk4_refined", T.TrainConfig(preset="smoke"), ContinuousNet(channels=(2, 4)), [], Path("."))
+
+# public functions and live apps of the image study (issue 18): each refuses nonsense before any work
+CASES += [
+    ('sample_batch(cfg, n=0)', lambda: R.sample_batch(image_runs("smoke")["rk4_refined"], "cpu", n=0), ValueError,
+     "n must be an integer >= 1, got 0 (e.g. n=64)"),
+    ('load_dataset("cifar10", n_train=-5)', lambda: load_dataset("cifar10", "/nowhere", n_train=-5), ValueError,
+     "n_train must be an integer >= 1, got -5"),
+    ('manifestation_sweep(model, ..., n_steps=(1.5,))', lambda: _sweep(n_steps=(1.5,)), TypeError,
+     "n_steps[0] must be an integer, got 1.5"),
+    ('manifestation_sweep(model, ..., compress=(4,))', lambda: _sweep(compress=(4,)), ValueError,
+     "compress holds M = 4, but the model has M = 4 basis functions: compressing means fewer, so give values from 1 to 3"),
+    ('manifestation_sweep(model, ..., batch_size=0)', lambda: _sweep(batch_size=0), ValueError,
+     "batch_size must be an integer >= 1, got 0"),
+    ('model.project(99)', lambda: ContinuousNet(channels=(2, 4), n_basis=2).project(99), ValueError,
+     "project compresses θ(t): n_basis must be an integer from 1 to this block's M = 2, got 99 (to grow M, use refine())"),
+    ('trained_runs(runs=["rk4"])', lambda: R.trained_runs("smoke", runs=["rk4"]), ValueError,
+     "unknown run 'rk4': the smoke preset's runs are rk4_refined, euler_fixed"),
+    ('trained_runs(runs=[])', lambda: R.trained_runs("smoke", runs=[]), ValueError, "runs names no run"),
+    ('sweep_runs(runs, batch_size=0)', lambda: ST.sweep_runs({"rk4_refined": _RUN}, batch_size=0), ValueError,
+     "batch_size must be an integer >= 1, got 0"),
+    ('robustness_runs(runs, dict(sigmas=(0.1,), seeds=()))',
+     lambda: ST.robustness_runs({"rk4_refined": _RUN}, dict(sigmas=(0.1,), seeds=())), ValueError,
+     "seeds is empty, but weight noise is drawn at random for every level of sigmas"),
+    ('robustness_runs(runs, dict(bits=(1,)))', lambda: ST.robustness_runs({"rk4_refined": _RUN}, dict(bits=(1,))),
+     ValueError, "bits[0] must be an integer >= 2, got 1"),
+    ('sweep_runs({})', lambda: ST.sweep_runs({}), ValueError, "runs must be the trained runs"),
+    ('live_sweep_app(runs, fig, n_images=0)', lambda: imf.live_sweep_app({"rk4_refined": _RUN}, None, n_images=0),
+     ValueError, "n_images must be an integer >= 1, got 0"),
+    ('live_sweep_app(runs, fig, n_show=50, n_images=20)',
+     lambda: imf.live_sweep_app({"rk4_refined": _RUN}, None, n_images=20, n_show=50), ValueError,
+     "n_show must be an integer >= 1 and <= 20, got 50"),
+    ('live_robustness_app(runs, fig, grid, n_images=-1)',
+     lambda: imf.live_robustness_app({"rk4_refined": _RUN}, None, {}, n_images=-1), ValueError,
+     "n_images must be an integer >= 1, got -1"),
+]
+
+
 @pytest.mark.parametrize("shown, call, exc, fragment", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_gets_a_message_that_names_it(shown, call, exc, fragment):
     with pytest.raises(exc) as err:
@@ -73,10 +125,55 @@ def test_bad_input_gets_a_message_that_names_it(shown, call, exc, fragment):
     assert fragment in str(err.value), f"{shown}: {err.value}"
 
 
+@pytest.fixture(scope="module")
+def m4_checkpoint(tmp_path_factory):
+    """A tiny trained run with M = 4, for the command lines' cases."""
+    root = tmp_path_factory.mktemp("cli")
+    write_fake_cifar(root / "data", n_train=64, n_test=16)
+    T.train(T.TrainConfig(data_dir=str(root / "data"), channels=(2, 4), n_basis=4, scheme="euler", batch_size=32,
+                          epochs=1, device="cpu", progress=False, out_dir=str(root / "run")))
+    return str(root / "run" / T.CHECKPOINT)
+
+
+# the command lines (issue 18): one line "error: ...", exit status 1, never a traceback
+CLI_CASES = [
+    ("python -m cnet_lib.train --scheme rk4", lambda ck: train_cli.main(["--scheme", "rk4"]),
+     "error: the scheme name 'rk4' is ambiguous"),
+    ("python -m cnet_lib.train --lr -0.1", lambda ck: train_cli.main(["--lr", "-0.1"]),
+     "error: lr must be a finite number > 0, got -0.1 (e.g. lr=0.1)"),
+    ("python -m cnet_lib.train --batch-size 0", lambda ck: train_cli.main(["--batch-size", "0"]),
+     "error: batch_size must be an integer >= 1, got 0 (e.g. batch_size=128)"),
+    ("python -m cnet_lib.train --epochs -1", lambda ck: train_cli.main(["--epochs", "-1"]),
+     "error: epochs must be an integer >= 0, got -1"),
+    ("python -m cnet_lib.sweep CHECKPOINT --batch-size 0", lambda ck: sweep_cli.main([ck, "--batch-size", "0"]),
+     "error: batch_size must be an integer >= 1, got 0 (e.g. batch_size=500)"),
+    ("python -m cnet_lib.sweep CHECKPOINT --n-test 0", lambda ck: sweep_cli.main([ck, "--n-test", "0"]),
+     "error: n_test must be an integer >= 1, got 0"),
+    ("python -m cnet_lib.sweep CHECKPOINT --compress 4", lambda ck: sweep_cli.main([ck, "--compress", "4", "--quiet"]),
+     "error: compress holds M = 4, but the model has M = 4 basis functions"),
+    ("python -m cnet_lib.robustness CHECKPOINT --batch-size 0",
+     lambda ck: robustness_cli.main([ck, "--batch-size", "0"]), "error: --batch-size must be an integer >= 1, got 0"),
+    ("python -m cnet_lib.robustness CHECKPOINT --n-test 0", lambda ck: robustness_cli.main([ck, "--n-test", "0"]),
+     "error: --n-test must be an integer >= 1, got 0"),
+    ("python -m cnet_lib.robustness CHECKPOINT --bits 1", lambda ck: robustness_cli.main([ck, "--bits", "1", "--quiet"]),
+     "error: bits[0] must be an integer >= 2, got 1"),
+]
+
+
+@pytest.mark.parametrize("shown, call, fragment", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_bad_command_line_input_gets_one_line(shown, call, fragment, m4_checkpoint, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the train cases would write runs/train here, had they started
+    capsys.readouterr()
+    assert call(m4_checkpoint) == 1, shown
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(fragment) and len(err.splitlines()) == 1 and "Traceback" not in err, f"{shown}: {err}"
+    assert not (tmp_path / "runs").exists(), "nothing may be written before the input is checked"
+
+
 def test_the_readme_lists_every_case():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme[readme.index("## Bad input"):]
-    missing = [shown for shown, *_ in CASES if f"`{shown}`" not in table]
+    missing = [shown for shown, *_ in CASES + CLI_CASES if f"`{shown}`" not in table]
     assert not missing, f"README's 'Bad input' table lacks {missing}"
 
 

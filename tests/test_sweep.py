@@ -30,10 +30,10 @@ def test_sweep_rows(data):
     model = _model(skip_init=False)
     before = {k: v.clone() for k, v in model.state_dict().items() if torch.is_tensor(v)}
     rows = S.manifestation_sweep(model, d.test_x, d.test_y, d.mean, d.std, schemes=("euler", "rk4_classic"),
-                                 n_steps=(1, 2, 4), compress=(1, 2, 4, 8), compress_schemes=("rk4_38", "euler"),
+                                 n_steps=(1, 2, 4), compress=(1, 2), compress_schemes=("rk4_38", "euler"),
                                  batch_size=16, progress=False)
     kinds = [r["kind"] for r in rows]
-    # 1 trained + 2 schemes x 3 N_t + 2 schemes x 2 compressions (M = 4 and 8 are not compressions) + identity
+    # 1 trained + 2 schemes x 3 N_t + 2 schemes x 2 compressions + identity
     assert kinds == ["trained"] + ["manifestation"] * 6 + ["compressed"] * 4 + ["identity"]
     assert [(r["scheme"], r["n_steps"]) for r in rows[1:7]] == [(s, n) for s in ("euler", "rk4_classic") for n in (1, 2, 4)]
     assert [r.get("is_trained") for r in rows[1:7]] == [False] * 5 + [True]
@@ -46,6 +46,9 @@ def test_sweep_rows(data):
     assert ident["n_parameters"] < rows[7]["n_parameters"] and ident["units"] == 0 and ident["scheme"] is None
     assert [r["units"] for r in rows[1:4]] == [3, 6, 12] and rows[0]["units"] == 4 * 4 * 3
     assert all(0 <= r["accuracy"] <= 1 and r["seconds"] > 0 for r in rows)
+    # M = 4 and 8 are not compressions of an M = 4 model: refused, not dropped (issue 18)
+    with pytest.raises(ValueError, match="compress holds M = 4, 8, but the model has M = 4"):
+        S.manifestation_sweep(model, d.test_x, d.test_y, d.mean, d.std, compress=(1, 4, 8), progress=False)
     # the model is left as it was
     assert model.manifestation == [("rk4_classic", 4)] * 3
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items() if torch.is_tensor(v))

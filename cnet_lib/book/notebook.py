@@ -28,6 +28,7 @@ from typing import Any, Optional
 from ..runtime.device import default_device
 from ..runtime.presets import preset_name
 from ..runtime.progress import set_bar_factory
+from .faults import show_faults_briefly
 from .progress import notebook_bar
 from .project import PACKAGE_NAME
 
@@ -212,7 +213,8 @@ def _version_warning(expected: str, got: str) -> str:
 
 def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
           expected_build: Optional[str] = None) -> NotebookContext:
-    """Prepare a chapter: seed, plotly display, and print the preset and device.
+    """Prepare a chapter: seed, plotly display, and print the preset and device; in IPython, the
+    library's faults show as their one sentence (:mod:`cnet_lib.book.faults`).
 
     ``renderer`` overrides the plotly renderer string (default: ``"cnet_book"``, or ``"colab"``
     on Colab; a renderer without ``text/html`` output makes the book build fail).  The preset
@@ -228,7 +230,10 @@ def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
     _seed_everything(seed)
     used = _configure_plotly(renderer)
     if _in_ipython():
+        from IPython import get_ipython
+
         set_bar_factory(notebook_bar)  # progress bars of the studies: live in the notebook, a line in the book
+        show_faults_briefly(get_ipython())  # a fault (out of memory, damaged file, ...) shows as its one sentence
     if in_colab():
         _enable_colab_widgets()
     ctx = NotebookContext(

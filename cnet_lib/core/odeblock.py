@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from fractions import Fraction
+from numbers import Integral
 from typing import Iterator, Optional, Union
 
 import torch
@@ -322,9 +323,13 @@ class OdeBlock(nn.Module):
         """Compress θ to ``n_basis`` functions (of ``basis``, default the same kind) by L2
         projection; N_t becomes ``n_steps`` (default: the new M).  BatchNorm statistics are
         pooled by projecting their first and second moments.  The coefficient Parameters are
-        replaced (build the optimizer afterwards if the model is trained further).
+        replaced (build the optimizer afterwards if the model is trained further).  ``n_basis`` must be
+        an integer from 1 to the block's M: projection compresses (to grow M, use :meth:`refine`).
         """
-        new_basis = make_basis(self.basis.name if basis is None else basis, n_basis)
+        if isinstance(n_basis, bool) or not isinstance(n_basis, Integral) or not 1 <= n_basis <= self.n_basis:
+            raise ValueError(f"project compresses θ(t): n_basis must be an integer from 1 to this block's M = "
+                             f"{self.n_basis}, got {n_basis!r} (to grow M, use refine())")
+        new_basis = make_basis(self.basis.name if basis is None else basis, int(n_basis))
         cmap = self.basis.project(new_basis)
         self._apply_map(cmap)
         self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)

@@ -2,12 +2,14 @@
 
 Files are read from the standard python-pickle layout that torchvision downloads:
 ``<data_dir>/cifar-10-batches-py`` (``data_batch_1..5``, ``test_batch``, ``batches.meta``) and
-``<data_dir>/cifar-100-python`` (``train``, ``test``, ``meta``).  ``data_dir`` is an argument,
+``<data_dir>/cifar-100-python`` (``train``, ``test``, ``meta``), with an unpickler that runs no
+code and checks every file (:mod:`cnet_lib.images.cifar_files`).  ``data_dir`` is an argument,
 else ``$CNET_DATA_DIR``, else ``~/.cache/cnet_lib/data``.  A missing folder is downloaded (MD5
-checked, extracted atomically) when the machine is online, from the published archive or from
-the mirror named by ``$CNET_CIFAR10_URL`` (``$CNET_CIFAR10_MD5`` for an archive other than the
-published one; see :func:`dataset_source`); otherwise :class:`DatasetNotFoundError` says what to
-do, in Colab and on one's own machine.
+checked, extracted atomically, one process at a time: a second one waits and then uses the first
+one's copy) when the machine is online, from the published archive or from the mirror named by
+``$CNET_CIFAR10_URL`` (``$CNET_CIFAR10_MD5`` for an archive other than the published one; see
+:func:`dataset_source`); otherwise :class:`DatasetNotFoundError` says what to do, in Colab and on
+one's own machine.
 
 The input pipeline keeps the whole split as one ``uint8`` tensor ``(N, 3, 32, 32)`` on the
 training device; random crop (zero pad 4) + horizontal flip + normalisation are done for a
@@ -31,14 +33,20 @@ from typing import Iterator, Optional, Union
 import numpy as np
 import torch
 
+from ..core.validation import check_int
 from ..runtime.checkpoint import file_digest
+from ..runtime.files import FolderNotWritable, NO_SPACE, is_write_refused, write_problem
+from ..runtime.locks import folder_lock
 from ..runtime.progress import progress_bar
+from .cifar_files import CifarFileError, read_batch, read_class_names
 
 __all__ = [
     "DATASETS",
     "DatasetSpec",
     "DatasetNotFoundError",
     "DatasetChecksumError",
+    "DataFolderError",
+    "CifarFileError",
     "dataset_source",
     "custom_source",
     "ImageData",
@@ -122,6 +130,25 @@ class DatasetNotFoundError(FileNotFoundError):
 
 class DatasetChecksumError(DatasetNotFoundError, RuntimeError):
     """A downloaded archive is not the expected one (wrong MD5, unreadable, files missing)."""
+
+
+class DataFolderError(DatasetNotFoundError):
+    """The data folder cannot take the download: the disk is full, or it cannot be written."""
+
+    def __str__(self) -> str:  # the sentence alone, without "[Errno 28]"
+        return self.strerror or super().__str__()
+
+
+def _folder_problem(err: OSError, root: Path, doing: str, archive: str) -> DataFolderError:
+    """The one sentence for a download that failed because of the disk, not of the archive."""
+    if err.errno in NO_SPACE:
+        return DataFolderError(
+            err.errno, f"the disk holding {root} is full: {doing} {archive} stopped there, and nothing was kept "
+            "(the archive itself is not at fault). Free about 400 MB on that disk, or set CNET_DATA_DIR "
+            "(data_dir= / --data-dir) to a folder on a disk with room, then run again")
+    return DataFolderError(
+        err.errno, f"cannot write to {root} ({write_problem(err)}) while {doing} {archive}; nothing was kept. Set "
+        "CNET_DATA_DIR (data_dir= / --data-dir) to a folder you can write to, then run again")
 
 
 def _spec(name: str) -> DatasetSpec:
@@ -236,7 +263,12 @@ def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[s
     with tempfile.TemporaryDirectory(dir=root, prefix=f".{spec.folder}-") as tmp:
         tmp = Path(tmp)
         archive = tmp / spec.archive
-        _download(url, archive, progress)
+        try:
+            _download(url, archive, progress)
+        except OSError as err:
+            if err.errno in NO_SPACE or is_write_refused(err):
+                raise _folder_problem(err, root, "downloading", spec.archive) from err
+            raise
         got = file_digest(archive, "md5")
         if got != md5:
             raise DatasetChecksumError(
@@ -247,7 +279,11 @@ def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[s
         try:
             with tarfile.open(archive, "r:gz") as tar:
                 _safe_extract(tar, tmp / "x")
-        except (tarfile.TarError, EOFError, OSError) as err:
+        except OSError as err:
+            if err.errno in NO_SPACE or is_write_refused(err):
+                raise _folder_problem(err, root, "unpacking", spec.archive) from err
+            raise DatasetChecksumError(f"{spec.archive} from {url} is not a readable .tar.gz archive ({err})") from err
+        except (tarfile.TarError, EOFError) as err:
             raise DatasetChecksumError(f"{spec.archive} from {url} is not a readable .tar.gz archive ({err})") from err
         extracted = tmp / "x" / spec.folder
         if not _complete(extracted, spec):
@@ -296,7 +332,14 @@ def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, d
     if not download:
         raise DatasetNotFoundError(f"{spec.name} is not in {folder} (downloads are off here).{_what_to_do(spec, root, src_url)}")
     try:
-        _fetch(spec, root, progress, src_url, src_md5)
+        with folder_lock(folder, f"downloading {spec.name}"):  # a second process waits, then uses this copy
+            if not _complete(folder, spec):
+                _fetch(spec, root, progress, src_url, src_md5)
+    except FolderNotWritable as err:
+        raise DataFolderError(err.errno, f"{err}: set CNET_DATA_DIR (data_dir= / --data-dir) to a folder you can "
+                              "write to, then run again") from None
+    except DataFolderError:
+        raise
     except DatasetNotFoundError as err:
         raise type(err)(f"{err}{_what_to_do(spec, root, src_url)}") from err
     except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException) as err:
@@ -308,38 +351,25 @@ def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, d
 
 
 # --------------------------------------------------------------------------- reading
-def _unpickle(path: Path) -> dict:
-    with open(path, "rb") as f:
-        d = pickle.load(f, encoding="latin1")
-    return {k.decode() if isinstance(k, bytes) else k: v for k, v in d.items()}
-
-
 def read_split(folder: PathLike, name: str = "cifar10", split: str = "train") -> tuple[torch.Tensor, torch.Tensor]:
-    """Images ``(N, 3, 32, 32)`` uint8 and labels ``(N,)`` int64 of one split, on the CPU."""
+    """Images ``(N, 3, 32, 32)`` uint8 and labels ``(N,)`` int64 of one split, on the CPU.
+
+    Every file is read without running code from it and checked
+    (:func:`cnet_lib.images.cifar_files.read_batch`): a damaged one raises :class:`CifarFileError`."""
     spec = _spec(name)
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     files = spec.train_files if split == "train" else spec.test_files
     xs, ys = [], []
     for fname in files:
-        d = _unpickle(Path(folder) / fname)
-        data = np.asarray(d["data"], dtype=np.uint8)
-        if data.ndim != 2 or data.shape[1] != 3072:
-            raise ValueError(f"{Path(folder) / fname}: 'data' should be N x 3072 uint8, got shape {data.shape}")
-        xs.append(data.reshape(-1, 3, 32, 32))
-        ys.append(np.asarray(d[spec.label_key], dtype=np.int64))
-    x = torch.from_numpy(np.concatenate(xs))
-    y = torch.from_numpy(np.concatenate(ys))
-    if len(x) != len(y):
-        raise ValueError(f"{folder}: {len(x)} images but {len(y)} labels in the {split} split")
-    return x, y
+        x, y = read_batch(Path(folder) / fname, spec.label_key, spec.num_classes)
+        xs.append(x)
+        ys.append(y)
+    return torch.from_numpy(np.concatenate(xs)), torch.from_numpy(np.concatenate(ys))
 
 
 def _class_names(folder: Path, spec: DatasetSpec) -> list[str]:
-    try:
-        return list(_unpickle(folder / spec.meta_file)[spec.names_key])
-    except (OSError, KeyError, pickle.UnpicklingError):
-        return [str(i) for i in range(spec.num_classes)]
+    return read_class_names(folder / spec.meta_file, spec.names_key, spec.num_classes)
 
 
 def balanced_subset(labels: torch.Tensor, n: int, seed: int = 0, num_classes: Optional[int] = None) -> torch.Tensor:
@@ -403,8 +433,15 @@ def load_dataset(
     download: bool = True,
     progress: bool = True,
 ) -> ImageData:
-    """Load ``name`` onto ``device`` (default CPU), optionally a class-balanced seeded subset."""
+    """Load ``name`` onto ``device`` (default CPU), optionally a class-balanced seeded subset.
+
+    ``n_train`` / ``n_test``: integers >= 1, or ``None`` for the whole split.  A damaged data file
+    raises :class:`CifarFileError` (one sentence: the file, what is wrong, what to do)."""
     spec = _spec(name)
+    for arg, value in (("n_train", n_train), ("n_test", n_test)):
+        if value is not None:
+            check_int(arg, value, low=1, example=2000)
+    check_int("seed", seed, example=0)
     folder = ensure_dataset(spec.name, data_dir, download=download, progress=progress)
     device = torch.device("cpu") if device is None else torch.device(device)
     tx, ty = read_split(folder, spec.name, "train")

@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 import torch
 
+from ..core.validation import check_int
 from ..runtime import cuda_graphs
 from ..runtime.cuda_graphs import StepRunner, module_key
 from ..runtime.device import Precision, precision_for
@@ -56,7 +57,9 @@ class Evaluator:
                 ) -> tuple[torch.Tensor, float]:
         """(correct, seconds): which of the uint8 images ``x`` (on the model's device) ``model``
         classifies right in eval mode, as a bool tensor, and the wall time.  ``transform`` is
-        applied to every normalised batch before the model (e.g. input noise)."""
+        applied to every normalised batch before the model (e.g. input noise).  ``batch_size`` must
+        be an integer >= 1."""
+        check_int("batch_size", batch_size, low=1, example=500)
         device = x.device
         self.precision = self.precision or precision_for(device, graphs=self._runner.graph_cls is not None)
         self._model, self._device, self._dtype = model, device, model_dtype(model)

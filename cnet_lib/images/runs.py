@@ -7,17 +7,25 @@ preset **once** and afterwards reloads it.  A run lives in ``<runs root>/<preset
 where the runs root is ``$CNET_RUNS_DIR``, else ``~/.cache/cnet_lib/runs``, and ``<hash>`` is a short
 hash of the run's identity (:meth:`TrainConfig.identity`, the number of epochs and the data
 folder), so a changed preset never picks up a stale checkpoint.  While training, θ(t) of a few
-weights is recorded after every epoch (``theta_snapshots.json``).  A run the book ships a trained
-model for (``cnet_lib/shipped/<preset>-<run>/``, written by ``python -m cnet_lib.ship``) is copied
-from it instead of trained.
+weights is recorded after every epoch (``theta_snapshots.json``).
+
+A run the book ships a trained model for (``cnet_lib/shipped/<preset>-<run>/``, written by
+``python -m cnet_lib.ship``) is used instead of trained, unless the reader has trained that run
+themselves: every shipped file is first checked against the SHA-256 its manifest records
+(:func:`verify_shipped`), then copied into its own folder, ``<preset>-<run>-<hash>-shipped/``, beside
+the reader's.  A reader's own run folder is never written by a shipped model.
+
+Each run folder is locked while it is checked, loaded or trained
+(:func:`cnet_lib.runtime.locks.folder_lock`): a second notebook or process on the same runs root
+waits, with a message, and then loads what the first one trained.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,8 +35,13 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 
 from ..core.models import ContinuousNet
-from ..runtime.checkpoint import atomic_write_text, config_diff, describe_checkpoint_file, file_digest, load_checkpoint
+from ..core.validation import check_int
+from ..runtime.checkpoint import (CheckpointError, atomic_copy, config_diff, describe_checkpoint_file, file_digest,
+                                  load_checkpoint)
 from ..runtime.device import default_device, resolve_device
+from ..runtime.files import FolderNotWritable, check_writable, private_temp_dir, set_aside
+from ..runtime.json_cache import read_cache, write_cache
+from ..runtime.locks import folder_lock
 from ..runtime.presets import preset_name, select_preset
 from ..runtime.vocabulary import run_label
 from .data import (DATASETS, DatasetNotFoundError, custom_source, ensure_dataset, load_dataset, normalize, resolve_data_dir,
@@ -38,9 +51,9 @@ from .theta import theta_snapshot
 from .training import CHECKPOINT, RESULTS, TrainConfig, build_model, interrupted_message, load_model, train
 
 __all__ = [
-    "RUNS_ENV", "SNAPSHOTS", "SHIPPED", "MANIFEST", "StudyRun",
-    "short_hash", "file_hash", "runs_root", "identity_hash", "run_hash", "run_dir", "shipped_run",
-    "study_data_dir", "study_data", "sample_batch", "trained_runs", "is_finished", "training_time",
+    "RUNS_ENV", "SNAPSHOTS", "SHIPPED", "MANIFEST", "StudyRun", "ShippedFileError",
+    "short_hash", "file_hash", "runs_root", "identity_hash", "run_hash", "run_dir", "shipped_run", "verify_shipped",
+    "shipped_copy_dir", "study_data_dir", "study_data", "sample_batch", "trained_runs", "is_finished", "training_time",
 ]
 
 RUNS_ENV = "CNET_RUNS_DIR"
@@ -81,30 +94,81 @@ def run_hash(cfg: TrainConfig) -> str:
 # --------------------------------------------------------------------------- models shipped with the book
 SHIPPED = Path(__file__).resolve().parents[1] / "shipped"
 MANIFEST = "manifest.json"
+REINSTALL = ("reinstall cnet_lib (pip install --force-reinstall --no-deps of the same source; in Colab: Runtime > "
+             "Disconnect and delete runtime, then run the chapter again from its first cell), or train the model "
+             "yourself with trained_runs(use_shipped=False)")
+
+
+class ShippedFileError(CheckpointError):
+    """A file shipped with the book does not match its manifest: the installed package is damaged."""
+
+
+def _manifest(folder: Path) -> dict:
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ShippedFileError(f"the shipped manifest {path} cannot be read ({type(err).__name__}: "
+                               f"{str(err)[:80]}): the installed package is damaged; {REINSTALL}") from None
+    if not isinstance(manifest, dict):
+        raise ShippedFileError(f"the shipped manifest {path} is not a manifest: the installed package is damaged; "
+                               f"{REINSTALL}")
+    return manifest
 
 
 def shipped_run(cfg: TrainConfig) -> Optional[Path]:
     """The folder of the model shipped with the book for this run, when there is one and its
-    manifest's identity hash is the run's (a changed preset never picks up a stale model)."""
+    manifest's identity hash is the run's (a changed preset never picks up a stale model).  A
+    shipped folder whose manifest cannot be read raises :class:`ShippedFileError`."""
     folder = SHIPPED / f"{cfg.preset}-{cfg.run_name}"
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, ValueError):
+    if not folder.is_dir():
         return None
-    return folder if manifest.get("identity_hash") == identity_hash(cfg) else None
+    return folder if _manifest(folder).get("identity_hash") == identity_hash(cfg) else None
+
+
+def verify_shipped(folder: Path) -> dict:
+    """The manifest of the shipped folder ``folder``, after checking every file it lists against the
+    SHA-256 it records; a missing or changed file (a truncated checkpoint, zeroed weights) raises
+    :class:`ShippedFileError` naming the file and what to do (reinstall).  Nothing is copied or
+    trained from a folder that fails."""
+    manifest = _manifest(folder)
+    files = manifest.get("files")
+    if not isinstance(files, dict) or CHECKPOINT not in files:
+        raise ShippedFileError(f"the shipped manifest {folder / MANIFEST} lists no checksums for its files: the "
+                               f"installed package is damaged; {REINSTALL}")
+    for name, digest in files.items():
+        path = folder / name
+        if Path(name).name != name or name in ("", ".", ".."):  # only files of this folder, never a path
+            raise ShippedFileError(f"the shipped manifest {folder / MANIFEST} names {name!r}, which is not a file of "
+                                   f"its folder: the installed package is damaged; {REINSTALL}")
+        if not path.is_file():
+            raise ShippedFileError(f"the shipped file {path} is missing: the installed package is damaged; {REINSTALL}")
+        got = file_digest(path)
+        if got != digest:
+            raise ShippedFileError(f"the shipped file {path} does not match the SHA-256 its manifest records (expected "
+                                   f"{digest[:12]}…, found {got[:12]}…): the installed package is damaged or was "
+                                   f"changed; {REINSTALL}")
+    return manifest
 
 
 def _install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -> bool:
     """Copy the shipped model of ``cfg`` (checkpoint, history, θ snapshots, its sweep and robustness
-    results) into the run folder, saying where it comes from and how to retrain; False without one."""
+    results) into ``folder``, after :func:`verify_shipped`: a file already there with the recorded
+    SHA-256 is kept, any other one (missing, damaged) is copied atomically and checked again.
+    Says where the model comes from and how to retrain; False without a shipped model."""
     src = shipped_run(cfg)
     if src is None:
         return False
-    manifest = json.loads((src / MANIFEST).read_text())
+    manifest = verify_shipped(src)
     folder.mkdir(parents=True, exist_ok=True)
-    for f in src.iterdir():
-        if f.is_file() and f.name != MANIFEST:
-            shutil.copyfile(f, folder / f.name)
+    for name, digest in manifest["files"].items():
+        dest = folder / name
+        if dest.is_file() and file_digest(dest) == digest:
+            continue
+        atomic_copy(src / name, dest)
+        if file_digest(dest) != digest:
+            raise ShippedFileError(f"the copy {dest} of the shipped file {src / name} differs from it after copying "
+                                   "(a failing disk?): check the disk and run again")
     if verbose:
         minutes = manifest.get("train_seconds", 0) / 60
         print(f"{label}: using the model shipped with the book for this preset (trained by `{manifest.get('command')}` "
@@ -112,6 +176,13 @@ def _install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) 
               f"{manifest.get('data', {}).get('description', '')}). To train it yourself instead, run "
               f"trained_runs(use_shipped=False) (about {minutes:.0f} min on such a machine).")
     return True
+
+
+def shipped_copy_dir(cfg: TrainConfig, root=None) -> Path:
+    """Where the shipped model of ``cfg`` is copied: ``<runs root>/<preset>-<run>-<hash>-shipped``,
+    beside (never inside) the reader's own run folder :func:`run_dir`."""
+    own = run_dir(cfg, root)
+    return own.with_name(f"{own.name}-shipped")
 
 
 def run_dir(cfg: TrainConfig, root=None) -> Path:
@@ -132,9 +203,9 @@ def study_data_dir(preset: Optional[str] = None, data_dir=None, dataset: str = "
     except under ``smoke``, which downloads only from a mirror named explicitly by
     ``$CNET_CIFAR10_URL`` (see :func:`cnet_lib.data.dataset_source`): a quick check never
     fetches the full data set.  If the data cannot be had (offline, fresh machine, smoke), a
-    small *fake* CIFAR in the standard layout is written to a fixed temporary folder
-    (class-coloured noise: no real images) and a message says so, and how to get the real
-    images: the chapters then run, but their numbers describe the fake data.
+    small *fake* CIFAR in the standard layout is written to a temporary folder only this user
+    can write (class-coloured noise: no real images) and a message says so, and how to get the
+    real images: the chapters then run, but their numbers describe the fake data.
     """
     name = preset_name(preset)
     download = name != "smoke" or custom_source(dataset)
@@ -143,12 +214,7 @@ def study_data_dir(preset: Optional[str] = None, data_dir=None, dataset: str = "
         return resolve_data_dir(data_dir)
     except DatasetNotFoundError as err:
         n_train, n_test = _fake_sizes(name)
-        classes = DATASETS[dataset].num_classes
-        fake = Path(tempfile.gettempdir()) / f"cnet_lib-fake-{dataset}-{n_train}-{n_test}"
-        try:
-            ensure_dataset(dataset, fake, download=False)
-        except DatasetNotFoundError:
-            write_fake_cifar(fake, n_train=n_train, n_test=n_test, num_classes=classes, seed=0)
+        fake = _fake_data(dataset, n_train, n_test)
         if verbose:
             print(_fake_data_note(name, dataset, err, download, resolve_data_dir(data_dir), fake, n_train, n_test))
         return fake
@@ -167,6 +233,27 @@ def _fake_data_note(preset: str, dataset: str, err: Exception, downloaded: bool,
             f"contains {DATASETS[dataset].folder}.")
 
 
+def _fake_data(dataset: str, n_train: int, n_test: int) -> Path:
+    """The folder of the fake data set: ``cnet_lib-fake-<dataset>-<n_train>-<n_test>`` in a folder only
+    this user can write (:func:`cnet_lib.runtime.files.private_temp_dir`), written once, whole (into a
+    fresh temporary folder, then renamed into place) and under a lock, so two notebooks never read
+    a half-written copy."""
+    fake = private_temp_dir() / f"cnet_lib-fake-{dataset}-{n_train}-{n_test}"
+    with folder_lock(fake, f"writing a fake {dataset}"):
+        try:
+            ensure_dataset(dataset, fake, download=False)
+        except DatasetNotFoundError:
+            fake.mkdir(exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=fake, prefix=".writing-") as tmp:
+                written = write_fake_cifar(tmp, n_train=n_train, n_test=n_test,
+                                           num_classes=DATASETS[dataset].num_classes, seed=0)
+                target = fake / written.name
+                if target.exists():  # an incomplete copy: kept aside, never read
+                    set_aside(target)
+                os.replace(written, target)
+    return fake
+
+
 def study_data(cfg: TrainConfig, device=None, with_train: bool = True):
     """The run's data (:func:`cnet_lib.data.load_dataset`) on ``device``.
 
@@ -182,27 +269,51 @@ def study_data(cfg: TrainConfig, device=None, with_train: bool = True):
 
 def sample_batch(cfg: TrainConfig, device=None, n: int = 64) -> torch.Tensor:
     """The first ``n`` test images of the run's data (:func:`study_data`), normalised like the
-    training data, on ``device``: a batch to push through a model."""
+    training data, on ``device``: a batch to push through a model (``n``: an integer >= 1)."""
+    check_int("n", n, low=1, example=64)
     data = study_data(cfg, device, with_train=False)
     return normalize(data.test_x[:n], data.mean, data.std)
 
 
+def _snapshots_problem(obj: Any) -> Optional[str]:
+    """What is wrong with the parsed contents of a θ snapshots file (``None``: nothing)."""
+    snaps = obj.get("snapshots") if isinstance(obj, dict) else None
+    if not isinstance(snaps, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("epoch"), int) and isinstance(s.get("blocks"), list) for s in snaps):
+        return "it does not hold a list of snapshots, each with an epoch and its blocks (an older format?)"
+    return None
+
+
+def _read_snapshots(folder: Path, label: str) -> Optional[list]:
+    """The θ snapshots recorded in ``folder`` (``None`` without a usable file: a damaged or
+    older-format one is set aside with one sentence, :func:`cnet_lib.runtime.json_cache.read_cache`)."""
+    obj = read_cache(folder / SNAPSHOTS, f"{label}: the θ(t) snapshots", _snapshots_problem)
+    return None if obj is None else obj["snapshots"]
+
+
+def _initial_snapshot(cfg: TrainConfig) -> dict:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)  # train() builds the initial model exactly like this
+        init = build_model(cfg)
+    return theta_snapshot(init, cfg.basis, epoch=0)
+
+
 class _SnapshotRecorder:
-    """``on_epoch`` callback of :func:`train`: reads the checkpoint just written and appends θ̂."""
+    """``on_epoch`` callback of :func:`train`: reads the checkpoint just written and appends θ̂.
+
+    A snapshots file that cannot be read is set aside (one sentence) and the record starts again
+    from the initial θ(t): the epochs it held are not recorded any more."""
 
     def __init__(self, out: Path, cfg: TrainConfig, verbose: bool, label: str):
         self.out, self.cfg, self.verbose, self.label = out, cfg, verbose, label
-        path = out / SNAPSHOTS
-        self.snaps = json.loads(path.read_text())["snapshots"] if path.is_file() else []
+        self.snaps = _read_snapshots(out, label) or []
         if not self.snaps:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(cfg.seed)  # train() builds the initial model exactly like this
-                init = build_model(cfg)
-            self.snaps = [theta_snapshot(init, cfg.basis, epoch=0)]
+            self.snaps = [_initial_snapshot(cfg)]
             self._write()
 
     def _write(self):
-        atomic_write_text(self.out / SNAPSHOTS, json.dumps({"run_hash": run_hash(self.cfg), "snapshots": self.snaps}))
+        write_cache(self.out / SNAPSHOTS, json.dumps({"run_hash": run_hash(self.cfg), "snapshots": self.snaps}),
+                    f"{self.label}: the θ(t) snapshots")
 
     def __call__(self, row: dict) -> None:
         ck = load_checkpoint(self.out / CHECKPOINT, map_location="cpu")
@@ -228,6 +339,8 @@ class StudyRun:
     snapshots: list = field(default_factory=list)
     trained_now: bool = False
     seconds: float = 0.0  # wall time of this call (training, or just loading)
+    checkpoint_sha256: str = ""  # of the checkpoint file the model was loaded from, or just written
+    shipped: bool = False  # the model shipped with the book (out_dir is its copy)
 
     @property
     def label(self) -> str:
@@ -236,6 +349,12 @@ class StudyRun:
     @property
     def checkpoint(self) -> Path:
         return self.out_dir / CHECKPOINT
+
+    @property
+    def checkpoint_digest(self) -> str:
+        """The SHA-256 of the checkpoint this model came from: recorded when it was loaded or
+        trained (under the run folder's lock), else read from the file now."""
+        return self.checkpoint_sha256 or file_digest(self.checkpoint)
 
     @property
     def final_accuracy(self) -> float:
@@ -283,16 +402,140 @@ def _configs(preset: Optional[str], root, device, data_dir, progress: bool, verb
     return out
 
 
-def _set_aside_damaged_checkpoint(folder: Path, label: str) -> None:
+def _set_aside_damaged_checkpoint(folder: Path, label: str, then: str = "this run is trained again") -> None:
     """A cached run whose checkpoint cannot be read (truncated, damaged, foreign) is not lost and
-    does not stop the chapter: the file is renamed ``checkpoint.pt.damaged-<time>`` and the run is
-    trained again, with one sentence saying so."""
+    does not stop the chapter: the file is renamed ``checkpoint.pt.damaged-<time>``, with one
+    sentence saying so and what happens ``then`` (by default the run is trained again)."""
     ckpt = folder / CHECKPOINT
     problem = describe_checkpoint_file(ckpt) if ckpt.is_file() else None
     if problem:
-        aside = ckpt.with_name(f"{CHECKPOINT}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        ckpt.rename(aside)
-        print(f"{label}: {problem}; it was moved to {aside.name} and this run is trained again.")
+        aside = set_aside(ckpt)
+        print(f"{label}: {problem}; it was moved to {aside.name} and {then}.")
+
+
+def _epochs_saved(folder: Path) -> int:
+    """The epochs a run folder's checkpoint holds (0 without a readable one)."""
+    try:
+        return int(load_checkpoint(folder / CHECKPOINT, map_location="cpu")["extra"]["epoch"])
+    except (OSError, CheckpointError, KeyError, TypeError, ValueError):
+        return 0
+
+
+def _load_finished(run: str, cfg: TrainConfig, folder: Path, device, t0: float, verbose: bool,
+                   writable: bool, shipped: bool = False) -> Optional[StudyRun]:
+    """The finished run in ``folder`` (its lock held, or the folder unwritable), or ``None`` when the
+    folder holds no finished run of ``cfg``.  The checkpoint's SHA-256 is recorded with it; θ
+    snapshots that cannot be read are rebuilt from the checkpoint (the first and the last epoch)."""
+    label = run_label(run)
+    if not is_finished(folder, cfg):
+        return None
+    digest = file_digest(folder / CHECKPOINT)
+    model, ck = load_model(folder, device)
+    if config_diff(ck["config"], cfg.identity()):
+        return None
+    history = list(ck["extra"]["history"])
+    recorded = (folder / SNAPSHOTS).is_file()
+    snaps = _read_snapshots(folder, label)
+    if snaps is None:
+        snaps = []
+        if recorded:  # it was there, but damaged: rebuilt from what the checkpoint holds
+            snaps = [_initial_snapshot(cfg), theta_snapshot(ck["model"], cfg.basis, epoch=history[-1]["epoch"],
+                                                            refined=bool(history[-1].get("refined")))]
+            print(f"{label}: θ(t) is now recorded for epochs 0 and {history[-1]['epoch']} only (from the checkpoint); "
+                  "the epochs between were in the damaged file.")
+            if writable:
+                write_cache(folder / SNAPSHOTS, json.dumps({"run_hash": run_hash(cfg), "snapshots": snaps}),
+                            f"{label}: the θ(t) snapshots")
+    out = StudyRun(run, cfg, model, history, folder, snaps, False, time.perf_counter() - t0, digest, shipped)
+    if verbose:
+        print(f"{label}: loaded the trained model from {folder} ({len(history)} epochs, test accuracy "
+              f"{out.final_accuracy:.4f})")
+    return out
+
+
+def _own_finished(run: str, cfg: TrainConfig, device, t0: float, verbose: bool) -> Optional[StudyRun]:
+    """The reader's own finished run of ``cfg`` (None when there is none).  The folder is locked
+    only when it exists, and a damaged checkpoint is set aside; an unfinished run is left as it
+    is, with a sentence saying it is kept and how to continue it."""
+    folder = Path(cfg.out_dir)
+    if not folder.is_dir():
+        return None
+    label = run_label(run)
+    with folder_lock(folder, f"loading {label}", required=False) as locked:
+        if locked:
+            _set_aside_damaged_checkpoint(folder, label, "the model shipped with the book is used instead")
+        loaded = _load_finished(run, cfg, folder, device, t0, verbose, locked)
+        if loaded is None and (folder / CHECKPOINT).is_file():
+            done = _epochs_saved(folder)
+            print(f"{label}: your own training of this run is kept in {folder} (epoch {done} of {cfg.epochs} saved); "
+                  "the model shipped with the book is used meanwhile. To continue yours, run "
+                  "trained_runs(use_shipped=False).")
+    return loaded
+
+
+def _writable_copy_dir(copy: Path, label: str) -> Path:
+    """``copy`` when its runs folder can be written, else the same name in this user's private
+    temporary folder (said in one sentence): the shipped package's own folder is never written."""
+    try:
+        with folder_lock(copy, f"checking the shipped {label}"):
+            check_writable(copy)
+        return copy
+    except FolderNotWritable:
+        fallback = private_temp_dir() / copy.name
+        print(f"{label}: the runs folder {copy.parent} cannot be written, so the shipped model is copied to "
+              f"{fallback.parent}, which the system may clear; set CNET_RUNS_DIR to a folder you can write to keep "
+              "what is computed from it.")
+        return fallback
+
+
+def _shipped_run(run: str, cfg: TrainConfig, root, device, t0: float, verbose: bool) -> StudyRun:
+    """The model shipped with the book for ``cfg``: verified, copied (once) into
+    :func:`shipped_copy_dir` under its lock (into this user's private temporary folder when the
+    runs root cannot be written), and loaded from there."""
+    label = run_label(run)
+    folder = _writable_copy_dir(shipped_copy_dir(cfg, root), label)
+    with folder_lock(folder, f"installing the shipped {label}"):
+        _install_shipped(folder, cfg, label, verbose)
+        loaded = _load_finished(run, dataclasses.replace(cfg, out_dir=str(folder)), folder, device, t0, False, True,
+                                shipped=True)
+    if loaded is None:
+        raise ShippedFileError(f"the shipped model in {folder} is not a finished run of the {cfg.preset} preset's "
+                               f"{run!r}: {REINSTALL}")
+    loaded.config = cfg
+    return loaded
+
+
+def _train_own(run: str, cfg: TrainConfig, device, t0: float, verbose: bool, data_box: list) -> StudyRun:
+    """The reader's own run of ``cfg``, loaded when finished, else trained (or resumed) in its
+    folder, under the folder's lock for the whole time (a second process waits, then loads it)."""
+    folder = Path(cfg.out_dir)
+    label = run_label(run)
+    fix = "set CNET_RUNS_DIR (or root=) to a folder you can write to"
+    with folder_lock(folder, f"training {label}", required=False) as locked:
+        if locked:
+            _set_aside_damaged_checkpoint(folder, label)
+        loaded = _load_finished(run, cfg, folder, device, t0, verbose, locked) if folder.is_dir() else None
+        if loaded is not None:
+            return loaded
+        if not locked:
+            raise FolderNotWritable(errno.EACCES, f"{label} must be trained, but the runs folder {folder.parent} "
+                                                  f"cannot be written: {fix}")
+        check_writable(folder, fix)
+        if data_box[0] is None:
+            data_box[0] = study_data(cfg, device)
+        data = data_box[0]
+        if verbose:
+            print(f"{label}: training {cfg.epochs} epochs on {len(data.train_y)} images "
+                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {folder}")
+        rec = _SnapshotRecorder(folder, cfg, verbose, label)
+        try:
+            result = train(cfg, data=data, on_epoch=rec)
+        except KeyboardInterrupt:
+            print(f"{label}: {interrupted_message(folder, how='run this cell again')}")
+            raise
+        digest = file_digest(folder / CHECKPOINT)
+    return StudyRun(run, cfg, result.model, list(result.history), folder, rec.snaps, True, time.perf_counter() - t0,
+                    digest)
 
 
 def _training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None:
@@ -313,55 +556,47 @@ def _training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None
               f"%env CNET_PRESET={shipping[0]} before the setup cell to load them instead of training.")
 
 
+def _check_run_names(runs, preset: str, known: Sequence[str]) -> list[str]:
+    """``runs`` as a list of the preset's run names (a single name may be given as a string)."""
+    names = [runs] if isinstance(runs, str) else list(runs)
+    if not names:
+        raise ValueError(f"runs names no run; give some of {', '.join(known)} (or runs=None for all)")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown run {unknown[0]!r}: the {preset} preset's runs are {', '.join(known)} "
+                         f"(e.g. runs=[{known[0]!r}])")
+    return names
+
+
 def trained_runs(preset: Optional[str] = None, *, root=None, device=None, data_dir=None, runs: Optional[Sequence[str]] = None,
                  progress: bool = False, verbose: bool = True, use_shipped: bool = True, **overrides) -> dict[str, StudyRun]:
     """The preset's image runs, trained once and afterwards reloaded: ``{run name: StudyRun}``.
 
     ``preset`` defaults to ``$CNET_PRESET``; ``root`` to ``$CNET_RUNS_DIR`` or
-    ``~/.cache/cnet_lib/runs``; ``device`` to the default device.  A finished run is loaded from
-    its checkpoint without touching the data; an interrupted one resumes from its last epoch.
-    A run the book ships a trained model for (:func:`shipped_run`) is copied from it instead of
-    trained, unless ``use_shipped=False``.  ``overrides`` are applied to every run's
-    :class:`TrainConfig` (they change its hash).
+    ``~/.cache/cnet_lib/runs``; ``device`` to the default device; ``runs`` (names of the preset's
+    runs; an unknown one is refused) to all of them.  A finished run is loaded from its checkpoint
+    without touching the data; an interrupted one resumes from its last epoch.  ``overrides`` are
+    applied to every run's :class:`TrainConfig` (they change its hash).
+
+    With ``use_shipped`` (the default), a run the book ships a trained model for (:func:`shipped_run`)
+    is loaded from its verified copy (:func:`verify_shipped`, :func:`shipped_copy_dir`) unless the
+    reader has finished that run themselves; a reader's unfinished run is kept as it is (a sentence
+    says how to continue it).  ``use_shipped=False`` loads or trains the reader's own run.  Every run
+    folder is locked while it is used (a second process waits, then loads the result).
     """
     device = resolve_device(device)
+    names = None if runs is None else _check_run_names(runs, preset_name(preset), list(image_runs(preset_name(preset))))
     cfgs = _configs(preset, root, device, data_dir, progress, verbose, overrides)
-    if runs is not None:
-        cfgs = {k: v for k, v in cfgs.items() if k in runs}
+    if names is not None:
+        cfgs = {k: v for k, v in cfgs.items() if k in names}
     if verbose:
         _training_notice(cfgs, use_shipped)
     out: dict[str, StudyRun] = {}
-    data = None
+    data_box: list = [None]  # the data, loaded once for every run that trains
     for run, cfg in cfgs.items():
-        folder = Path(cfg.out_dir)
         t0 = time.perf_counter()
-        _set_aside_damaged_checkpoint(folder, run_label(run))
-        if use_shipped and not is_finished(folder, cfg):
-            _install_shipped(folder, cfg, run_label(run), verbose)
-        if is_finished(folder, cfg):
-            model, ck = load_model(folder, device)
-            diff = config_diff(ck["config"], cfg.identity())
-            if not diff:
-                snaps_path = folder / SNAPSHOTS
-                snaps = json.loads(snaps_path.read_text())["snapshots"] if snaps_path.is_file() else []
-                out[run] = StudyRun(run, cfg, model, list(ck["extra"]["history"]), folder, snaps, False,
-                                    time.perf_counter() - t0)
-                if verbose:
-                    print(f"{run_label(run)}: loaded the trained model from {folder} "
-                          f"({len(out[run].history)} epochs, test accuracy {out[run].final_accuracy:.4f})")
-                continue
-        if data is None:
-            data = study_data(cfg, device)
-        folder.mkdir(parents=True, exist_ok=True)
-        if verbose:
-            print(f"{run_label(run)}: training {cfg.epochs} epochs on {len(data.train_y)} images "
-                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {folder}")
-        rec = _SnapshotRecorder(folder, cfg, verbose, run_label(run))
-        try:
-            result = train(cfg, data=data, on_epoch=rec)
-        except KeyboardInterrupt:
-            print(f"{run_label(run)}: {interrupted_message(folder, how='run this cell again')}")
-            raise
-        out[run] = StudyRun(run, cfg, result.model, list(result.history), folder, rec.snaps, True,
-                            time.perf_counter() - t0)
+        if use_shipped and shipped_run(cfg) is not None:
+            out[run] = _own_finished(run, cfg, device, t0, verbose) or _shipped_run(run, cfg, root, device, t0, verbose)
+        else:
+            out[run] = _train_own(run, cfg, device, t0, verbose, data_box)
     return out

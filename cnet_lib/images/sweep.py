@@ -24,8 +24,10 @@ from torch import nn
 from ..core.models import ContinuousNet
 from ..core.odeblock import OdeBlock
 from ..core.schemes import get_scheme
+from ..core.validation import check_int, check_ints
 from ..runtime.checkpoint import atomic_write_text
 from ..runtime.device import environment
+from ..runtime.memory import out_of_memory_hint
 from ..runtime.progress import progress_bar
 from ..runtime.tables import format_table
 from ..runtime.threads import image_step_flops, threads_for, torch_threads
@@ -34,7 +36,7 @@ from .evaluation import evaluate
 from .presets import IMAGE_PRESETS, sweep_grid
 from .training import load_model
 
-__all__ = ["DEFAULT_GRID", "manifestation_sweep", "sweep_checkpoint", "sweep_table", "write_sweep"]
+__all__ = ["DEFAULT_GRID", "fit_grid", "manifestation_sweep", "sweep_checkpoint", "sweep_table", "write_sweep"]
 
 DEFAULT_GRID = dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16),
                     compress=(1, 2, 4), compress_schemes=None)
@@ -72,6 +74,38 @@ def _eval_threads(model: ContinuousNet, batch: int, device: torch.device) -> Opt
     return threads_for(flops / 3)
 
 
+def _largest_m(model: ContinuousNet) -> int:
+    return max(b.n_basis for b in model.blocks)
+
+
+def fit_grid(grid: dict, model: ContinuousNet) -> dict:
+    """``grid`` with the compressions a shared grid holds but ``model`` cannot take (M at or above
+    the model's largest M) left out: for a preset's or the default grid, which serves models of
+    different M.  A grid a user writes is checked by :func:`manifestation_sweep` instead, which
+    refuses such values."""
+    out = dict(grid)
+    if out.get("compress") is not None:
+        out["compress"] = tuple(m for m in out["compress"] if int(m) < _largest_m(model))
+    return out
+
+
+def _check_grid(model: ContinuousNet, schemes, n_steps, compress, compress_schemes, batch_size) -> tuple:
+    """The grid's values checked before any work: ``(n_steps, compress)`` as tuples of ints."""
+    for s in list(schemes) + list(compress_schemes or []):
+        get_scheme(s)  # unknown names fail before any work
+    n_steps = check_ints("n_steps", n_steps, low=1, example=(1, 2, 4))
+    compress = check_ints("compress", compress, low=1, example=(1, 2))
+    top = _largest_m(model)
+    too_big = [m for m in compress if m >= top]
+    if too_big:
+        raise ValueError(f"compress holds M = {', '.join(map(str, too_big))}, but the model has M = {top} basis "
+                         f"functions: compressing means fewer, so give values from 1 to {top - 1}"
+                         if top > 1 else f"compress holds M = {too_big[0]}, but the model has M = 1 basis function "
+                         "already: it cannot be compressed (give compress=())")
+    check_int("batch_size", batch_size, low=1, example=500)
+    return n_steps, compress
+
+
 def _identity_copy(model: ContinuousNet) -> ContinuousNet:
     m = copy.deepcopy(model)
     m.blocks = nn.ModuleList(nn.Identity() for _ in m.blocks)
@@ -86,7 +120,7 @@ def manifestation_sweep(
     std: torch.Tensor,
     schemes: Sequence[str] = DEFAULT_GRID["schemes"],
     n_steps: Sequence[int] = DEFAULT_GRID["n_steps"],
-    compress: Iterable[int] = DEFAULT_GRID["compress"],
+    compress: Optional[Iterable[int]] = None,
     compress_schemes: Optional[Sequence[str]] = None,
     batch_size: int = 500,
     amp: bool = True,
@@ -97,15 +131,17 @@ def manifestation_sweep(
     Kinds: ``trained`` (its own graph), ``manifestation`` (every scheme × N_t of the grid),
     ``compressed`` (θ projected to M < the trained M, for each of ``compress_schemes``, default
     the trained scheme, at N_t = M), ``identity`` (every OdeBlock replaced by the identity).
-    The model itself is left as it was.
+    The model itself is left as it was.  Every value is checked first: N_t and M must be integers
+    >= 1 (no float is rounded), every M of ``compress`` below the model's largest M
+    (:func:`fit_grid` leaves out those a shared grid holds), ``batch_size`` >= 1.  ``compress=None``
+    takes the compressions of :data:`DEFAULT_GRID` that fit the model.
     """
-    for s in list(schemes) + list(compress_schemes or []):
-        get_scheme(s)  # unknown names fail before any work
-    if any(int(n) < 1 for n in n_steps):
-        raise ValueError(f"every N_t must be >= 1, got {list(n_steps)}")
+    if compress is None:
+        compress = fit_grid(DEFAULT_GRID, model)["compress"]
+    n_steps, compress = _check_grid(model, schemes, n_steps, compress, compress_schemes, batch_size)
     trained_manif = [b.manifestation for b in model.blocks]
     trained_m = [b.n_basis for b in model.blocks]
-    compress = sorted({int(m) for m in compress if 1 <= int(m) < max(trained_m)})
+    compress = sorted(set(compress))
     c_schemes = list(compress_schemes) if compress_schemes else [trained_manif[0][0]]
     jobs = 2 + len(schemes) * len(n_steps) + len(compress) * len(c_schemes)
     n = len(y)
@@ -177,19 +213,27 @@ def sweep_checkpoint(
 
     ``n_test`` defaults to the run's own subset, so the ``trained`` row reproduces the accuracy
     in its history.  ``grid`` (schemes, n_steps, compress, compress_schemes) defaults to the
-    run's preset grid, else :data:`DEFAULT_GRID`.
+    run's preset grid, else :data:`DEFAULT_GRID` (each fitted to the model, :func:`fit_grid`); a
+    partial ``grid`` fills its missing keys from the fitted :data:`DEFAULT_GRID`.  Running out of
+    memory raises :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
     """
+    if n_test is not None:
+        check_int("n_test", n_test, low=1, example=2000)
+    check_int("batch_size", batch_size, low=1, example=500)
     model, ck = load_model(checkpoint, device)
     dev = next(model.parameters()).device
     run = ck["extra"].get("run_config", {})
     preset = run.get("preset")
     if grid is None:
-        grid = sweep_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID)
+        grid = fit_grid(sweep_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID), model)
+    else:
+        grid = {**fit_grid(dict(DEFAULT_GRID), model), **grid}
     data = load_dataset(run.get("dataset", "cifar10"), data_dir if data_dir is not None else run.get("data_dir"),
                         n_train=None, n_test=n_test if n_test is not None else run.get("n_test"),
                         seed=run.get("seed", 0), device=dev, progress=progress)
-    rows = manifestation_sweep(model, data.test_x, data.test_y, data.mean, data.std, batch_size=batch_size,
-                               progress=progress, amp=run.get("amp", True), **grid)
+    with out_of_memory_hint(dev, f"sweeping {checkpoint}", batch_size):
+        rows = manifestation_sweep(model, data.test_x, data.test_y, data.mean, data.std, batch_size=batch_size,
+                                   progress=progress, amp=run.get("amp", True), **grid)
     meta = {"checkpoint": str(checkpoint), "preset": preset, "run_name": run.get("run_name"), "seed": run.get("seed"),
             "dataset": data.name, "n_test": len(data.test_y), "grid": grid, "environment": environment(dev),
             "epochs_trained": ck["extra"].get("epoch")}

@@ -36,9 +36,12 @@ from ..core.models import ContinuousNet
 from ..core.schemes import get_scheme
 from ..core.validation import check_choice, check_float, check_int, check_ints
 from ..runtime import cuda_graphs
-from ..runtime.checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
+from ..runtime.checkpoint import atomic_write_text, load_checkpoint, remove_stale_temporaries, save_checkpoint
 from ..runtime.cuda_graphs import StepRunner, train_step_key
 from ..runtime.device import Precision, environment, precision_for, resolve_device, same_device
+from ..runtime.files import check_writable
+from ..runtime.locks import FolderBusy, folder_lock
+from ..runtime.memory import out_of_memory_hint
 from ..runtime.progress import progress_bar, progress_write
 from ..runtime.threads import image_step_flops, threads_for, torch_threads
 from .data import DATASETS, ImageData, iterate_batches, load_dataset, n_batches
@@ -400,14 +403,6 @@ def _cpu_threads(cfg: TrainConfig, model: ContinuousNet, device: torch.device) -
     return threads_for(image_step_flops(cfg.channels, cfg.batch_size, stages, [b.n_steps for b in model.blocks]))
 
 
-def _remove_stale_temporaries(out: Path) -> None:
-    """Temporary files of a save that was killed mid-write (SIGKILL, power loss): the checkpoint
-    beside them is the previous, whole one; the temporaries are removed before training goes on."""
-    for name in (CHECKPOINT, RESULTS):
-        for tmp in out.glob(f".{name}.*.tmp"):
-            tmp.unlink(missing_ok=True)
-
-
 def train(config: TrainConfig, data: Optional[ImageData] = None,
           on_epoch: Optional[Callable[[dict], None]] = None) -> TrainResult:
     """Train (or resume, or just load a finished run); see the module docstring.
@@ -416,10 +411,34 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
 
     ``data`` may be passed to reuse a dataset already on the device (it must be the one the
     config describes); ``on_epoch`` is called with each new history row.
+
+    With an ``out_dir``, the run folder is locked for the whole call
+    (:func:`cnet_lib.runtime.locks.folder_lock`): with ``resume`` a second process on the same
+    folder waits, saying for whom, and then continues or loads what the first one saved; without
+    ``resume`` it stops at once with :class:`cnet_lib.runtime.locks.FolderBusy`.  A folder that
+    cannot be written stops before any data is loaded
+    (:class:`cnet_lib.runtime.files.FolderNotWritable`), and running out of memory raises
+    :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
     """
     cfg = config
     device = resolve_device(cfg.device)
-    out = Path(cfg.out_dir) if cfg.out_dir else None
+    if not cfg.out_dir:
+        return _train(cfg, device, None, data, on_epoch)
+    out = Path(cfg.out_dir)
+    what = f"training {cfg.run_name or out.name}"
+    fix = "choose another out_dir (--out-dir) that you can write to"
+    try:
+        with folder_lock(out, what, wait=cfg.resume, fix=fix):
+            check_writable(out, fix)
+            return _train(cfg, device, out, data, on_epoch)
+    except FolderBusy as err:
+        raise FolderBusy(f"{err}: wait until it is done and run again with resume=True (--resume) to use or continue "
+                         "its result, or choose another out_dir (--out-dir)") from None
+
+
+def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Optional[ImageData],
+           on_epoch: Optional[Callable[[dict], None]]) -> TrainResult:
+    """:func:`train` once the run folder ``out`` (if any) is held."""
     ckpt_path = out / CHECKPOINT if out else None
     if out and ckpt_path.exists() and not cfg.resume:
         raise FileExistsError(
@@ -427,8 +446,8 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
             "another out_dir (--out-dir), or delete it to start over"
         )
     data = _check_data(cfg, data, device)
-    if out:
-        _remove_stale_temporaries(out)
+    if out:  # what a save killed mid-write left (this folder is held: no other process is writing here)
+        remove_stale_temporaries(out, (CHECKPOINT, RESULTS))
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg).to(device)
@@ -446,10 +465,17 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
             g["lr"] = lr
         model.train()
         threads = _cpu_threads(cfg, model, device)
+        saved = (f"; epoch {epoch} is saved in {ckpt_path}" if ckpt_path and epoch else "")
         with torch_threads(threads) if threads else contextlib.nullcontext():
-            row = _train_epoch(cfg, step, data, gen, epoch, lr, ckpt_path)
-            row["test_acc"], row["eval_seconds"] = evaluator(model, data.test_x, data.test_y, data.mean, data.std,
-                                                             cfg.eval_batch_size)
+            with out_of_memory_hint(device, f"training epoch {epoch + 1}", cfg.batch_size,
+                                    then=f" in a fresh out_dir (--out-dir): the batch size is part of the run{saved}"):
+                row = _train_epoch(cfg, step, data, gen, epoch, lr, ckpt_path)
+            with out_of_memory_hint(device, f"evaluating after epoch {epoch + 1}", cfg.eval_batch_size,
+                                    "--eval-batch-size", "eval_batch_size",
+                                    then=" and continue with resume=True (--resume): it is not part of the run"
+                                    + (f"; epoch {epoch} is saved in {ckpt_path}" if saved else "")):
+                row["test_acc"], row["eval_seconds"] = evaluator(model, data.test_x, data.test_y, data.mean, data.std,
+                                                                 cfg.eval_batch_size)
         row["torch_threads"] = threads or torch.get_num_threads()
         state.history.append(row)
         if cfg.progress:

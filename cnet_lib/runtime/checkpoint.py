@@ -4,7 +4,10 @@ A checkpoint file holds ``{"format", "config", "model", "extra"}``: ``model`` is
 ``config`` a small dict of plain values that a reader compares against what it expects, and
 ``extra`` anything else made of tensors and plain containers (optimizer state, RNG states,
 history).  Writing goes to a temporary file in the same directory and is moved into place with
-:func:`os.replace`, so an interruption never leaves a half-written checkpoint.
+:func:`os.replace`, so an interruption never leaves a half-written checkpoint.  A temporary file is
+named ``.<name>.<pid>-<host>.<random>.tmp`` after the process that writes it, and
+:func:`remove_stale_temporaries` removes only those of this process or of a process that has ended
+on this host: never another process's unfinished file.
 """
 from __future__ import annotations
 
@@ -12,21 +15,25 @@ import hashlib
 import json
 import os
 import pickle
+import shutil
 import tempfile
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 import torch
 
 from .device import resolve_device
+from .files import NO_SPACE, REFUSED, process_tag, write_problem, written_by_a_gone_process
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "save_checkpoint", "load_checkpoint",
-           "describe_checkpoint_file", "config_diff", "atomic_write_text", "file_digest"]
+           "describe_checkpoint_file", "config_diff", "atomic_write_text", "atomic_copy", "file_digest",
+           "remove_stale_temporaries"]
 
 FORMAT = 1
 PathLike = Union[str, os.PathLike]
+TMP_SUFFIX = ".tmp"
 
 
 class CheckpointError(ValueError):
@@ -40,24 +47,36 @@ class CheckpointMismatchError(CheckpointError):
 class CheckpointSaveError(OSError):
     """Writing a checkpoint (or results file) failed; the previous file at that path is intact."""
 
+    def __str__(self) -> str:  # the sentence alone, without "[Errno 28]"
+        return self.strerror or super().__str__()
+
+
+def _save_advice(err: OSError) -> str:
+    if err.errno in NO_SPACE:
+        return "Free some disk space (or choose another output folder on a disk with room)"
+    if err.errno in REFUSED:
+        return "Fix the folder's permissions or choose another output folder that you can write to"
+    return "Check the folder (free space, permissions) or choose another output folder"
+
 
 def _atomic_write(path: Path, write) -> None:
     """Write through a temporary file in the same folder, moved into place by ``os.replace``: a
     failure or an interruption at any point leaves the previous file at ``path`` as it was, and
-    no temporary file behind.  A failed write raises :class:`CheckpointSaveError`."""
+    no temporary file behind.  A failed write raises :class:`CheckpointSaveError`, whose message
+    says what could not be written, why (a full disk, no permission, ...) and what to do."""
     try:
         _write_then_replace(path, write)
     except OSError as err:
         before = "the previous file there is intact" if path.exists() else "nothing was written there"
         raise CheckpointSaveError(
-            err.errno, f"could not write {path} ({err.strerror or err}); {before}. Free some disk space or fix the "
-            "folder's permissions (or choose another output folder), then run again (with --resume to continue)"
+            err.errno, f"could not write {path} ({write_problem(err)}); {before}. {_save_advice(err)}, then run "
+            "again (with --resume to continue)"
         ) from err
 
 
 def _write_then_replace(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{process_tag()}.", suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             umask = os.umask(0)
@@ -75,6 +94,22 @@ def _write_then_replace(path: Path, write) -> None:
         raise
 
 
+def remove_stale_temporaries(folder: PathLike, names: Iterable[str]) -> list[Path]:
+    """Remove the temporary files that writes of ``names`` in ``folder`` left behind when their
+    process was killed (SIGKILL, power loss): only those of this process or of a process that has
+    ended on this host.  Another live process's file, one from another host, or one of another
+    naming is left alone.  Returns the files removed."""
+    removed = []
+    for name in names:
+        prefix = f".{name}."
+        for tmp in Path(folder).glob(f".{name}.*{TMP_SUFFIX}"):
+            tag = tmp.name[len(prefix):-len(TMP_SUFFIX)].rsplit(".", 1)[0]
+            if written_by_a_gone_process(tag):
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+    return removed
+
+
 def _why(err: Exception) -> str:
     lines = [ln.strip() for ln in str(err).splitlines() if "WeightsUnpickler error" in ln]
     return (lines[0] if lines else str(err).splitlines()[0])[:300]
@@ -83,6 +118,13 @@ def _why(err: Exception) -> str:
 def atomic_write_text(path: PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temporary file in the same directory + os.replace)."""
     _atomic_write(Path(path), lambda f: f.write(text.encode("utf-8")))
+
+
+def atomic_copy(src: PathLike, dst: PathLike) -> None:
+    """Copy the file ``src`` to ``dst`` atomically (temporary file beside ``dst`` + os.replace): a
+    reader of ``dst`` sees the old file or the whole new one, never a part."""
+    with open(src, "rb") as f_src:
+        _atomic_write(Path(dst), lambda f: shutil.copyfileobj(f_src, f, 1 << 20))
 
 
 def _plain(value: Any) -> Any:
