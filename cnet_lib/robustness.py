@@ -15,13 +15,16 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .core.validation import check_int
 from .images.data import load_dataset
+from .images.checks import check_robustness_grid
 from .images.presets import IMAGE_PRESETS, robustness_grid
 from .images.judgement import judge, word_verdict
 from .images.robustness import DEFAULT_GRID, conditions_to_json, robustness_study, summarise
 from .images.training import load_model
 from .runtime.checkpoint import CheckpointSaveError, atomic_write_text
 from .runtime.device import environment
+from .runtime.memory import is_out_of_memory, out_of_memory_message
 from .runtime.tables import format_table
 
 __all__ = ["main"]
@@ -57,6 +60,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     paths = [Path(c) for c in args.checkpoints]
     try:
+        check_int("--batch-size", args.batch_size, low=1, example=500)
+        if args.n_test is not None:
+            check_int("--n-test", args.n_test, low=1, example=2000)
         loaded = [load_model(p, args.device) for p in paths]
         models = {_label(p): m for p, (m, _) in zip(paths, loaded)}
         if len(models) != len(paths):
@@ -67,6 +73,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         given = {k: getattr(args, k) for k in ("sigmas", "seeds", "bits", "quantization", "float_formats", "input_noise",
                                                "noise_seeds") if getattr(args, k) is not None}
         grid.update(given)
+        check_robustness_grid(grid)
         device = next(loaded[0][0].parameters()).device
         data = load_dataset(run.get("dataset", "cifar10"), args.data_dir if args.data_dir else run.get("data_dir"),
                             n_train=None, n_test=args.n_test if args.n_test else run.get("n_test"),
@@ -78,7 +85,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         say = None if args.quiet else (lambda what: print(f"  {what}", flush=True))
         study = robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
                                  batch_size=args.batch_size, progress=say)
-    except (FileNotFoundError, ValueError, TypeError, RuntimeError) as err:
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
+        if is_out_of_memory(err):
+            err = out_of_memory_message(args.device or "the device", "computing the robustness study", args.batch_size)
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,6 +9,14 @@ data it was trained on and the SHA-256 of every file.  The chapters then load th
 training them, and say so.
 
     CNET_DATA_DIR=../shared/data-large python -m cnet_lib.ship cpu --data-description "..."
+
+``--restudy`` recomputes only the studies of the models already shipped (when a study changes, not
+the training): each shipped model is verified and loaded, its sweeps and robustness study are
+computed with the preset's current grids (a cache that matches is reused, with the time it took
+then), the study files in the shipped folder are replaced, and the manifest keeps the training
+record and gains a ``studies`` entry (the command, the machine, each study's computing time).
+
+    CNET_DATA_DIR=../shared/data-large python -m cnet_lib.ship cpu --restudy
 """
 from __future__ import annotations
 
@@ -29,7 +37,9 @@ from .images.training import CHECKPOINT, RESULTS
 from .runtime.checkpoint import atomic_write_text, file_digest
 from .runtime.device import environment, resolve_device
 
-__all__ = ["ship", "main"]
+__all__ = ["ship", "restudy", "main"]
+
+STUDY_PREFIXES = ("sweep-", "robustness-")
 
 
 def ship(preset: str, data_description: str, command: str, root=None, device: str = "cpu",
@@ -78,16 +88,64 @@ def ship(preset: str, data_description: str, command: str, root=None, device: st
     return written
 
 
+def _study_seconds(path: Path) -> Optional[float]:
+    try:
+        return float(json.loads(path.read_text()).get("seconds"))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def restudy(preset: str, command: str, root=None, device: str = "cpu", dest: Path = SHIPPED) -> list[Path]:
+    """Recompute the studies of the preset's shipped models (not their training) and rewrite the shipped
+    folders' study files and manifests (see the module docstring)."""
+    runs = trained_runs(preset, root=root, device=device, use_shipped=True, verbose=True, progress=False)
+    own = [name for name, run in runs.items() if not run.shipped]
+    if own:
+        raise SystemExit(f"error: {', '.join(own)} did not come from the shipped models (a finished run of your own "
+                         "was found first); give --root an empty folder")
+    sweep_runs(runs, verbose=True)
+    robustness_runs(runs, verbose=True, progress=True)
+    dev = resolve_device(device)
+    studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
+    studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
+    written = []
+    for name, run in runs.items():
+        folder = dest / f"{preset}-{name}"
+        manifest = json.loads((folder / MANIFEST).read_text())
+        for old in folder.iterdir():
+            if old.name.startswith(STUDY_PREFIXES):
+                old.unlink()
+        for f in studies[name]:
+            shutil.copyfile(f, folder / f.name)
+        manifest["studies"] = {
+            "command": command, "machine": environment(dev),
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "seconds": {f.name: _study_seconds(f) for f in studies[name]},
+        }
+        manifest["files"] = {f.name: file_digest(f) for f in sorted(folder.iterdir()) if f.name != MANIFEST}
+        atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
+        written.append(folder)
+        print(f"restudied {name}: {folder} ({', '.join(f.name for f in studies[name])})")
+    return written
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m cnet_lib.ship", description=__doc__.split("\n\n")[0])
     p.add_argument("preset")
-    p.add_argument("--data-description", required=True, help="what the data is, in words (goes into the manifest)")
+    p.add_argument("--data-description", help="what the data is, in words (goes into the manifest; needed unless "
+                   "--restudy)")
+    p.add_argument("--restudy", action="store_true", help="recompute the studies of the shipped models, not their training")
     p.add_argument("--root", help="runs root to train into (default $CNET_RUNS_DIR or ~/.cache/cnet_lib/runs)")
     p.add_argument("--device", default="cpu")
     args = p.parse_args(argv)
     data_dir = resolve_data_dir(None)
     command = (f"CNET_DATA_DIR=<the folder {data_dir.name}> python -m cnet_lib.ship "
                + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])))
+    if args.restudy:
+        restudy(args.preset, command, args.root, args.device)
+        return 0
+    if not args.data_description:
+        p.error("--data-description is needed to ship newly trained models")
     ship(args.preset, args.data_description, command, args.root, args.device)
     return 0
 

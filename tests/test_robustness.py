@@ -478,8 +478,8 @@ def test_tables_and_figures_show_the_study(data):
     noise = imf.fig_input_noise(study)
     assert [t.name for t in noise.data][:2] == ["RK4-trained (refined)", "RK4-trained (refined), blocks removed"]
     drops = imf.fig_drops(j)
-    assert list(drops.data[0].y) == pytest.approx([r["drop_a"] for r in j.rows if r["role"] != "unmeasured"])
-    assert drops.data[0].x[0] == "PRIMARY: θ̂ in 4 bits"
+    assert list(drops.data[0].x) == pytest.approx([r["drop_a"] for r in j.rows if r["role"] != "unmeasured"])
+    assert drops.data[0].y[0] == "PRIMARY: θ̂ in 4 bits" and drops.data[0].orientation == "h"
     explorer = imf.fig_robustness_explorer(study)
     labels = [s.label for s in explorer.layout.sliders[0].steps]
     assert labels == ["σ = 0.1", "σ = 1", "θ̂ in 8 bits", "θ̂ in 4 bits", "weights in 8 bits", "weights in 4 bits", "bf16",
@@ -500,3 +500,14 @@ def test_tables_and_figures_show_the_study(data):
     lines = imf.fig_weight_noise(both).data
     assert lines[0].line.color == lines[1].line.color == run_color("euler_fixed") != run_color("rk4_refined")
     assert (lines[0].line.dash, lines[1].line.dash) == (None, "dash") == (run_dash("euler_fixed"), "dash")
+
+
+def test_the_study_refuses_a_bad_grid(data):
+    _, d = data
+    model = _model()
+    for bad, match in ((dict(quantization=("all",)), r"quantization\[0\] must be one of theta, weights"),
+                       (dict(float_formats=("fp8",)), r"float_formats\[0\] must be one of bf16, fp16"),
+                       (dict(bits=(1,)), r"bits\[0\] must be an integer >= 2"),
+                       (dict(seeds=()), "seeds is empty")):
+        with pytest.raises(ValueError, match=match):
+            RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid={**GRID, **bad})

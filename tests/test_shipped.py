@@ -110,3 +110,56 @@ def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_p
     assert capsys.readouterr().out == "", "the cpu preset loads its shipped models: nothing to announce"
     R._training_notice(cpu, use_shipped=False)
     assert "about 42 min" in capsys.readouterr().out
+
+
+def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
+    """A study whose grid, graphs or key changed since shipping would be recomputed in the chapters
+    (minutes on a CPU): each run's sweep and the robustness study must be the current ones."""
+    from cnet_lib.images.presets import robustness_grid, sweep_grid
+    from cnet_lib.images.study import robustness_cache, sweep_cache
+
+    runs = R.trained_runs(PRESET, root=tmp_path, device="cpu", verbose=False)
+    cpu = torch.device("cpu")
+    for name, run in runs.items():
+        path = sweep_cache(run, sweep_grid(PRESET), cpu)[0]
+        assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib.ship {PRESET} --restudy"
+    path = robustness_cache(runs, robustness_grid(PRESET), cpu)[0]
+    assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib.ship {PRESET} --restudy"
+
+
+def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypatch, capsys):
+    """``python -m cnet_lib.ship PRESET --restudy`` on a tiny shipped preset: the studies follow the
+    changed grid, the training record stays, every file matches its manifest again."""
+    from cnet_lib import ship as SH
+    from cnet_lib.images import presets as P
+    from cnet_lib.images.data import write_fake_cifar
+
+    data = tmp_path / "data"
+    write_fake_cifar(data, n_train=64, n_test=32, seed=0)
+    monkeypatch.setenv("CNET_DATA_DIR", str(data))
+    shipped = tmp_path / "shipped"
+    monkeypatch.setattr(R, "SHIPPED", shipped)
+    smoke = P.IMAGE_PRESETS["smoke"]
+    tiny = {**smoke, "data": dict(dataset="cifar10", n_train=64, n_test=32),
+            "common": {**smoke["common"], "channels": (2, 4, 4), "epochs": 1},
+            "runs": {"rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=()),
+                     "euler_fixed": dict(scheme="euler", n_basis=2)},
+            "robustness": dict(smoke["robustness"], sigmas=(0.1,), bits=(8,))}
+    monkeypatch.setitem(P.IMAGE_PRESETS, "smoke", tiny)
+    SH.ship("smoke", "fake data", "python -m cnet_lib.ship smoke", root=tmp_path / "train", dest=shipped)
+    before = {run: json.loads((shipped / f"smoke-{run}" / R.MANIFEST).read_text()) for run in tiny["runs"]}
+    old_study = [f for f in before["rk4_refined"]["files"] if f.startswith("robustness-")]
+    monkeypatch.setitem(tiny, "robustness", dict(tiny["robustness"], sigmas=(0.2,)))
+    SH.restudy("smoke", "python -m cnet_lib.ship smoke --restudy", root=tmp_path / "fresh", dest=shipped)
+    for run in tiny["runs"]:
+        folder = shipped / f"smoke-{run}"
+        after = R.verify_shipped(folder)  # every file matches its recorded SHA-256
+        for key in ("train_seconds", "history", "command", "identity_hash", "machine"):
+            assert after[key] == before[run][key], key
+        assert after["studies"]["command"] == "python -m cnet_lib.ship smoke --restudy"
+        assert all(isinstance(s, float) for s in after["studies"]["seconds"].values())
+    new_study = [f for f in json.loads((shipped / "smoke-rk4_refined" / R.MANIFEST).read_text())["files"]
+                 if f.startswith("robustness-")]
+    assert len(old_study) == len(new_study) == 1 and old_study != new_study
+    assert not (shipped / "smoke-rk4_refined" / old_study[0]).exists()
+    assert "restudied rk4_refined" in capsys.readouterr().out

@@ -21,6 +21,7 @@ from ..core.bases import basis_names, make_basis
 from ..runtime.device import resolve_device
 from ..runtime.tables import find_row
 from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_dash, run_label, run_pattern, scheme_color
+from .checks import check_study_inputs
 from .data import normalize
 from .evaluation import Evaluator, evaluate, model_dtype
 from .presets import sweep_grid
@@ -268,6 +269,7 @@ def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
 def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: int = 1000, n_show: int = 12):
     """A live app (model, scheme, N_t, compression) that evaluates the trained model on test
     images on ``device`` (default: the model's) and shows a few of them with their predicted class."""
+    check_study_inputs(runs, n_images, n_show)
     go = _go()
     first = next(iter(runs.values()))
     dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
@@ -402,10 +404,10 @@ def fig_input_noise(study, title: str = ""):
 
 
 def fig_drops(judgement, title: str = ""):
-    """The verdict's numbers: per perturbation, the points each model loses from its own clean
-    accuracy (bars); the primary test first and marked, a ``*`` after a secondary condition whose
-    difference is significant (Holm within its family), the paired difference and both p-values in
-    the hover."""
+    """The verdict's numbers as horizontal bars: per perturbation (one row each, the primary test at
+    the top and marked), the points each model loses from its own clean accuracy; a ``*`` after a
+    secondary condition whose difference is significant (Holm within its family); the paired
+    difference and both p-values in the hover."""
     go = _go()
     j = judgement
     rows = [r for r in j.rows if r["role"] != "unmeasured"]
@@ -415,11 +417,13 @@ def fig_drops(judgement, title: str = ""):
               + ("" if r["role"] == "primary" else f", Holm p = {r['p_holm']:.2g} ({r['family']})") for r in rows]
     fig = go.Figure()
     for who, key in ((j.a, "drop_a"), (j.b, "drop_b")):
-        fig.add_trace(go.Bar(x=names, y=[r[key] for r in rows], name=run_label(who), marker_color=run_color(who),
-                             customdata=detail, hovertemplate="%{x}: loses %{y:.2f} points<br>%{customdata}"))
-    book_layout(fig, title or "Points lost to each perturbation (* significant, secondary)", "perturbation",
-                "accuracy lost (points)", height=500, legend_below=True)
+        fig.add_trace(go.Bar(y=names, x=[r[key] for r in rows], name=run_label(who), marker_color=run_color(who),
+                             orientation="h", customdata=detail,
+                             hovertemplate="%{y}: loses %{x:.2f} points<br>%{customdata}"))
+    book_layout(fig, title or "Points lost to each perturbation (* significant, secondary)", "accuracy lost (points)",
+                "", height=160 + 44 * len(rows), legend_below=True)
     fig.update_layout(barmode="group")
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return fig
 
 
@@ -453,6 +457,7 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
                         n_images: int = 1000):
     """A live app (model, σ, weight format, scheme, N_t, input noise): evaluates the perturbed model on
     the first ``n_images`` test images and compares it with the clean model on the same images."""
+    check_study_inputs(runs, n_images)
     go = _go()
     first = next(iter(runs.values()))
     dev = resolve_device(device) if device is not None else next(first.model.parameters()).device

@@ -28,6 +28,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
+from .checks import check_robustness_grid
 from .evaluation import Evaluator
 from .perturbations import (QUANTIZATION_SCHEMES, coefficient_tensors, float_format_copy, identity_copy,
                             input_noise, model_bytes, perturb_coefficients, quantize_per_channel, quantize_theta,
@@ -85,7 +86,7 @@ def robustness_rows(model: nn.Module, x: torch.Tensor, y: torch.Tensor, mean: to
     manifestation, on the uint8 test images ``x`` (on the model's device).  ``baselines`` adds the
     model without its blocks, clean and under the same input noise (the same for every graph of
     one model, so a second graph of a model can leave it out)."""
-    g = {**DEFAULT_GRID, **(grid or {})}
+    g = check_robustness_grid({**DEFAULT_GRID, **(grid or {})})
     ev = evaluator or Evaluator()
     conds: list[Condition] = []
 
