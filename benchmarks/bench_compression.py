@@ -24,7 +24,7 @@ import torch
 
 from cnet_lib.runtime.device import default_device, environment
 from cnet_lib.core.models import ContinuousNet
-from cnet_lib.images.training import load_model
+from cnet_lib.images import load_model
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SETTINGS = {

@@ -2,16 +2,21 @@
 
 For the `gpu` image preset's width (16-32-64) and batch (128), every N_t its two runs train at
 (RK4-classic refined 1 -> 8, Euler at 8) is timed with the project's own training step
-(:class:`cnet_lib.images.training.SGDStep`) in each precision (float32 NCHW, float32 channels-last, bf16
+(:class:`cnet_lib.images.train_loop.SGDStep`) in each precision (float32 NCHW, float32 channels-last, bf16
 channels-last where the GPU has it) and each mode (eager, CUDA graph).  Per configuration it also
 records the kernels one eager step launches and its floating-point operations, which give the
 step-cost model:
 
     eager step ≈ max(GPU time, kernels × host time per launch)      graph step ≈ GPU time
 
+It also times the library's alternative to :class:`cnet_lib.runtime.cuda_graphs.StepRunner`,
+``torch.cuda.make_graphed_callables`` (the model's forward and backward graphed, the loss and the SGD
+step eager), against StepRunner's one graph of the whole step (:func:`time_graphed_callables`; CUDA
+only: it waits for a GPU session).
+
 From the per-step times it extrapolates the preset's training time on 50,000 images (both
 models, plus the per-epoch evaluation), and with ``--train`` it also *measures* it: the preset's
-two runs trained by ``cnet_lib.images.training.train`` on synthetic CIFAR-sized data of the same size
+two runs trained by ``cnet_lib.images.train_loop.train`` on synthetic CIFAR-sized data of the same size
 (timings do not depend on pixel values; the accuracies are meaningless).  ``estimate_t4`` turns
 the recorded numbers into an estimate for a T4-class GPU (stated as an estimate, see its
 docstring).
@@ -38,11 +43,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine  # noqa: E402
 
 from cnet_lib.runtime import cuda_graphs as CG  # noqa: E402
-from cnet_lib.images.data import write_fake_cifar  # noqa: E402
+from cnet_lib.images.fake_data import write_fake_cifar  # noqa: E402
 from cnet_lib.runtime.device import Precision, amp_dtype  # noqa: E402
 from cnet_lib.core.models import ContinuousNet  # noqa: E402
-from cnet_lib.images.presets import IMAGE_PRESETS, image_runs  # noqa: E402
-from cnet_lib.images.training import SGDStep, train  # noqa: E402
+from cnet_lib.images.image_presets import IMAGE_PRESETS, image_runs  # noqa: E402
+from cnet_lib.images import SGDStep, train  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -162,6 +167,34 @@ def time_evaluation(channels, device, graph_cls, n_images: int, batch: int) -> l
     return rows
 
 
+def time_graphed_callables(channels, scheme, n_steps, batch, device, steps, warmup) -> dict:
+    """ms per SGD step (float32 NCHW) with ``torch.cuda.make_graphed_callables(model)``, whose two graphs
+    replay the model's forward and backward while the loss and the SGD step run eagerly, against
+    :class:`cnet_lib.runtime.cuda_graphs.StepRunner`'s one graph of the whole step.  CUDA only; an error
+    is recorded, never raised (it must not stop the GPU check)."""
+    if device.type != "cuda":
+        return {"skipped": "torch.cuda.make_graphed_callables needs CUDA"}
+    try:
+        model, opt, _, x, y = _step(channels, scheme, n_steps, batch, device, Precision(), None)
+        graphed = torch.cuda.make_graphed_callables(model, (x,))
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(graphed(x), y).backward()
+            opt.step()
+
+        theirs = _median_ms(step, device, steps, warmup)
+        _, _, ours, x2, y2 = _step(channels, scheme, n_steps, batch, device, Precision(), CG.graph_class(device))
+        mine = _median_ms(lambda: ours(x2, y2), device, steps, warmup)
+    except Exception as err:  # a measurement, not a test: say what failed and go on
+        return {"scheme": scheme, "n_steps": n_steps, "error": f"{type(err).__name__}: {err}"[:400]}
+    out = {"scheme": scheme, "n_steps": n_steps, "make_graphed_callables_ms": theirs["median_ms"],
+           "step_runner_ms": mine["median_ms"], "ratio": theirs["median_ms"] / mine["median_ms"]}
+    print(f"  {scheme} N_t={n_steps} fp32: make_graphed_callables {out['make_graphed_callables_ms']:.2f} ms, "
+          f"StepRunner {out['step_runner_ms']:.2f} ms per step", flush=True)
+    return out
+
+
 def best(rows, scheme, n, mode) -> dict:
     cands = [r for r in rows if r["scheme"] == scheme and r["n_steps"] == n and r["mode"] == mode]
     return min(cands, key=lambda r: r["median_ms"])
@@ -274,7 +307,7 @@ def select_sweep(preset: str) -> dict:
 
 
 def train_preset(preset: str, device, n_train: int, n_test: int) -> dict:
-    """Train the preset's two runs with cnet_lib.train on synthetic data of the real size; wall seconds."""
+    """Train the preset's two runs with cnet_lib.images.train_loop.train on synthetic data of the real size; wall seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         write_fake_cifar(tmp, n_train=n_train, n_test=n_test, seed=0)
         out = {}
@@ -321,6 +354,8 @@ def main(argv=None) -> int:
           f"configurations {configs}", flush=True)
     rows = time_steps(configs, channels, batch, device, graph_cls, steps, warmup)
     evals = time_evaluation(channels, device, graph_cls, eval_images, 500 if not args.dry_run else 16)
+    scheme, n = max(configs, key=lambda c: (c[0] != "euler", c[1]))  # the costliest step: RK4 at its largest N_t
+    graphed_callables = time_graphed_callables(channels, scheme, n, batch, device, steps, warmup)
     summary = {}
     for scheme, n in configs:
         e, g = best(rows, scheme, n, "eager"), best(rows, scheme, n, "graph")
@@ -330,7 +365,7 @@ def main(argv=None) -> int:
                                          "kernels": e["kernels_eager_fp32"], "gflops": e["flops"] / 1e9}
     payload = {"benchmark": "bench_gpu", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
                "dry_run": args.dry_run, "preset": args.preset, "channels": list(channels), "batch": batch,
-               "rows": rows, "evaluation": evals, "summary": summary,
+               "rows": rows, "evaluation": evals, "summary": summary, "graphed_callables": graphed_callables,
                "extrapolated_train_seconds": {
                    f"{mode}_{prec}": extrapolate(rows, args.preset, n_train, mode, prec)
                    for mode in ("eager", "graph") for prec in precisions(device)},

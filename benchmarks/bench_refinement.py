@@ -25,9 +25,10 @@ from pathlib import Path
 
 import torch
 
-from cnet_lib.images.data import load_dataset, write_fake_cifar
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
 from cnet_lib.runtime.device import default_device, environment
-from cnet_lib.images.training import TrainConfig, train
+from cnet_lib.images import TrainConfig, train
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

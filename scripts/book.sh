@@ -6,8 +6,10 @@
 # chapter as it executes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the 45k-image CIFAR-10 copy beside the project (the book's numbers come from it), when there is one and
+# nothing else was chosen; the smoke preset takes the small copy (scripts/setup.sh) or its fake data
 if [ -z "${CNET_DATA_DIR:-}" ] && [ "${CNET_PRESET:-}" != smoke ] && [ -d ../shared/data-large/cifar-10-batches-py ]; then
-    CNET_DATA_DIR=$(cd ../shared/data-large && pwd)   # 45k training images beside the project
+    CNET_DATA_DIR=$(cd ../shared/data-large && pwd)
     export CNET_DATA_DIR
 fi
 # CNET_BOOK_DRY_RUN=1: say what would be built and stop (with an existing .venv, leave it as it is)
@@ -17,9 +19,10 @@ else
     echo "== setting up .venv (first time: a few minutes; afterwards: seconds)"
     source scripts/setup.sh
 fi
-preset=$(.venv/bin/python -c "from cnet_lib.runtime.presets import preset_name; print(preset_name())")
+# the session's settings, read once from the environment (cnet_lib.runtime.settings.Settings)
+preset=$(.venv/bin/python -c "from cnet_lib.runtime.settings import Settings; print(Settings.from_environment().preset)")
 export CNET_PRESET=$preset
-.venv/bin/python -m cnet_lib.book_plan "$preset"
+.venv/bin/python -m cnet_lib book_plan "$preset"
 if [ -n "${CNET_BOOK_DRY_RUN:-}" ]; then
     echo "== dry run: stopping before the build (_build/$preset)"
     exit 0

@@ -87,7 +87,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from cnet_lib.book.notebook_tools import toc_notebooks
+from cnet_lib.book.toc import toc_notebooks
 
 out, image_preset = Path(sys.argv[1]), sys.argv[2]
 results = {}

@@ -15,18 +15,21 @@ import torch
 
 from cnet_lib import ContinuousNet, OdeBlock, get_scheme, integrate
 from cnet_lib import pendulum as P
-from cnet_lib import robustness as robustness_cli
-from cnet_lib import sweep as sweep_cli
-from cnet_lib import train as train_cli
-from cnet_lib.images import figures as imf
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
-from cnet_lib.images.data import DatasetNotFoundError, load_dataset, write_fake_cifar
-from cnet_lib.images.sweep import manifestation_sweep
-from cnet_lib.pendulum.presets import config_for
-from cnet_lib.runtime.presets import preset_name
+from cnet_lib.cli import robustness as robustness_cli
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.cli import train as train_cli
+from cnet_lib import draw as imf
+from cnet_lib.images import run_store as RS, study_inputs as SI, study_run as SR
+from cnet_lib.images import cached_studies as ST
+from cnet_lib.images import train_loop as TL
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.datasets import DatasetNotFoundError
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
+from cnet_lib.images.manifestations import manifestation_sweep
+from cnet_lib.pendulum.pendulum_presets import config_for
+from cnet_lib.runtime.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 NAN = float("nan")
@@ -47,7 +50,11 @@ CASES = [
     ('TrainConfig(refine_at=(3, 1))', lambda: T.TrainConfig(refine_at=(3, 1)), ValueError, "refine_at must be increasing"),
     ('TrainConfig(n_train=0)', lambda: T.TrainConfig(n_train=0), ValueError, "n_train must be an integer >= 1"),
     ('TrainConfig(device="gpu0")', lambda: T.TrainConfig(device="gpu0"), ValueError, "device 'gpu0' is not a torch device"),
-    ('CNET_PRESET=fast', lambda: preset_name("fast"), ValueError, "unknown preset 'fast'; choose one of smoke, cpu, gpu, paper"),
+    ('CNET_PRESET=fast', lambda: Settings.from_environment({"CNET_PRESET": "fast"}), ValueError,
+     "unknown preset 'fast'; choose one of smoke, cpu, gpu, paper"),
+    ('CNET_THREADS=zero', lambda: Settings.from_environment({"CNET_THREADS": "zero"}), ValueError,
+     "CNET_THREADS='zero' must be a positive integer (e.g. CNET_THREADS=1)"),
+    ('Settings(threads=0)', lambda: Settings(threads=0), ValueError, "threads must be an integer >= 1 or None, got 0"),
     ('load_dataset("cifar10", "/nowhere", download=False)', lambda: load_dataset("cifar10", "/nowhere", download=False),
      DatasetNotFoundError, "In Google Colab"),
     ('make_data(dt_data=0)', lambda: P.make_data(dt_data=0), ValueError, "dt_data must be a finite number > 0, got 0.0"),
@@ -80,11 +87,12 @@ def _sweep(**grid):
     return manifestation_sweep(model, x, y, torch.zeros(3), torch.ones(3), progress=False, **grid)
 
 
-_RUN = R.StudyRun("rk4_refined", T.TrainConfig(preset="smoke"), ContinuousNet(channels=(2, 4)), [], Path("."))
+SMOKE = Settings(preset="smoke", device="cpu")
+_RUN = SR.StudyRun("rk4_refined", T.TrainConfig(preset="smoke"), ContinuousNet(channels=(2, 4)), [], Path("."))
 
 # public functions and live apps of the image study (issue 18): each refuses nonsense before any work
 CASES += [
-    ('sample_batch(cfg, n=0)', lambda: R.sample_batch(image_runs("smoke")["rk4_refined"], "cpu", n=0), ValueError,
+    ('sample_batch(cfg, settings, n=0)', lambda: SI.sample_batch(image_runs("smoke")["rk4_refined"], SMOKE, n=0), ValueError,
      "n must be an integer >= 1, got 0 (e.g. n=64)"),
     ('load_dataset("cifar10", n_train=-5)', lambda: load_dataset("cifar10", "/nowhere", n_train=-5), ValueError,
      "n_train must be an integer >= 1, got -5"),
@@ -96,9 +104,10 @@ CASES += [
      "batch_size must be an integer >= 1, got 0"),
     ('model.project(99)', lambda: ContinuousNet(channels=(2, 4), n_basis=2).project(99), ValueError,
      "project compresses θ(t): n_basis must be an integer from 1 to this block's M = 2, got 99 (to grow M, use refine())"),
-    ('trained_runs(runs=["rk4"])', lambda: R.trained_runs("smoke", runs=["rk4"]), ValueError,
+    ('trained_runs(settings, runs=["rk4"])', lambda: RS.trained_runs(SMOKE, runs=["rk4"]), ValueError,
      "unknown run 'rk4': the smoke preset's runs are rk4_refined, euler_fixed"),
-    ('trained_runs(runs=[])', lambda: R.trained_runs("smoke", runs=[]), ValueError, "runs names no run"),
+    ('trained_runs(settings, runs=[])', lambda: RS.trained_runs(SMOKE, runs=[]), ValueError, "runs names no run"),
+    ('trained_runs("smoke")', lambda: RS.trained_runs("smoke"), TypeError, "settings must be the session's Settings"),
     ('sweep_runs(runs, batch_size=0)', lambda: ST.sweep_runs({"rk4_refined": _RUN}, batch_size=0), ValueError,
      "batch_size must be an integer >= 1, got 0"),
     ('robustness_runs(runs, dict(sigmas=(0.1,), seeds=()))',
@@ -137,25 +146,25 @@ def m4_checkpoint(tmp_path_factory):
 
 # the command lines (issue 18): one line "error: ...", exit status 1, never a traceback
 CLI_CASES = [
-    ("python -m cnet_lib.train --scheme rk4", lambda ck: train_cli.main(["--scheme", "rk4"]),
+    ("python -m cnet_lib train --scheme rk4", lambda ck: train_cli.main(["--scheme", "rk4"]),
      "error: the scheme name 'rk4' is ambiguous"),
-    ("python -m cnet_lib.train --lr -0.1", lambda ck: train_cli.main(["--lr", "-0.1"]),
+    ("python -m cnet_lib train --lr -0.1", lambda ck: train_cli.main(["--lr", "-0.1"]),
      "error: lr must be a finite number > 0, got -0.1 (e.g. lr=0.1)"),
-    ("python -m cnet_lib.train --batch-size 0", lambda ck: train_cli.main(["--batch-size", "0"]),
+    ("python -m cnet_lib train --batch-size 0", lambda ck: train_cli.main(["--batch-size", "0"]),
      "error: batch_size must be an integer >= 1, got 0 (e.g. batch_size=128)"),
-    ("python -m cnet_lib.train --epochs -1", lambda ck: train_cli.main(["--epochs", "-1"]),
+    ("python -m cnet_lib train --epochs -1", lambda ck: train_cli.main(["--epochs", "-1"]),
      "error: epochs must be an integer >= 0, got -1"),
-    ("python -m cnet_lib.sweep CHECKPOINT --batch-size 0", lambda ck: sweep_cli.main([ck, "--batch-size", "0"]),
+    ("python -m cnet_lib sweep CHECKPOINT --batch-size 0", lambda ck: sweep_cli.main([ck, "--batch-size", "0"]),
      "error: batch_size must be an integer >= 1, got 0 (e.g. batch_size=500)"),
-    ("python -m cnet_lib.sweep CHECKPOINT --n-test 0", lambda ck: sweep_cli.main([ck, "--n-test", "0"]),
+    ("python -m cnet_lib sweep CHECKPOINT --n-test 0", lambda ck: sweep_cli.main([ck, "--n-test", "0"]),
      "error: n_test must be an integer >= 1, got 0"),
-    ("python -m cnet_lib.sweep CHECKPOINT --compress 4", lambda ck: sweep_cli.main([ck, "--compress", "4", "--quiet"]),
+    ("python -m cnet_lib sweep CHECKPOINT --compress 4", lambda ck: sweep_cli.main([ck, "--compress", "4", "--quiet"]),
      "error: compress holds M = 4, but the model has M = 4 basis functions"),
-    ("python -m cnet_lib.robustness CHECKPOINT --batch-size 0",
+    ("python -m cnet_lib robustness CHECKPOINT --batch-size 0",
      lambda ck: robustness_cli.main([ck, "--batch-size", "0"]), "error: --batch-size must be an integer >= 1, got 0"),
-    ("python -m cnet_lib.robustness CHECKPOINT --n-test 0", lambda ck: robustness_cli.main([ck, "--n-test", "0"]),
+    ("python -m cnet_lib robustness CHECKPOINT --n-test 0", lambda ck: robustness_cli.main([ck, "--n-test", "0"]),
      "error: --n-test must be an integer >= 1, got 0"),
-    ("python -m cnet_lib.robustness CHECKPOINT --bits 1", lambda ck: robustness_cli.main([ck, "--bits", "1", "--quiet"]),
+    ("python -m cnet_lib robustness CHECKPOINT --bits 1", lambda ck: robustness_cli.main([ck, "--bits", "1", "--quiet"]),
      "error: bits[0] must be an integer >= 2, got 1"),
 ]
 
@@ -182,7 +191,7 @@ def test_cuda_asked_for_on_a_cpu_machine_fails_before_loading_data(monkeypatch):
     def no_data(*a, **k):
         raise AssertionError("the data was loaded before the device was checked")
 
-    monkeypatch.setattr(T, "load_dataset", no_data)
+    monkeypatch.setattr(TL, "load_dataset", no_data)
     with pytest.raises(RuntimeError, match="asks for CUDA, but CUDA is not available here"):
         T.train(T.TrainConfig(device="cuda"))
 
@@ -191,7 +200,7 @@ def test_a_config_typo_fails_before_the_data_is_loaded(monkeypatch):
     def no_data(*a, **k):
         raise AssertionError("the data was loaded before the config was checked")
 
-    monkeypatch.setattr(T, "load_dataset", no_data)
+    monkeypatch.setattr(TL, "load_dataset", no_data)
     with pytest.raises(ValueError, match="unknown scheme"):
         T.train(T.TrainConfig(scheme="rk_4", device="cpu"))
 

@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 from cnet_lib.book.project import colab_url
-from cnet_lib.book.notebook_tools import smoke_env, toc_files, toc_notebooks
+from cnet_lib.book.toc import toc_files, toc_notebooks
+from smoke_data import smoke_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT_S = 600  # the smoke build takes well under a minute
@@ -58,7 +59,7 @@ def built_book(tmp_path_factory) -> Path:
     t0 = time.monotonic()
     # own process group, so that a timeout also ends the kernels the build started
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=smoke_env(ROOT), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cmd, cwd=ROOT, env=smoke_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, start_new_session=True,
     )
     try:

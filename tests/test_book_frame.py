@@ -13,17 +13,10 @@ import yaml
 
 import cnet_lib
 from cnet_lib.book import project as _project
-from cnet_lib.book.notebook_tools import (
-    cell_source,
-    cell_tags,
-    check_notebook,
-    exercise_pairs,
-    fix_notebook,
-    function_signatures,
-    read_notebook,
-    toc_files,
-    toc_notebooks,
-)
+from cnet_lib.book.conventions import check_notebook, fix_notebook
+from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures
+from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
+from cnet_lib.book.toc import toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -168,6 +161,8 @@ def _tiny_notebook(tmp_path: Path, name: str = "demo.ipynb", stub_sig: str = "(x
         "nbformat": 4,
         "nbformat_minor": 5,
     }
+    for i, cell in enumerate(nb["cells"]):
+        cell["id"] = f"cell-{i}"  # nbformat 4.5 gives every cell an id
     path = tmp_path / name
     path.write_text(json.dumps(nb))
     return path
@@ -219,7 +214,7 @@ def test_check_reports_signature_mismatch(tmp_path):
 def test_student_export(tmp_path):
     """Every chapter gets a copy without solutions, outputs, badge or links to the repository
     (details, and the command line, in tests/test_student.py)."""
-    from cnet_lib.book.student import StudentInstall, export
+    from cnet_lib.book.student_copies import StudentInstall, export
 
     install = StudentInstall(requirement="cnet-lib @ https://course.example/x/cnet_lib-0.1.0+gtest-py3-none-any.whl",
                              build="0.1.0+gtest", source="a test")
@@ -240,7 +235,7 @@ def test_student_export(tmp_path):
 
 
 def test_student_version_removes_solutions_and_outputs(tmp_path):
-    from cnet_lib.book.student import student_version
+    from cnet_lib.book.student_copies import student_version
 
     nb = read_notebook(_tiny_notebook(tmp_path))
     out = student_version(nb)
@@ -310,7 +305,7 @@ def test_check_compares_tensors_arrays_and_structures(capsys):
 
 # ----------------------------------------------------------------------------- figures
 def test_slider_figure_toggles_precomputed_traces():
-    from cnet_lib.book.plotting import line, slider_figure
+    from cnet_lib.draw.plotting import line, slider_figure
 
     frames = {n: [line([0, 1], [0, n], name=f"N={n}")] for n in (2, 4, 8)}
     fig = slider_figure(frames, static_traces=[line([0, 1], [0, 0], name="exact")], slider_prefix="N_t = ", active=1)
@@ -324,7 +319,7 @@ def test_slider_figure_toggles_precomputed_traces():
 
 
 def test_dropdown_slider_figure_switches_sliders():
-    from cnet_lib.book.plotting import dropdown_slider_figure, line
+    from cnet_lib.draw.plotting import dropdown_slider_figure, line
 
     frames = {s: {n: [line([0, 1], [0, n * k])] for n in (2, 4)} for k, s in enumerate(["euler", "rk4"], 1)}
     fig = dropdown_slider_figure(frames, slider_prefix="N_t = ", dropdown_prefix="scheme: ")
@@ -341,7 +336,7 @@ def test_dropdown_slider_figure_switches_sliders():
 def test_loglog_style_and_reference_slope():
     import plotly.graph_objects as go
 
-    from cnet_lib.book.plotting import loglog_style, reference_slope
+    from cnet_lib.draw.plotting import loglog_style, reference_slope
 
     fig = loglog_style(go.Figure(), x_title="Δt", y_title="error")
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
@@ -362,8 +357,8 @@ def plotly_state():
 def test_titles_start_below_the_toolbar():
     import plotly.graph_objects as go
 
-    from cnet_lib.book.notebook import MODEBAR_PX, below_modebar, figure_html
-    from cnet_lib.book.plotting import book_layout, dropdown_slider_figure
+    from cnet_lib.draw.html_figures import MODEBAR_PX, below_modebar, figure_html
+    from cnet_lib.draw.plotting import book_layout, dropdown_slider_figure
 
     fig = book_layout(go.Figure(go.Scatter(x=[0, 1], y=[1, 2])), "a title")
     moved = below_modebar(fig)
@@ -381,7 +376,8 @@ def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):
     """The trap: plotly's default notebook renderer emits no text/html, so the book drops the figure."""
     import plotly.graph_objects as go
 
-    from cnet_lib.book.notebook import BOOK_RENDERER, setup
+    from cnet_lib.book.notebook import setup
+    from cnet_lib.draw.html_figures import BOOK_RENDERER
 
     monkeypatch.setenv("CNET_PRESET", "smoke")
     ctx = setup(seed=3)
@@ -397,7 +393,7 @@ def test_setup_makes_figures_render_as_html(plotly_state, capsys, monkeypatch):
 
 
 def test_plotlyjs_is_inline_and_offline():
-    from cnet_lib.book.notebook import plotlyjs_html
+    from cnet_lib.draw.html_figures import plotlyjs_html
 
     js = plotlyjs_html()
     assert len(js) > 1_000_000 and "src=" not in js[:500]
@@ -408,7 +404,7 @@ def test_live_app_carries_widget_and_static_views(plotly_state, capsys):
     import plotly.graph_objects as go
 
     from cnet_lib.book.notebook import setup
-    from cnet_lib.book.widgets import live_app
+    from cnet_lib.draw.widgets import live_app
 
     setup(quiet=True)
     static = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
@@ -451,7 +447,8 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
     import ipywidgets as W
     import plotly.graph_objects as go
 
-    from cnet_lib.book.widgets import WIDGET_VIEW, live_app
+    from cnet_lib.draw.widget_view import WIDGET_VIEW
+    from cnet_lib.draw.widgets import live_app
 
     app = live_app({"n": W.IntSlider(value=2)}, lambda n: None, go.Figure())
     data, metadata = app._repr_mimebundle_()
@@ -468,7 +465,7 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
 
 def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(colab_widget_manager):
     """ipywidgets 7 (Colab's preinstalled major) has only _ipython_display_."""
-    from cnet_lib.book.widget_view import WIDGET_VIEW, widget_bundle
+    from cnet_lib.draw.widget_view import WIDGET_VIEW, widget_bundle
 
     class Widget7:
         _view_name = "IntSliderView"
@@ -489,7 +486,7 @@ def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(col
 def test_pendulum_progress_bar_keeps_display_metadata(colab_widget_manager):
     import ipywidgets as W
 
-    from cnet_lib.book.progress import BarView as _BarView
+    from cnet_lib.book.notebook_bars import BarView as _BarView
 
     data, metadata = _BarView(W.HBox([W.FloatProgress()]), "training")._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data and "training" in data["text/html"]
@@ -500,7 +497,7 @@ def test_book_renderer_does_not_depend_on_plotly_6_constructors(plotly_state):
     """plotly 5 (Colab's) has no HtmlRenderer(include_plotlyjs=...): the book's renderer must not use it."""
     import plotly.graph_objects as go
 
-    from cnet_lib.book.notebook import _book_renderer
+    from cnet_lib.draw.html_figures import book_renderer as _book_renderer
 
     renderer = _book_renderer()
     html = renderer.to_mimebundle(go.Figure(go.Scatter(x=[0], y=[1])).to_dict())["text/html"]
@@ -558,7 +555,8 @@ def test_frame_modules_have_no_import_side_effects():
 
     code = (
         "import plotly.io as pio; before = pio.renderers.default\n"
-        "import cnet_lib.book.notebook, cnet_lib.book.plotting, cnet_lib.book.widgets, cnet_lib.book.exercises, cnet_lib.book.student, cnet_lib.book.notebook_tools\n"
+        "import cnet_lib, cnet_lib.book, cnet_lib.book.exercises, cnet_lib.draw, cnet_lib.images, cnet_lib.pendulum\n"
+        "import cnet_lib.cli, cnet_lib.__main__\n"
         "assert pio.renderers.default == before, pio.renderers.default\n"
         "assert 'cnet_book' not in pio.renderers, 'renderer registered at import'\n"
     )

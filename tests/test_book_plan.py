@@ -1,19 +1,20 @@
-"""`python -m cnet_lib.book_plan`: what a book build will load or train, said before it starts."""
+"""`python -m cnet_lib book_plan`: what a book build will load or train, said before it starts."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from cnet_lib import book_plan as BP
-from cnet_lib.images import runs as R
-from cnet_lib.train import image_runs
+from cnet_lib.cli import book_plan as BP
+from cnet_lib.images import run_folders as RF, shipped as SHP
+from cnet_lib.images import image_runs
+from cnet_lib.runtime.settings import Settings
 
 
 def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
-    monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setattr(R, "SHIPPED", tmp_path / "shipped")
-    lines = BP.plan("cpu")
+    settings = Settings(preset="cpu", runs_dir=tmp_path / "runs", device="cpu")
+    monkeypatch.setattr(SHP, "SHIPPED", tmp_path / "shipped")
+    lines = BP.plan(settings)
     assert lines[0].startswith("== preset 'cpu'")
     assert sum("will be TRAINED" in ln for ln in lines) == 2
     assert any("about 50 min" in ln for ln in lines) and any("CNET_PRESET=smoke" in ln for ln in lines)
@@ -21,16 +22,16 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     cfg = image_runs("cpu")["rk4_refined"]
     folder = tmp_path / "shipped" / "cpu-rk4_refined"
     folder.mkdir(parents=True)
-    (folder / R.MANIFEST).write_text(json.dumps({"identity_hash": R.identity_hash(cfg)}))
-    lines = BP.plan("cpu")
+    (folder / SHP.MANIFEST).write_text(json.dumps({"identity_hash": RF.identity_hash(cfg)}))
+    lines = BP.plan(settings)
     assert any(ln.strip().startswith("rk4_refined: a trained model ships") for ln in lines)
     assert sum("will be TRAINED" in ln for ln in lines) == 1
-    smoke = BP.plan("smoke")
+    smoke = BP.plan(settings.replace(preset="smoke"))
     assert not any("preview" in ln for ln in smoke)
 
 
 def test_plan_refuses_an_unknown_preset(capsys):
-    assert BP.main(["fast"]) == 2 and "unknown preset" in capsys.readouterr().err
+    assert BP.main(["fast"]) == 1 and capsys.readouterr().err.startswith("error: unknown preset 'fast'")
 
 
 def test_the_main_command_says_its_plan_before_building(tmp_path):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from cnet_lib.book.notebook_tools import cell_source, cell_tags, read_notebook, toc_notebooks
+from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
+from cnet_lib.book.toc import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = tuple(nb.stem for nb in toc_notebooks(ROOT))

@@ -13,7 +13,7 @@ Outside this repository's environment, as on Colab:
    ``../shared``, ``$HOME`` fresh and no ``CNET_DATA_DIR``: CIFAR-10 comes through the
    library's real download code from a local server on 127.0.0.1 (a small fake archive with its
    MD5, named by ``$CNET_CIFAR10_URL`` / ``$CNET_CIFAR10_MD5``);
-4. the student copies (``python -m cnet_lib.book.student --wheel-url file://...``) run the same way,
+4. the student copies (``python -m cnet_lib student OUTDIR --wheel-url file://...``) run the same way,
    their install cell installing the exported wheel for real.
 
 It checks that every cell runs, that the checks pass on the solutions (and say "not done yet"
@@ -38,9 +38,10 @@ import pytest
 
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
 from cnet_lib.book import project as _project
-from cnet_lib.book.notebook_tools import cell_tags, read_notebook, toc_notebooks, write_notebook
-from cnet_lib.book.student import build_wheel, project_version
-from cnet_lib.book.student import main as export_students
+from cnet_lib.book.notebook_cells import cell_tags, read_notebook, write_notebook
+from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.book.student_copies import build_wheel, project_version
+from cnet_lib.cli.student import main as export_students
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -163,7 +164,7 @@ def colab(tmp_path_factory):
     assert changed <= MAY_ADD, "installing the package changed Colab's own packages: " + ", ".join(
         f"{k} {before.get(k)} -> {after.get(k)}" for k in sorted(changed - MAY_ADD))
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
-    assert not (site / "cnet_lib").is_symlink() and (site / "cnet_lib" / "book" / "exercises" / "core.py").is_file(), "non-editable"
+    assert not (site / "cnet_lib").is_symlink() and (site / "cnet_lib" / "book" / "exercises" / "framework.py").is_file(), "non-editable"
     shipped = sorted(p.relative_to(site).as_posix() for p in (site / "cnet_lib" / "shipped").glob("*/*"))
     in_repo = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "cnet_lib" / "shipped").glob("*/*"))
     assert shipped == in_repo and shipped, "the installed package lacks the shipped models (package data)"

@@ -12,20 +12,23 @@ import copy
 import pytest
 import torch
 
-from cnet_lib.images import figures as imf
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib import sweep as sweep_cli
-from cnet_lib.images import sweep as S
-from cnet_lib import train as train_cli
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
+from cnet_lib import draw as imf
+from cnet_lib.images import run_store as RS, study_inputs as SI
+from cnet_lib.images import cached_studies as ST
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.images import manifestations as S
+from cnet_lib.cli import train as train_cli
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
 from cnet_lib.runtime.cuda_graphs import graph_class
-from cnet_lib.images.data import load_dataset, normalize, write_fake_cifar
+from cnet_lib.images.batches import normalize
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
 from cnet_lib.runtime.device import default_device, precision_for, resolve_device
 from cnet_lib.images.evaluation import Evaluator, evaluate
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.resnet import resnet_from_continuousnet
+from cnet_lib.runtime.settings import Settings
 
 pytestmark = pytest.mark.cuda
 
@@ -70,7 +73,7 @@ def test_training_on_every_spelling_of_the_device(data_dir, tmp_path, device):
 def test_a_graphed_step_matches_an_eager_step():
     """From the same state, a replayed step computes what the eager step computes (float32)."""
     from cnet_lib.runtime.device import Precision
-    from cnet_lib.train import SGDStep
+    from cnet_lib.images import SGDStep
 
     torch.manual_seed(0)
     base = ContinuousNet((4, 8, 8), n_basis=2, scheme="rk4_classic").cuda().train()
@@ -149,7 +152,7 @@ def test_resnet_map_on_the_gpu():
 
 
 def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
-    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device="cuda", verbose=False)
+    runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device="cuda"), verbose=False)
     assert all(next(r.model.parameters()).is_cuda for r in runs.values())
     sweeps = ST.sweep_runs(runs, GRID, verbose=False)
     app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device="cuda", n_images=64, n_show=4)
@@ -157,5 +160,5 @@ def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
     assert "text/html" in bundle
     run = runs["rk4_refined"]
     with torch.no_grad():
-        d = R.study_data(run.config, "cuda", with_train=False)
+        d = SI.study_data(run.config, "cuda", with_train=False)
         assert run.model(normalize(d.test_x[:4], d.mean, d.std)).is_cuda

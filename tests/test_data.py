@@ -1,4 +1,5 @@
-"""cnet_lib.images.data: standard-layout loaders, download/offline behaviour, batched augmentation, subsets."""
+"""The image data (cnet_lib.images.datasets, download, image_data, batches, fake_data): standard-layout loaders,
+download/offline behaviour, batched augmentation, subsets."""
 import hashlib
 import os
 import pickle
@@ -10,44 +11,45 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.images import data as D
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from cnet_lib.images import batches as B, datasets as DS, download as DL, fake_data as FD, image_data as ID
+from cnet_lib.runtime.settings import Settings
+from smoke_data import SHARED_DATA as SHARED
 
 
 @pytest.fixture(scope="module")
 def fake10(tmp_path_factory):
     root = tmp_path_factory.mktemp("fake10")
-    D.write_fake_cifar(root, n_train=60, n_test=30, num_classes=10, seed=3)
+    FD.write_fake_cifar(root, n_train=60, n_test=30, num_classes=10, seed=3)
     return root
 
 
 def test_fake_cifar10_has_the_standard_layout(fake10):
     folder = fake10 / "cifar-10-batches-py"
-    assert sorted(p.name for p in folder.iterdir()) == sorted(D.DATASETS["cifar10"].files)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(DS.DATASETS["cifar10"].files)
     with open(folder / "data_batch_1", "rb") as f:
         d = pickle.load(f, encoding="latin1")
     assert d["data"].dtype.name == "uint8" and d["data"].shape == (12, 3072)
     assert len(d["labels"]) == 12
-    x, y = D.read_split(folder, "cifar10", "train")
+    x, y = ID.read_split(folder, "cifar10", "train")
     assert x.shape == (60, 3, 32, 32) and x.dtype == torch.uint8 and y.dtype == torch.int64
     # CHW row-major: row i of the pickle is image i, channel-major
     assert torch.equal(x[0].flatten(), torch.from_numpy(d["data"][0]))
     assert torch.bincount(y, minlength=10).tolist() == [6] * 10
 
 
-def test_load_dataset_reads_env_dir(fake10, monkeypatch):
-    monkeypatch.setenv("CNET_DATA_DIR", str(fake10))
-    data = D.load_dataset("cifar10")
+def test_load_dataset_reads_the_sessions_data_dir(fake10, monkeypatch):
+    settings = Settings.from_environment({"CNET_DATA_DIR": str(fake10)})
+    monkeypatch.setenv("CNET_DATA_DIR", "/nowhere")  # the library itself never reads it
+    data = ID.load_dataset("cifar10", settings.data_dir)
     assert len(data.train_x) == 60 and len(data.test_x) == 30 and data.num_classes == 10
     assert data.classes == [f"class_{i}" for i in range(10)]
     assert data.train_x.dtype == torch.uint8 and data.device.type == "cpu"
 
 
 def test_fake_cifar100_layout(tmp_path):
-    folder = D.write_fake_cifar(tmp_path, n_train=200, n_test=100, num_classes=100)
+    folder = FD.write_fake_cifar(tmp_path, n_train=200, n_test=100, num_classes=100)
     assert folder.name == "cifar-100-python"
-    data = D.load_dataset("cifar100", tmp_path, n_train=100, seed=1)
+    data = ID.load_dataset("cifar100", tmp_path, n_train=100, seed=1)
     assert data.num_classes == 100 and len(data.train_y) == 100 and len(data.test_y) == 100
     assert torch.bincount(data.train_y, minlength=100).tolist() == [1] * 100
 
@@ -58,11 +60,11 @@ def test_offline_copy():
         if os.environ.get("CI"):
             pytest.fail(f"CI must provide the offline CIFAR-10 copy at {folder}")
         pytest.skip(f"offline copy not present at {folder}")
-    data = D.load_dataset("cifar10", SHARED, download=False)
+    data = ID.load_dataset("cifar10", SHARED, download=False)
     assert data.train_x.shape == (5000, 3, 32, 32) and data.test_x.shape == (1000, 3, 32, 32)
     assert torch.bincount(data.test_y, minlength=10).tolist() == [100] * 10
     assert data.classes[0] == "airplane" and data.classes[-1] == "truck"
-    sub = D.load_dataset("cifar10", SHARED, n_train=500, n_test=200, seed=0)
+    sub = ID.load_dataset("cifar10", SHARED, n_train=500, n_test=200, seed=0)
     assert torch.bincount(sub.train_y, minlength=10).tolist() == [50] * 10
 
 
@@ -70,19 +72,19 @@ def test_missing_directory_offline_gives_a_clear_error(tmp_path, monkeypatch):
     def offline(url, dest, progress=True):
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(D, "_download", offline)
-    with pytest.raises(D.DatasetNotFoundError) as err:
-        D.ensure_dataset("cifar10", tmp_path / "nowhere")
+    monkeypatch.setattr(DL, "_download", offline)
+    with pytest.raises(DS.DatasetNotFoundError) as err:
+        DL.ensure_dataset("cifar10", tmp_path / "nowhere")
     msg = str(err.value)
     assert "cifar-10-batches-py" in msg and "CNET_DATA_DIR" in msg and "nowhere" in msg
-    with pytest.raises(D.DatasetNotFoundError, match="CNET_DATA_DIR"):
-        D.ensure_dataset("cifar10", tmp_path / "nowhere", download=False)
+    with pytest.raises(DS.DatasetNotFoundError, match="CNET_DATA_DIR"):
+        DL.ensure_dataset("cifar10", tmp_path / "nowhere", download=False)
     assert not (tmp_path / "nowhere" / "cifar-10-batches-py").exists()
 
 
 def _tarball(tmp_path) -> Path:
     src = tmp_path / "src"
-    D.write_fake_cifar(src, 20, 10)
+    FD.write_fake_cifar(src, 20, 10)
     archive = tmp_path / "cifar-10-python.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(src / "cifar-10-batches-py", arcname="cifar-10-batches-py")
@@ -92,18 +94,18 @@ def _tarball(tmp_path) -> Path:
 def test_download_checks_md5_and_extracts_atomically(tmp_path, monkeypatch):
     archive = _tarball(tmp_path)
     md5 = hashlib.md5(archive.read_bytes()).hexdigest()
-    monkeypatch.setattr(D, "_download", lambda url, dest, progress=True: shutil.copy(archive, dest))
+    monkeypatch.setattr(DL, "_download", lambda url, dest, progress=True: shutil.copy(archive, dest))
     root = tmp_path / "data"
     # wrong checksum: refused, nothing left behind
     with pytest.raises(RuntimeError, match="MD5"):
-        D.ensure_dataset("cifar10", root)
+        DL.ensure_dataset("cifar10", root)
     assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []  # the download's lock may stay
     # right checksum: extracted into place
-    spec = D.DATASETS["cifar10"]
-    monkeypatch.setitem(D.DATASETS, "cifar10", D.DatasetSpec(**{**spec.__dict__, "md5": md5}))
-    folder = D.ensure_dataset("cifar10", root, progress=False)
+    spec = DS.DATASETS["cifar10"]
+    monkeypatch.setitem(DS.DATASETS, "cifar10", DS.DatasetSpec(**{**spec.__dict__, "md5": md5}))
+    folder = DL.ensure_dataset("cifar10", root, progress=False)
     assert folder == root / "cifar-10-batches-py"
-    assert len(D.read_split(folder, "cifar10", "test")[1]) == 10
+    assert len(ID.read_split(folder, "cifar10", "test")[1]) == 10
     assert sorted(p.name for p in root.iterdir() if not p.name.endswith(".lock")) == ["cifar-10-batches-py"]
 
 
@@ -117,51 +119,51 @@ def _naive(x, dy, dx, fl, pad=4):
 
 
 def test_augment_is_crop_and_flip_and_deterministic(fake10):
-    x, _ = D.read_split(fake10 / "cifar-10-batches-py", "cifar10", "train")
+    x, _ = ID.read_split(fake10 / "cifar-10-batches-py", "cifar10", "train")
     x = x[:16]
-    a = D.augment(x, torch.Generator().manual_seed(5))
+    a = B.augment(x, torch.Generator().manual_seed(5))
     assert a.shape == x.shape and a.dtype == torch.uint8
-    assert torch.equal(a, D.augment(x, torch.Generator().manual_seed(5)))
-    assert not torch.equal(a, D.augment(x, torch.Generator().manual_seed(6)))
+    assert torch.equal(a, B.augment(x, torch.Generator().manual_seed(5)))
+    assert not torch.equal(a, B.augment(x, torch.Generator().manual_seed(6)))
     g = torch.Generator().manual_seed(5)
     dy, dx = torch.randint(0, 9, (16,), generator=g), torch.randint(0, 9, (16,), generator=g)
     fl = torch.rand(16, generator=g) < 0.5
     assert torch.equal(a, _naive(x, dy, dx, fl))
-    assert torch.equal(D.augment(x, g, pad=0, flip=False), x)
+    assert torch.equal(B.augment(x, g, pad=0, flip=False), x)
 
 
 def test_iterate_batches_covers_and_normalises(fake10):
-    data = D.load_dataset("cifar10", fake10)
+    data = ID.load_dataset("cifar10", fake10)
     g = torch.Generator().manual_seed(0)
-    seen = torch.cat([yb for _, yb in D.iterate_batches(data.train_x, torch.arange(60), 16, data.mean, data.std, g,
+    seen = torch.cat([yb for _, yb in B.iterate_batches(data.train_x, torch.arange(60), 16, data.mean, data.std, g,
                                                         shuffle=True)])
     assert sorted(seen.tolist()) == list(range(60)) and seen.tolist() != list(range(60))
-    batches = list(D.iterate_batches(data.train_x, data.train_y, 16, data.mean, data.std, g, shuffle=True,
+    batches = list(B.iterate_batches(data.train_x, data.train_y, 16, data.mean, data.std, g, shuffle=True,
                                      train_augment=True, drop_last=True))
-    assert len(batches) == D.n_batches(60, 16, drop_last=True) == 3
+    assert len(batches) == B.n_batches(60, 16, drop_last=True) == 3
     assert all(xb.shape == (16, 3, 32, 32) and xb.dtype == torch.float32 for xb, _ in batches)
-    xb, _ = next(D.iterate_batches(data.test_x, data.test_y, 30, data.mean, data.std))
+    xb, _ = next(B.iterate_batches(data.test_x, data.test_y, 30, data.mean, data.std))
     expect = (data.test_x.float() / 255 - data.mean.view(1, 3, 1, 1)) / data.std.view(1, 3, 1, 1)
     torch.testing.assert_close(xb, expect)
     with pytest.raises(ValueError, match="Generator"):
-        next(D.iterate_batches(data.test_x, data.test_y, 8, data.mean, data.std, shuffle=True))
+        next(B.iterate_batches(data.test_x, data.test_y, 8, data.mean, data.std, shuffle=True))
 
 
 def test_balanced_subset():
     labels = torch.arange(1000) % 10
-    idx = D.balanced_subset(labels, 200, seed=0)
+    idx = ID.balanced_subset(labels, 200, seed=0)
     assert len(idx) == 200 and len(set(idx.tolist())) == 200
     assert torch.bincount(labels[idx], minlength=10).tolist() == [20] * 10
-    assert torch.equal(idx, D.balanced_subset(labels, 200, seed=0))
-    assert not torch.equal(idx, D.balanced_subset(labels, 200, seed=1))
-    counts = torch.bincount(labels[D.balanced_subset(labels, 205, seed=2)], minlength=10)
+    assert torch.equal(idx, ID.balanced_subset(labels, 200, seed=0))
+    assert not torch.equal(idx, ID.balanced_subset(labels, 200, seed=1))
+    counts = torch.bincount(labels[ID.balanced_subset(labels, 205, seed=2)], minlength=10)
     assert counts.sum() == 205 and counts.max() - counts.min() == 1
     skewed = torch.cat([torch.zeros(3, dtype=torch.long), torch.ones(50, dtype=torch.long)])
-    assert torch.bincount(skewed[D.balanced_subset(skewed, 20)]).tolist() == [3, 17]
+    assert torch.bincount(skewed[ID.balanced_subset(skewed, 20)]).tolist() == [3, 17]
     with pytest.raises(ValueError, match="subset of 2000"):
-        D.balanced_subset(labels, 2000)
+        ID.balanced_subset(labels, 2000)
 
 
 def test_unknown_dataset_name():
     with pytest.raises(ValueError, match="cifar10"):
-        D.load_dataset("mnist")
+        ID.load_dataset("mnist")

@@ -14,20 +14,23 @@ import pytest
 import torch
 
 from cnet_lib.runtime import cuda_graphs as CG
-from cnet_lib.images import figures as imf
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib import sweep as sweep_cli
-from cnet_lib.images import sweep as S
-from cnet_lib import train as train_cli
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
+from cnet_lib import draw as imf
+from cnet_lib.images import run_store as RS
+from cnet_lib.images import cached_studies as ST
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.images import manifestations as S
+from cnet_lib.cli import train as train_cli
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
 from cnet_lib.runtime.checkpoint import load_checkpoint, save_checkpoint
-from cnet_lib.images.data import load_dataset, normalize, write_fake_cifar
+from cnet_lib.images.batches import normalize
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
 from cnet_lib.runtime.device import resolve_device, same_device
 from cnet_lib.images.evaluation import Evaluator, evaluate
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.resnet import resnet_from_continuousnet
+from cnet_lib.runtime.settings import Settings
 
 GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
 
@@ -80,8 +83,9 @@ def test_pipeline_with_an_indexed_device_string(data_dir, tmp_path):
     rows, meta = S.sweep_checkpoint(tmp_path / "run", device=dev, grid=GRID, progress=False)
     assert rows[0]["accuracy"] == pytest.approx(resumed.final_accuracy) and meta["environment"]["device"] == "cpu"
 
-    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=data_dir, device=dev, verbose=False,
-                            n_train=64, n_test=32, channels=(2, 4, 4), batch_size=32)
+    settings = Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device=dev)
+    assert settings.device == torch.device("cpu")
+    runs = RS.trained_runs(settings, verbose=False, n_train=64, n_test=32, channels=(2, 4, 4), batch_size=32)
     sweeps = ST.sweep_runs(runs, GRID, device=dev, verbose=False)
     app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device=dev, n_images=16, n_show=4)
     assert "text/html" in app._repr_mimebundle_()
@@ -150,12 +154,14 @@ def test_graph_key_compares_tensors_by_identity():
     assert CG.train_step_key(m, opt, x) != k2, "refinement replaces the Parameters"
 
 
-def test_graphs_only_on_cuda_and_never_when_turned_off(monkeypatch):
+def test_graphs_only_on_cuda_and_never_when_turned_off(tmp_path):
     assert CG.graph_class(torch.device("cpu")) is None
-    monkeypatch.setenv(CG.GRAPHS_ENV, "0")
-    assert not CG.graphs_enabled(torch.device("cuda"))
-    monkeypatch.setenv(CG.GRAPHS_ENV, "1")
     assert CG.graphs_enabled(torch.device("cuda")) and not CG.graphs_enabled(torch.device("cuda"), requested=False)
+    off = Settings.from_environment({"CNET_CUDA_GRAPHS": "0", "CNET_DATA_DIR": str(tmp_path)}, device="cpu")
+    assert not off.cuda_graphs and Settings.from_environment({}).cuda_graphs
+    cfgs = RS.run_configs(off.replace(preset="smoke"), verbose=False)
+    assert all(not cfg.cuda_graphs and not CG.graphs_enabled(torch.device("cuda"), cfg.cuda_graphs)
+               for cfg in cfgs.values()), "the session's setting reaches every run it trains"
 
 
 def test_step_runner_warms_up_captures_and_recaptures():

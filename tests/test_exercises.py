@@ -11,11 +11,12 @@ import pytest
 import torch
 from torch.func import functional_call
 
-from cnet_lib.book.exercises import core, reset_hints, solution
+from cnet_lib.book.exercises import framework as core
+from cnet_lib.book.exercises import reset_hints, solution
 from cnet_lib.book.exercises import how_to_use as H
-from cnet_lib.book.exercises import images as I
-from cnet_lib.book.exercises import pendulum as P
-from cnet_lib.book.exercises import robustness as Q
+from cnet_lib.book.exercises import image_exercises as I
+from cnet_lib.book.exercises import pendulum_exercises as P
+from cnet_lib.book.exercises import robustness_exercises as Q
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,8 +115,8 @@ def test_right_answers_pass(capsys, check, fn):
 # ----------------------------------------------------------------------------- shortcuts
 def _shortcuts():
     from cnet_lib import integrate
-    from cnet_lib.images import tables as TB
-    from cnet_lib.runtime.tables import find_row
+    from cnet_lib.images import image_tables as TB
+    from cnet_lib.runtime.rows import find_row
     from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
 
     def rk_by_integrate(f, t, x, h, tab):
@@ -147,7 +148,7 @@ def _shortcuts():
         return TB.refinement_cost(history)["ideal"]
 
     def quant_by_library(w, bits):
-        from cnet_lib.images.robustness import quantize_per_channel as q
+        from cnet_lib.images.perturbations import quantize_per_channel as q
 
         return q(w, bits)
 
@@ -168,8 +169,8 @@ def _shortcuts():
         (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
         (I.check_parameters_after_refinement, refine_a_copy, "refine"),
         (I.check_parameters_after_refinement, I.reference_parameters_after_refinement, "reference_parameters"),
-        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.tables.refinement_cost"),
-        (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.tables.find_row"),
+        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.image_tables.refinement_cost"),
+        (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
         (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
         (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.perturbations.quantize_per_channel"),
     ]
@@ -323,7 +324,7 @@ def test_no_first_hint_spells_out_the_solution():
 
 # ----------------------------------------------------------------------------- the guard itself
 def test_the_guard_catches_aliases_and_leaves_other_code_alone(capsys):
-    from cnet_lib.book.exercises.core import Case, Forbidden, check
+    from cnet_lib.book.exercises.framework import Case, Forbidden, check
 
     def secret(x):
         return 2 * x
@@ -341,7 +342,7 @@ def test_the_guard_catches_aliases_and_leaves_other_code_alone(capsys):
 
 def test_student_functions_get_copies_of_the_cases(capsys):
     """A function that changes its input cannot change the cases (or the next check's)."""
-    from cnet_lib.book.exercises.core import Case, check
+    from cnet_lib.book.exercises.framework import Case, check
 
     rows = [1, 2, 3]
     assert check(lambda r: r.clear() or 0, lambda r: 0, [Case((rows,))], name="mutating")
@@ -359,7 +360,7 @@ def test_solution_stands_in_only_for_an_unfinished_stub(capsys):
     assert ns["f"](3) == 103, "Run all keeps the reader's function"
     assert "your own f is kept" in capsys.readouterr().out
     assert core.is_stub(lambda: (_ for _ in ()).throw(NotImplementedError)) is False
-    assert solution.__module__ == "cnet_lib.book.exercises.core"
+    assert solution.__module__ == "cnet_lib.book.exercises.framework"
 
 
 def test_run_all_keeps_a_readers_answer_in_a_chapter():
@@ -367,7 +368,7 @@ def test_run_all_keeps_a_readers_answer_in_a_chapter():
     the solution cell below must not replace it, so the check fails on the reader's answer."""
     from nbmake.nb_run import NotebookRun
 
-    from cnet_lib.book.notebook_tools import cell_tags, read_notebook, write_notebook
+    from cnet_lib.book.notebook_cells import cell_tags, read_notebook, write_notebook
 
     src = ROOT / "book" / "how_to_use.ipynb"
     nb = read_notebook(src)

@@ -2,7 +2,7 @@
 
 Nothing is lost (the last good checkpoint stays whole), nothing is left half-written, and every
 command line and the chapters say in one sentence what happened and what to do, never with a
-traceback.  The kill and Ctrl-C tests run ``python -m cnet_lib.train`` in a subprocess on small
+traceback.  The kill and Ctrl-C tests run ``python -m cnet_lib train`` in a subprocess on small
 fake data, with epochs long enough (about a second) to be interrupted in their middle.
 """
 from __future__ import annotations
@@ -20,13 +20,14 @@ import pytest
 import torch
 
 from cnet_lib.runtime import checkpoint as C
-from cnet_lib.images import runs as R
-from cnet_lib import sweep as sweep_cli
-from cnet_lib.images import sweep as S
-from cnet_lib import train as train_cli
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
-from cnet_lib.images.data import write_fake_cifar
+from cnet_lib.images import run_store as RS
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.images import manifestations as S
+from cnet_lib.cli import train as train_cli
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.runtime.settings import Settings
 
 RUN = ["--dataset", "cifar10", "--channels", "4", "8", "8", "--n-basis", "1", "--scheme", "rk4_classic",
        "--refine-at", "1", "--batch-size", "32", "--lr", "0.05", "--lr-schedule", "constant", "--quiet",
@@ -47,7 +48,7 @@ def _env():
 
 
 def _cli(data_dir, out, epochs, *extra):
-    return [sys.executable, "-m", "cnet_lib.train", *RUN, "--data-dir", data_dir, "--epochs", str(epochs),
+    return [sys.executable, "-m", "cnet_lib", "train", *RUN, "--data-dir", data_dir, "--epochs", str(epochs),
             "--out-dir", str(out), *extra]
 
 
@@ -197,11 +198,11 @@ def test_a_damaged_checkpoint_gets_one_clear_sentence_in_every_command_line(data
 
 def test_a_damaged_cached_run_is_set_aside_and_trained_again(data_dir, tmp_path, capsys):
     tiny = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
-    runs = R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
+    runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path, data_dir=data_dir, device="cpu"), verbose=False, **tiny)
     folder = runs["euler_fixed"].out_dir
     _damage(folder / T.CHECKPOINT, "truncated")
     capsys.readouterr()
-    again = R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, **tiny)
+    again = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path, data_dir=data_dir, device="cpu"), verbose=False, **tiny)
     out = capsys.readouterr().out
     assert "is truncated" in out and "moved to checkpoint.pt.damaged-" in out and "trained again" in out
     assert again["euler_fixed"].trained_now and not again["rk4_refined"].trained_now
@@ -212,8 +213,8 @@ def test_ctrl_c_in_a_chapter_says_how_to_continue(data_dir, tmp_path, monkeypatc
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(R, "train", interrupted)
+    monkeypatch.setattr(RS, "train", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        R.trained_runs("smoke", root=tmp_path, data_dir=data_dir, device="cpu", verbose=False, n_train=64, n_test=32)
+        RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path, data_dir=data_dir, device="cpu"), verbose=False, n_train=64, n_test=32)
     out = capsys.readouterr().out
     assert "interrupted before the first epoch finished" in out and "run this cell again" in out

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cnet_lib.book.notebook_tools import toc_notebooks
+from cnet_lib.book.toc import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 

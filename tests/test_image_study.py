@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.images import figures as imf
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib.images import tables as TB
+from cnet_lib import draw as imf
+from cnet_lib.images import run_folders as RF, run_store as RS, study_inputs as SI, theta_record as TR
+from cnet_lib.images import cached_studies as ST
+from cnet_lib.images import image_tables as TB
 from cnet_lib.images import theta as TH
 from cnet_lib.images import verdict as V
-from cnet_lib.images.data import write_fake_cifar
+from cnet_lib.images.fake_data import write_fake_cifar
 from cnet_lib.runtime.vocabulary import SERIES_COLORS, run_color
+from cnet_lib.runtime.settings import Settings
 
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
 GRID = dict(schemes=("euler", "rk4_classic"), n_steps=(1, 2), compress=(1,), compress_schemes=("rk4_classic",))
@@ -32,7 +33,7 @@ def data_dir(tmp_path_factory):
 def study(data_dir, tmp_path_factory):
     """Both smoke runs, trained once into a module-wide runs root, and their sweeps."""
     root = tmp_path_factory.mktemp("runs")
-    runs = R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    runs = RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY)
     sweeps = ST.sweep_runs(runs, GRID, verbose=False)
     return root, runs, sweeps
 
@@ -51,9 +52,9 @@ def test_trained_once_then_reloaded_without_training(study, data_dir, monkeypatc
     def no_training(*a, **k):
         raise AssertionError("trained_runs retrained a finished run")
 
-    monkeypatch.setattr(R, "train", no_training)
-    monkeypatch.setattr(R, "load_dataset", no_training)  # a finished run needs no data either
-    again = R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    monkeypatch.setattr(RS, "train", no_training)
+    monkeypatch.setattr(SI, "load_dataset", no_training)  # a finished run needs no data either
+    again = RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY)
     for name, run in runs.items():
         assert not again[name].trained_now
         assert again[name].history == run.history
@@ -66,24 +67,25 @@ def test_trained_once_then_reloaded_without_training(study, data_dir, monkeypatc
 def test_run_folder_holds_a_hash_of_the_config(study, data_dir):
     root, runs, _ = study
     for run in runs.values():
-        h = R.run_hash(run.config)
+        h = RF.run_hash(run.config)
         assert len(h) >= 8 and run.out_dir.name == f"smoke-{run.name}-{h}"
         assert run.out_dir.parent == Path(root)
-        assert (run.out_dir / "checkpoint.pt").is_file() and (run.out_dir / R.SNAPSHOTS).is_file()
+        assert (run.out_dir / "checkpoint.pt").is_file() and (run.out_dir / TR.SNAPSHOTS).is_file()
     cfg = runs["euler_fixed"].config
     import dataclasses
 
-    assert R.run_hash(dataclasses.replace(cfg, lr=cfg.lr / 2)) != R.run_hash(cfg), "a changed preset must not collide"
-    assert R.run_hash(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) != R.run_hash(cfg)
-    assert R.run_hash(dataclasses.replace(cfg, data_dir=str(Path(data_dir) / "other"))) != R.run_hash(cfg)
-    assert R.run_hash(dataclasses.replace(cfg, progress=not cfg.progress, device="meta")) == R.run_hash(cfg)
+    assert RF.run_hash(dataclasses.replace(cfg, lr=cfg.lr / 2)) != RF.run_hash(cfg), "a changed preset must not collide"
+    assert RF.run_hash(dataclasses.replace(cfg, epochs=cfg.epochs + 1)) != RF.run_hash(cfg)
+    assert RF.run_hash(dataclasses.replace(cfg, data_dir=str(Path(data_dir) / "other"))) != RF.run_hash(cfg)
+    assert RF.run_hash(dataclasses.replace(cfg, progress=not cfg.progress, device="meta")) == RF.run_hash(cfg)
 
 
-def test_runs_root_from_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("CNET_RUNS_DIR", str(tmp_path / "r"))
-    assert R.runs_root() == tmp_path / "r"
-    monkeypatch.delenv("CNET_RUNS_DIR")
-    assert R.runs_root() == Path.home() / ".cache" / "cnet_lib" / "runs"
+def test_runs_live_in_the_sessions_runs_folder(study, tmp_path):
+    _, runs, _ = study
+    cfg = runs["euler_fixed"].config
+    assert RF.run_dir(cfg, tmp_path / "r") == tmp_path / "r" / f"smoke-euler_fixed-{RF.run_hash(cfg)}"
+    assert RF.shipped_copy_dir(cfg, tmp_path / "r").name == f"smoke-euler_fixed-{RF.run_hash(cfg)}-shipped"
+    assert all(r.settings.preset == "smoke" and r.settings.device == torch.device("cpu") for r in runs.values())
 
 
 def test_snapshots_record_every_epoch_and_the_refinement(study):
@@ -119,7 +121,7 @@ def test_sweep_is_cached_beside_the_checkpoint(study, monkeypatch):
 
 
 def test_fake_data_fallback_is_announced(tmp_path, capsys):
-    folder = R.study_data_dir("smoke", tmp_path / "nothing-here")
+    folder = SI.study_data_dir(Settings(preset="smoke", data_dir=tmp_path / "nothing-here"))
     out = capsys.readouterr().out
     assert "FAKE data" in out and str(folder) in out
     assert (folder / "cifar-10-batches-py" / "data_batch_1").is_file()
@@ -263,7 +265,7 @@ def test_stage_table_reads_exact_pieces():
 
 # ----------------------------------------------------------------------------- exercises
 def test_exercise_checks(capsys):
-    from cnet_lib.book.exercises import images as E
+    from cnet_lib.book.exercises import image_exercises as E
 
     # the references are not answers: the checks reject a call into them (right answers pass in
     # tests/test_exercises.py)

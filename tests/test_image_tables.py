@@ -13,10 +13,10 @@ import torch
 
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import coefficient_key
-from cnet_lib.images import runs as R
-from cnet_lib.images import tables as TB
+from cnet_lib.images import study_run as SR, train_state as TS
+from cnet_lib.images import image_tables as TB
 from cnet_lib.images import theta as TH
-from cnet_lib.images.presets import image_runs
+from cnet_lib.images.image_presets import image_runs
 
 
 def cells(text: str) -> list[list[str]]:
@@ -57,7 +57,7 @@ def study_run(tmp_path: Path, name: str, label: str, hist, env=None, model=None,
     out = tmp_path / name
     out.mkdir()
     if env is not None:
-        (out / R.RESULTS).write_text(json.dumps({"environment": env}))
+        (out / TS.RESULTS).write_text(json.dumps({"environment": env}))
     return SimpleNamespace(name=name, label=label, history=hist, out_dir=out, model=model, config=config,
                            final_accuracy=hist[-1]["test_acc"])
 
@@ -95,8 +95,8 @@ def test_training_time_and_histories(tmp_path):
     env = {"device": "cpu", "device_name": "TestCPU"}
     refined = study_run(tmp_path, "a", "RK4 run", history([(1, 1, False, 1.25, 2.3456, 0.125), (2, 2, True, 2.5, 2.0, 0.25)]), env)
     fixed = study_run(tmp_path, "b", "Euler run", history([(1, 4, False, 100.0, 2.0, 0.5), (2, 4, False, 50.0, 1.0, 0.75)]))
-    assert R.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU"}
-    assert R.training_time(fixed)["device"] is None, "no results file: the machine is unknown"
+    assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU"}
+    assert SR.training_time(fixed)["device"] is None, "no results file: the machine is unknown"
     text = TB.format_histories({"rk4_refined": refined, "euler_fixed": fixed})
     first, second = text.split("\n\n")
     assert first.splitlines()[0] == "RK4 run" and second.splitlines()[0] == "Euler run"

@@ -1,13 +1,15 @@
-"""The layer contract of cnet_lib, checked on every import of every module, deferred ones included.
+"""The layer contract of cnet_lib, read from its folder tree and checked on every import, deferred ones included.
 
-Layers, lowest first (README, "The library"): ``core`` (numerics and models) < ``runtime`` (devices,
-threads, graphs, checkpoints, presets, tables, vocabulary) < the study packages ``pendulum`` and
-``images`` < their ``figures`` modules and ``book`` (the book's machinery) < the command lines at the
-top (``cnet_lib/<command>.py``).  A module imports only its own layer or lower ones; the two study
-packages never import each other; nothing imports a command line; every import of a cnet_lib module
-stands at the top of its module (no hidden imports in functions); no module imports another's
-private names; display code (IPython, ipywidgets, notebook progress bars) lives only in ``book``,
-and plotly only in ``book`` and the ``figures`` modules; the import graph has no cycle.
+A module's layer is its top folder's place in :data:`LAYERS` (lowest first; README, "The library"):
+``core`` (numerics and models) < ``runtime`` (settings, devices, files, presets, rows, vocabulary) < the
+study packages ``pendulum`` and ``images`` < ``draw`` (figures, live apps, plotting helpers) < ``book``
+(the book's machinery) < ``cli`` (the command lines).  A module at the package root
+(``cnet_lib/__init__.py``, ``cnet_lib/__main__.py``) is an entry point above every folder.  No module
+imports a higher layer, nor a sibling folder of its own layer (the two studies never import each other);
+every import of a cnet_lib module stands at the top of its module (no hidden imports in functions); no
+module imports another's private names; display code (IPython, ipywidgets, notebook progress bars) and
+plotly live only in ``draw`` and ``book``; the import graph has no cycle.  There is no per-module rank
+and no exemption: a new folder is placed by adding it to :data:`LAYERS`.
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
-STUDIES = ("pendulum", "images")
+LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("book",), ("cli",))
+"""The top folders of cnet_lib, lowest layer first; folders in one tuple form one layer."""
+DRAWING = ("draw", "book")
+"""The folders that may import display libraries and plotly."""
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto")
 
 
@@ -35,20 +40,22 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def rank(module: str) -> int:
-    parts = module.split(".")
-    if len(parts) == 1:
-        return 1  # the package root re-exports core and runtime names
-    top = parts[1]
-    if top == "core":
-        return 0
-    if top == "runtime":
-        return 1
-    if top in STUDIES:
-        return 3 if parts[-1] == "figures" else 2
-    if top == "book":
-        return 3
-    return 4  # a command line: cnet_lib/<command>.py
+def folder(module: str) -> str:
+    """The top folder of ``module`` under cnet_lib ('' for a module at the package root)."""
+    path = MODULES[module].relative_to(PACKAGE)
+    return path.parts[0] if len(path.parts) > 1 else ""
+
+
+def layer(module: str) -> int:
+    """The index in :data:`LAYERS` of the module's top folder; a module at the package root sits above them all."""
+    top = folder(module)
+    if top == "":
+        return len(LAYERS)
+    for i, folders in enumerate(LAYERS):
+        if top in folders:
+            return i
+    raise AssertionError(f"{module}: its folder cnet_lib/{top}/ is in no layer: add it to LAYERS in tests/test_layers.py "
+                         "and to the README's picture of the layers")
 
 
 def _is_package(module: str) -> bool:
@@ -98,9 +105,10 @@ def _own(target: str) -> bool:
     return target == "cnet_lib" or target.startswith("cnet_lib.")
 
 
-def _study(module: str):
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in STUDIES else None
+def test_every_folder_is_a_layer():
+    folders = sorted({folder(m) for m in MODULES} - {""})
+    placed = sorted(f for layer_folders in LAYERS for f in layer_folders)
+    assert folders == placed, f"folders {folders} but LAYERS places {placed}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -112,12 +120,12 @@ def test_imports_respect_the_layers(module):
         if target not in MODULES:
             problems.append(f"imports {target} ({written}), which does not exist")
             continue
-        if rank(target) > rank(module):
-            problems.append(f"imports {target} (layer {rank(target)}) from layer {rank(module)}")
-        if rank(target) == 4 and target != module:
-            problems.append(f"imports the command line {target}")
-        if _study(target) and _study(module) and _study(target) != _study(module):
-            problems.append(f"imports {target}: the study packages never import each other")
+        if layer(target) > layer(module):
+            problems.append(f"imports {target} (layer {layer(target)}, cnet_lib/{folder(target) or ''}) from layer "
+                            f"{layer(module)} (cnet_lib/{folder(module)})")
+        elif layer(target) == layer(module) and folder(target) != folder(module):
+            problems.append(f"imports {target}: the folders of one layer ({', '.join(LAYERS[layer(module)])}) never "
+                            "import each other")
         if not at_top:
             problems.append(f"imports {target} inside a function or class: put it at the top of the module")
         private = [n for n in names if n.startswith("_") and n != "__version__"]
@@ -127,15 +135,16 @@ def test_imports_respect_the_layers(module):
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_display_code_only_in_the_book_layer(module):
-    in_book = module.startswith("cnet_lib.book")
-    draws = in_book or module.endswith(".figures")
+def test_display_code_only_in_the_drawing_layers(module):
+    draws = folder(module) in DRAWING
     problems = []
     for target, _, _, _ in _imports(module):
-        if not in_book and any(target == d or target.startswith(d + ".") for d in DISPLAY):
-            problems.append(f"imports {target}: display code belongs in cnet_lib.book")
-        if not draws and (target == "plotly" or target.startswith("plotly.")):
-            problems.append(f"imports {target}: figures belong in a study's figures module or in cnet_lib.book")
+        if draws:
+            break
+        if any(target == d or target.startswith(d + ".") for d in DISPLAY):
+            problems.append(f"imports {target}: display code belongs in cnet_lib.draw or cnet_lib.book")
+        if target == "plotly" or target.startswith("plotly."):
+            problems.append(f"imports {target}: figures belong in cnet_lib.draw")
     assert not problems, f"{module}: " + "; ".join(problems)
 
 
@@ -162,19 +171,33 @@ def test_the_import_graph_has_no_cycle():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-def test_the_contract_sees_what_it_forbids(tmp_path):
-    """The checks above are not vacuous: a deferred, upward import is found in a module's AST."""
+def test_the_contract_sees_what_it_forbids():
+    """The checks above are not vacuous: a deferred, upward import, a sibling study's import and a module in a
+    folder of no layer are all found from the files alone."""
     global MODULES
-    fake = PACKAGE / "core" / "_layer_probe.py"
-    assert not fake.exists()
+    probes = {PACKAGE / "core" / "_layer_probe.py": "def f():\n    from ..images.train_loop import train\n"
+                                                    "    from ..runtime.rows import _private\n",
+              PACKAGE / "pendulum" / "_study_probe.py": "from ..images import theta\n",
+              PACKAGE / "_nowhere" / "__init__.py": ""}
+    assert not any(p.exists() for p in probes)
     saved = MODULES
     try:
-        fake.write_text("def f():\n    from ..images.training import train\n    from ..runtime.tables import _private\n")
+        (PACKAGE / "_nowhere").mkdir()
+        for path, text in probes.items():
+            path.write_text(text)
         MODULES = _modules()
         found = _imports("cnet_lib.core._layer_probe")
-        assert ("cnet_lib.images.training", "..images.training", False, ["train"]) in found
-        with pytest.raises(AssertionError, match="layer 2.*inside a function"):
+        assert ("cnet_lib.images.train_loop", "..images.train_loop", False, ["train"]) in found
+        with pytest.raises(AssertionError, match="layer 2.*inside a function.*private"):
             test_imports_respect_the_layers("cnet_lib.core._layer_probe")
+        with pytest.raises(AssertionError, match="never import each other"):
+            test_imports_respect_the_layers("cnet_lib.pendulum._study_probe")
+        with pytest.raises(AssertionError, match="is in no layer"):
+            layer("cnet_lib._nowhere")
+        with pytest.raises(AssertionError, match="_nowhere"):
+            test_every_folder_is_a_layer()
     finally:
-        fake.unlink()
+        for path in probes:
+            path.unlink(missing_ok=True)
+        (PACKAGE / "_nowhere").rmdir()
         MODULES = saved

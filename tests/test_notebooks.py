@@ -2,7 +2,7 @@
 
 The notebooks run in a fresh kernel with the book/ folder as working directory, exactly as the
 book build runs them.  ``CNET_DATA_DIR`` defaults to the offline copy ``../shared/data`` when it
-exists (see :func:`cnet_lib.book.notebook_tools.smoke_env`).
+exists (see ``smoke_data.smoke_env`` in this folder).
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book.notebook_tools import smoke_env, toc_notebooks
+from cnet_lib.book.toc import toc_notebooks
+from smoke_data import smoke_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -22,7 +23,7 @@ CELL_TIMEOUT_S = 600  # per cell; the smoke preset needs seconds
 def test_notebook_runs_in_smoke_preset(nb_path, monkeypatch):
     from nbmake.nb_run import NotebookRun
 
-    for key, value in smoke_env(ROOT).items():
+    for key, value in smoke_env().items():
         if os.environ.get(key) != value:
             monkeypatch.setenv(key, value)
     result = NotebookRun(nb_path, default_timeout=CELL_TIMEOUT_S).execute()

@@ -23,7 +23,7 @@ from cnet_lib.pendulum import (
     true_rate,
 )
 from cnet_lib.pendulum.odenet import TORCHDIFFEQ_METHODS
-from cnet_lib.pendulum.presets import config_for
+from cnet_lib.pendulum.pendulum_presets import config_for
 
 
 def _net(seed=0, hidden=50):
@@ -128,7 +128,7 @@ def test_rollout_backends_agree_and_global_error():
 
 
 def test_stacked_rate_equals_the_individual_models():
-    from cnet_lib.pendulum.study import StackedRate
+    from cnet_lib.pendulum import StackedRate
 
     nets = [_net(s) for s in range(3)]
     x = torch.randn(3, 2, dtype=torch.float64)
@@ -163,7 +163,7 @@ def test_training_with_a_scheme_torchdiffeq_lacks_uses_cnet():
 
 # --------------------------------------------------------------------------- studies
 def test_fit_slope_and_integrator_orders():
-    from cnet_lib.pendulum.study import fit_slope, fit_slopes, integrator_convergence
+    from cnet_lib.pendulum import fit_slope, fit_slopes, integrator_convergence
 
     dts = [0.1, 0.05, 0.025]
     assert math.isclose(fit_slope(dts, [3 * d**2 for d in dts]), 2.0)
@@ -174,7 +174,7 @@ def test_fit_slope_and_integrator_orders():
 
 
 def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
-    from cnet_lib.book.exercises.pendulum import (
+    from cnet_lib.book.exercises.pendulum_exercises import (
         check_global_error,
         check_rk_step,
         reference_global_error,
@@ -213,8 +213,8 @@ def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
 
 
 def test_presets_are_complete():
-    from cnet_lib.pendulum.presets import PENDULUM_PRESETS, config_for
-    from cnet_lib.runtime.presets import PRESETS
+    from cnet_lib.pendulum.pendulum_presets import PENDULUM_PRESETS, config_for
+    from cnet_lib.runtime.preset_names import PRESETS
 
     assert set(PENDULUM_PRESETS) == set(PRESETS)
     for name in PRESETS:
@@ -226,7 +226,7 @@ def test_presets_are_complete():
 
 @pytest.fixture(scope="module")
 def smoke_study():
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import pendulum as ps
 
     cfg = config_for("smoke")
     models = ps.train_models(cfg, progress=False)
@@ -236,7 +236,7 @@ def smoke_study():
 
 def test_smoke_study_dip(smoke_study):
     """Paper Fig. 2: ODE-Net(Euler) is far worse at Δt_data/2; midpoint and RK4 are not."""
-    from cnet_lib.pendulum.study import dip_table
+    from cnet_lib.pendulum import dip_table
 
     dip = {r["trained"]: r for r in dip_table(smoke_study[2])}
     assert dip["euler"]["ratio"] >= 20, dip["euler"]
@@ -246,7 +246,7 @@ def test_smoke_study_dip(smoke_study):
 
 def test_smoke_study_interchange(smoke_study):
     """Paper Fig. 3b: the Euler-trained G breaks in other schemes; midpoint and RK4 swap."""
-    from cnet_lib.pendulum.study import interchange_matrix
+    from cnet_lib.pendulum import interchange_matrix
 
     m = {(r["trained"], r["evaluated"]): r["ratio_to_own"] for r in interchange_matrix(smoke_study[2], 1.0)}
     for b in ("midpoint", "rk4_classic", "rk4_38"):
@@ -256,8 +256,8 @@ def test_smoke_study_interchange(smoke_study):
 
 
 def test_smoke_study_tables_and_figures(smoke_study):
-    from cnet_lib.pendulum import figures as pf
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import draw as pf
+    from cnet_lib import pendulum as ps
 
     cfg, models, rows = smoke_study
     floor = {r["trained"]: r for r in ps.error_floor_table(models, rows, cfg)}
@@ -283,7 +283,7 @@ def test_smoke_study_tables_and_figures(smoke_study):
 def test_dt_data_control_rows(smoke_study):
     from dataclasses import replace
 
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import pendulum as ps
 
     cfg, models, _ = smoke_study
     tiny = replace(cfg, control_dt_data=(0.1,), control_iters=30)
@@ -312,7 +312,7 @@ def test_modified_rate_is_f_plus_half_dt_times_the_jacobian_times_f():
 
 def test_smoke_study_summaries(smoke_study):
     from cnet_lib.pendulum import modified_rate, odenet_label
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import pendulum as ps
 
     cfg, models, _ = smoke_study
     summary = ps.training_summary(models)
@@ -334,7 +334,7 @@ def test_smoke_study_summaries(smoke_study):
 
 
 def test_energy_gained_and_flow_periods():
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import pendulum as ps
 
     cfg = config_for("smoke")
     rates = {"f": true_rate, "f again": lambda x: true_rate(x)}
@@ -353,9 +353,9 @@ def test_energy_gained_and_flow_periods():
 
 
 def test_figures_use_the_vocabularys_colours(smoke_study):
-    from cnet_lib.pendulum import figures as pf
+    from cnet_lib import draw as pf
     from cnet_lib.pendulum import odenet_label
-    from cnet_lib.pendulum import study as ps
+    from cnet_lib import pendulum as ps
     from cnet_lib.runtime.vocabulary import SCHEME_COLORS, scheme_color
 
     cfg, models, rows = smoke_study
@@ -379,3 +379,41 @@ def test_figures_use_the_vocabularys_colours(smoke_study):
     assert explore.layout.sliders[0].active == 1 and len(explore.data) == 5
     assert {t.line.color for t in explore.data[1:]} == {scheme_color("euler"), scheme_color("rk4_38")}
     assert len(pf.fig_exact_motion(10.0).data) == 2
+
+
+def test_the_training_cache_is_keyed_on_the_whole_frozen_config(monkeypatch):
+    """A model is reused only for the very config it was trained from: every field counts, a field added
+    to the config later too (the key comes from dataclasses.asdict), and dt_data / n_iters given to
+    train_models are part of the config they replace."""
+    import dataclasses
+
+    from cnet_lib.pendulum import trained_models as TM
+    from cnet_lib.pendulum.pendulum_presets import PendulumConfig
+
+    cfg = config_for("smoke", n_iters=3)
+    key = TM.training_key(cfg, "euler")
+    assert key == TM.training_key(dataclasses.replace(cfg), "euler") and key[0] == "euler"
+    def another(value):
+        if isinstance(value, tuple):
+            return value[:-1] if len(value) > 1 else value + value
+        if isinstance(value, str):
+            return value + "x"
+        return value / 2 if isinstance(value, float) else value + 1
+
+    for field in dataclasses.fields(cfg):
+        changed = dataclasses.replace(cfg, **{field.name: another(getattr(cfg, field.name))})
+        assert TM.training_key(changed, "euler") != key, field.name
+    Extended = dataclasses.make_dataclass("Extended", [("new_field", int, 0)], bases=(PendulumConfig,), frozen=True)
+    assert TM.training_key(Extended(**dataclasses.asdict(cfg), new_field=1), "euler") != \
+        TM.training_key(Extended(**dataclasses.asdict(cfg), new_field=2), "euler"), "a new field changes the key"
+
+    calls = []
+    real = TM.train_odenet
+    monkeypatch.setattr(TM, "_TRAINED", {})
+    monkeypatch.setattr(TM, "train_odenet", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    first = TM.train_models(cfg, ("euler",), progress=False)
+    assert TM.train_models(cfg, ("euler",), progress=False)["euler"] is first["euler"] and calls == [3]
+    TM.train_models(cfg, ("euler",), n_iters=4, progress=False)
+    TM.train_models(dataclasses.replace(cfg, hidden=8), ("euler",), progress=False)
+    assert calls == [3, 4, 3], "another n_iters or another hidden size trains again"
+    assert TM.train_models(cfg, ("euler",), dt_data=cfg.dt_data, n_iters=3, progress=False)["euler"] is first["euler"]

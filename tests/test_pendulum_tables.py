@@ -16,10 +16,10 @@ import torch
 from table_reading import assert_printed, by_first_column, parse_table, printed_as
 
 from cnet_lib.pendulum import G, RHO0, energy, exact_solution, period
-from cnet_lib.pendulum import study as ps
-from cnet_lib.pendulum import tables as pt
+from cnet_lib import pendulum as ps
+from cnet_lib.pendulum import pendulum_tables as pt
 from cnet_lib.pendulum.odenet import odenet_label
-from cnet_lib.pendulum.presets import config_for
+from cnet_lib.pendulum.pendulum_presets import config_for
 from cnet_lib.runtime.vocabulary import scheme_label
 
 

@@ -5,7 +5,8 @@ main command), ``scripts/gpu_check.sh`` and the benchmarks still imported the ol
 every unit test passed.  This test reads the scripts, the benchmarks, the workflow, the chapters
 and the prose (README, CONTRIBUTING, the book's pages, comments in ``_config.yml``) and checks
 that each ``from cnet_lib.x import a, b`` names a module and attributes that exist, each
-``python -m cnet_lib.x`` names a module, each ``:mod:`` / ``:func:``-style dotted ``cnet_lib.x.y``
+``python -m cnet_lib <command>`` names a command of :data:`cnet_lib.cli.COMMANDS` (and no text uses the
+older ``python -m cnet_lib.<command>`` form), each ``:mod:`` / ``:func:``-style dotted ``cnet_lib.x.y``
 in prose resolves, and each path ``cnet_lib/....py`` (or a folder) exists.
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book.notebook_tools import cell_source, read_notebook
+from cnet_lib.cli import COMMANDS
+from cnet_lib.book.notebook_cells import cell_source, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +31,7 @@ SOURCES = sorted(
 
 FROM_IMPORT = re.compile(r"from (cnet_lib(?:\.\w+)*) import \(?([\w ,\n]+?)\)?(?:\s*#|$)", re.M)
 RUN_MODULE = re.compile(r"python3? -m (cnet_lib(?:\.\w+)+)")
+RUN_COMMAND = re.compile(r"python3? -m cnet_lib[ \t]+([A-Za-z_]\w*)")
 DOTTED = re.compile(r"(?<![\w/.])(cnet_lib(?:\.[A-Za-z_]\w*)+)")
 PATH = re.compile(r"(?<![\w/])(cnet_lib/[\w/]*\w(?:\.py)?)")
 
@@ -72,8 +75,10 @@ def references(text: str) -> list[str]:
             if name and name != "*" and not hasattr(mod, name) and not _is_submodule(mod, name):
                 problems.append(f"from {module} import {name}: {module} has no {name}")
     for module in RUN_MODULE.findall(text):
-        if importlib.util.find_spec(module) is None:
-            problems.append(f"python -m {module}: no such module")
+        problems.append(f"python -m {module}: the command lines run as python -m cnet_lib <command>")
+    for command in RUN_COMMAND.findall(text):
+        if command not in COMMANDS:
+            problems.append(f"python -m cnet_lib {command}: no such command")
     for dotted in DOTTED.findall(text):
         if not _resolves(dotted.rstrip(".")):
             problems.append(f"{dotted}: does not resolve")
@@ -90,14 +95,17 @@ def test_library_references_resolve(path):
 
 
 def test_the_check_sees_stale_references():
-    stale = ("from cnet_lib.presets import preset_name\npython -m cnet_lib.nothing\n"
-             "see cnet_lib.train.SGDStep and cnet_lib/cuda_graphs.py\nfrom cnet_lib.runtime.presets import nothing_here\n")
+    stale = ("from cnet_lib.presets import preset_name\npython -m cnet_lib.sweep CHECKPOINT\npython -m cnet_lib nothing\n"
+             "see cnet_lib.train.SGDStep and cnet_lib/cuda_graphs.py\nfrom cnet_lib.runtime.preset_names import nothing_here\n")
     problems = references(stale)
     assert problems == sorted([
         "from cnet_lib.presets import ...: No module named 'cnet_lib.presets'", "cnet_lib.presets: does not resolve",
-        "python -m cnet_lib.nothing: no such module", "cnet_lib.nothing: does not resolve",
+        "python -m cnet_lib.sweep: the command lines run as python -m cnet_lib <command>",
+        "cnet_lib.sweep: does not resolve",
+        "python -m cnet_lib nothing: no such command",
         "cnet_lib.train.SGDStep: does not resolve", "cnet_lib/cuda_graphs.py: no such file or folder",
-        "from cnet_lib.runtime.presets import nothing_here: cnet_lib.runtime.presets has no nothing_here"]), problems
-    fine = ("from cnet_lib.runtime.presets import preset_name\npython -m cnet_lib.sweep\n"
-            "see cnet_lib.images.training.SGDStep and cnet_lib/runtime/cuda_graphs.py, cnet_lib/shipped/\n")
+        "from cnet_lib.runtime.preset_names import nothing_here: cnet_lib.runtime.preset_names has no nothing_here"]), problems
+    fine = ("from cnet_lib.runtime.preset_names import preset_name\npython -m cnet_lib sweep CHECKPOINT\n"
+            "python -m cnet_lib <command>\nsee cnet_lib.images.train_loop.SGDStep and cnet_lib/runtime/cuda_graphs.py, "
+            "cnet_lib/shipped/\n")
     assert references(fine) == []

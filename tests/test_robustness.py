@@ -10,17 +10,19 @@ import math
 import pytest
 import torch
 
-from cnet_lib import robustness as robustness_cli
+from cnet_lib.cli import robustness as robustness_cli
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import OdeBlock
 from cnet_lib.images import judgement as JG
 from cnet_lib.images import paired_stats as RB_STATS
 from cnet_lib.images import perturbations as PT
-from cnet_lib.images import robustness as RB
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib.images import training as T
-from cnet_lib.images.data import load_dataset, write_fake_cifar
+from cnet_lib.images import robustness_conditions as RB
+from cnet_lib.images import run_store as RS
+from cnet_lib.images import cached_studies as ST
+from cnet_lib import images as T
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
+from cnet_lib.runtime.settings import Settings
 
 GRID = dict(sigmas=(0.1, 1.0), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"), float_formats=("bf16",),
             input_noise=(0.5,), noise_seeds=(0, 1))
@@ -435,7 +437,7 @@ def test_command_line(data, tmp_path, capsys):
 def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
     root = tmp_path / "data"
     write_fake_cifar(root, n_train=64, n_test=32, seed=0)
-    runs = R.trained_runs("smoke", root=tmp_path / "runs", data_dir=str(root), device="cpu", verbose=False,
+    runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=str(root), device="cpu"), verbose=False,
                           use_shipped=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
     grid = dict(GRID, sigmas=(0.1,), seeds=(0,), bits=(8,), float_formats=(), input_noise=())
     first = ST.robustness_runs(runs, grid, verbose=False)
@@ -465,7 +467,7 @@ def test_tables_and_figures_show_the_study(data):
     assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(JG.word_verdict(j))
     sizes = RB.size_table(study)
     assert "θ̂ in 4 bits" in sizes and "bf16" in sizes and f"{RB.model_bytes(models['euler_fixed'], 'weights', 4):,}" in sizes
-    from cnet_lib.images import figures as imf
+    from cnet_lib import draw as imf
 
     fig = imf.fig_weight_noise(study)
     assert [t.name for t in fig.data] == ["RK4-trained (refined)", "Euler-trained (fixed depth)"]

@@ -24,21 +24,23 @@ import numpy as np
 import pytest
 import torch
 
-from cnet_lib import sweep as sweep_cli
-from cnet_lib import train as train_cli
-from cnet_lib.images import data as D
-from cnet_lib.images import runs as R
-from cnet_lib.images import study as ST
-from cnet_lib.images import sweep as S
-from cnet_lib.images import training as T
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.cli import train as train_cli
+from cnet_lib.images import datasets as DS, download as DL, fake_data as FD, image_data as ID
+from cnet_lib.images import run_store as RS, shipped as SHP, study_inputs as SI, theta_record as TR
+from cnet_lib.images import cached_studies as ST
+from cnet_lib.images import manifestations as S
+from cnet_lib import images as T
+from cnet_lib.images import train_loop as TL
 from cnet_lib.images.cifar_files import CifarFileError
 from cnet_lib.runtime import files as F
 from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_stale_temporaries, save_checkpoint
 from cnet_lib.runtime.locks import folder_lock, lock_files
 from cnet_lib.runtime.memory import OutOfMemory, out_of_memory_hint
+from cnet_lib.runtime.settings import Settings
+from smoke_data import SHARED_DATA as SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
 GRID = dict(schemes=("euler",), n_steps=(1, 2), compress=(1,), compress_schemes=("euler",))
 WAIT = 300  # seconds a subprocess may take to reach a point: a wide margin, never a measurement
@@ -47,7 +49,7 @@ WAIT = 300  # seconds a subprocess may take to reach a point: a wide margin, nev
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
-    D.write_fake_cifar(root, n_train=100, n_test=40, seed=0)
+    FD.write_fake_cifar(root, n_train=100, n_test=40, seed=0)
     return str(root)
 
 
@@ -55,7 +57,7 @@ def data_dir(tmp_path_factory):
 def trained(data_dir, tmp_path_factory):
     """Both smoke runs, trained once into a runs root that tests copy before changing anything."""
     root = tmp_path_factory.mktemp("runs")
-    R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY)
+    RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY)
     return root
 
 
@@ -67,7 +69,7 @@ def runs_copy(trained, tmp_path):
 
 
 def _runs(root, data_dir, **kw):
-    return R.trained_runs("smoke", root=root, data_dir=data_dir, device="cpu", verbose=False, **TINY, **kw)
+    return RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY, **kw)
 
 
 def _env():
@@ -138,7 +140,7 @@ def test_a_second_training_waits_for_the_first_and_then_uses_its_result(data_dir
     assert train_cli.main([*TRAIN_ARGS, "--data-dir", data_dir, "--out-dir", str(result)]) == 0
     out, release = tmp_path / "run", tmp_path / "release"
     holder = _holder(out, release, result)
-    second = subprocess.Popen([sys.executable, "-m", "cnet_lib.train", *TRAIN_ARGS, "--data-dir", data_dir,
+    second = subprocess.Popen([sys.executable, "-m", "cnet_lib", "train", *TRAIN_ARGS, "--data-dir", data_dir,
                                "--out-dir", str(out), "--resume"], env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     waiting = second.stderr.readline()  # blocks until the second process says what it waits for
@@ -169,9 +171,10 @@ def test_a_second_training_without_resume_stops_at_once_and_says_who_holds_the_f
 
 CHAPTER = """
 import json, sys
-from cnet_lib.images import runs as R
-runs = R.trained_runs("smoke", root=sys.argv[1], data_dir=sys.argv[2], device="cpu", verbose=False,
-                      n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
+from cnet_lib.images.run_store import trained_runs
+from cnet_lib.runtime.settings import Settings
+settings = Settings.from_environment(preset="smoke", runs_dir=sys.argv[1], data_dir=sys.argv[2], device="cpu")
+runs = trained_runs(settings, verbose=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
 print(json.dumps({n: [r.trained_now, r.checkpoint_sha256] for n, r in runs.items()}))
 """
 
@@ -236,11 +239,11 @@ def test_a_lock_holder_is_named_and_released_when_its_process_is_killed(tmp_path
 def _cpu_runs(root, **kw):
     if not (SHARED / "cifar-10-batches-py").is_dir():
         pytest.skip(f"the offline CIFAR copy is not at {SHARED}")
-    return R.trained_runs("cpu", root=root, data_dir=SHARED, device="cpu", verbose=True, **kw)
+    return RS.trained_runs(Settings(preset="cpu", runs_dir=root, data_dir=SHARED, device="cpu"), verbose=True, **kw)
 
 
 def test_the_shipped_model_never_overwrites_the_readers_own_training(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(R, "train", lambda *a, **k: pytest.fail("nothing may be trained here"))
+    monkeypatch.setattr(RS, "train", lambda *a, **k: pytest.fail("nothing may be trained here"))
     first = _cpu_runs(tmp_path)
     rk4 = first["rk4_refined"]
     assert rk4.shipped and rk4.out_dir.name.endswith("-shipped")
@@ -256,7 +259,7 @@ def test_the_shipped_model_never_overwrites_the_readers_own_training(tmp_path, c
     again = _cpu_runs(tmp_path)
     out = capsys.readouterr().out
     assert f"your own training of this run is kept in {own} (epoch 2 of {cfg.epochs} saved)" in out
-    assert "trained_runs(use_shipped=False)" in out
+    assert "trained_runs(ctx.settings, use_shipped=False)" in out
     assert (own / T.CHECKPOINT).read_bytes() == theirs and again["rk4_refined"].shipped
     # a run the reader finished is theirs: it is used instead of the shipped one
     euler = first["euler_fixed"]
@@ -269,8 +272,8 @@ def test_the_shipped_model_never_overwrites_the_readers_own_training(tmp_path, c
 @pytest.fixture
 def shipped_copy(tmp_path, monkeypatch):
     dest = tmp_path / "shipped"
-    shutil.copytree(R.SHIPPED, dest)
-    monkeypatch.setattr(R, "SHIPPED", dest)
+    shutil.copytree(SHP.SHIPPED, dest)
+    monkeypatch.setattr(SHP, "SHIPPED", dest)
     return dest
 
 
@@ -288,9 +291,9 @@ def test_a_damaged_shipped_file_is_refused_with_what_to_do_and_never_copied(ship
         _zero_weights(ckpt)
     else:
         ckpt.write_bytes(ckpt.read_bytes()[:1000])
-    monkeypatch.setattr(R, "train", lambda *a, **k: pytest.fail("a damaged shipped model must not lead to training"))
+    monkeypatch.setattr(RS, "train", lambda *a, **k: pytest.fail("a damaged shipped model must not lead to training"))
     for _ in range(2):  # the same sentence every time: nothing copied, nothing moved, no loop
-        with pytest.raises(R.ShippedFileError) as err:
+        with pytest.raises(SHP.ShippedFileError) as err:
             _cpu_runs(tmp_path / "runs", runs=["rk4_refined"])
         msg = str(err.value)
         assert str(ckpt) in msg and "does not match the SHA-256 its manifest records" in msg and "reinstall" in msg
@@ -301,7 +304,7 @@ def test_a_damaged_copy_of_a_shipped_model_is_copied_again(shipped_copy, tmp_pat
     run = _cpu_runs(tmp_path, runs="euler_fixed")["euler_fixed"]
     run.checkpoint.write_bytes(run.checkpoint.read_bytes()[:1000])
     again = _cpu_runs(tmp_path, runs="euler_fixed")["euler_fixed"]
-    manifest = json.loads((shipped_copy / "cpu-euler_fixed" / R.MANIFEST).read_text())
+    manifest = json.loads((shipped_copy / "cpu-euler_fixed" / SHP.MANIFEST).read_text())
     assert file_digest(again.checkpoint) == manifest["files"][T.CHECKPOINT] == again.checkpoint_sha256
 
 
@@ -318,22 +321,22 @@ MARKER = Path("/nonexistent")
 def test_a_data_file_that_would_run_code_is_refused_unrun(tmp_path, monkeypatch, file):
     global MARKER
     MARKER = tmp_path / "code-ran"
-    D.write_fake_cifar(tmp_path, n_train=20, n_test=10)
+    FD.write_fake_cifar(tmp_path, n_train=20, n_test=10)
     path = tmp_path / "cifar-10-batches-py" / file
     with open(path, "wb") as f:
         pickle.dump({"data": _Planted(), "labels": [0], "label_names": _Planted()}, f, protocol=2)
     with pytest.raises(CifarFileError) as err:
-        D.load_dataset("cifar10", tmp_path, download=False)
+        ID.load_dataset("cifar10", tmp_path, download=False)
     assert not MARKER.exists(), "the pickle's code ran"
     msg = str(err.value)
     assert str(path) in msg and "system" in msg and "could run code" in msg and "replace the folder" in msg
 
 
 def test_the_offline_copy_and_old_protocol_files_read_with_the_restricted_unpickler(tmp_path):
-    D.write_fake_cifar(tmp_path, n_train=20, n_test=10)  # protocol 2: bytes go through _codecs.encode
-    assert len(D.load_dataset("cifar10", tmp_path).train_y) == 20
+    FD.write_fake_cifar(tmp_path, n_train=20, n_test=10)  # protocol 2: bytes go through _codecs.encode
+    assert len(ID.load_dataset("cifar10", tmp_path).train_y) == 20
     if (SHARED / "cifar-10-batches-py").is_dir():
-        assert D.load_dataset("cifar10", SHARED).classes[0] == "airplane"
+        assert ID.load_dataset("cifar10", SHARED).classes[0] == "airplane"
 
 
 def test_temporary_data_lives_in_a_folder_only_the_user_can_write(tmp_path, monkeypatch):
@@ -358,10 +361,10 @@ def test_temporary_data_lives_in_a_folder_only_the_user_can_write(tmp_path, monk
 def test_the_fake_data_of_the_smoke_preset_is_private(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(F.tempfile, "gettempdir", lambda: str(tmp_path))
     planted = tmp_path / "cnet_lib-fake-cifar10-256-128"  # the old, predictable place
-    D.write_fake_cifar(planted, n_train=10, n_test=10)
-    folder = R.study_data_dir("smoke", tmp_path / "nothing-here")
+    FD.write_fake_cifar(planted, n_train=10, n_test=10)
+    folder = SI.study_data_dir(Settings(preset="smoke", data_dir=tmp_path / "nothing-here"))
     assert folder != planted and folder.parent == tmp_path / f"cnet_lib-{os.getuid()}"
-    assert len(D.load_dataset("cifar10", folder).train_y) == 256 and "FAKE data" in capsys.readouterr().out
+    assert len(ID.load_dataset("cifar10", folder).train_y) == 256 and "FAKE data" in capsys.readouterr().out
 
 
 # ============================================================================ 5. damaged data
@@ -396,12 +399,12 @@ def _drop_key(path: Path, key: str) -> None:
 
 @pytest.mark.parametrize("damage", list(DATA_DAMAGE))
 def test_damaged_data_gets_one_sentence_in_the_library_and_the_command_line(tmp_path, capsys, damage):
-    D.write_fake_cifar(tmp_path, n_train=20, n_test=10)
+    FD.write_fake_cifar(tmp_path, n_train=20, n_test=10)
     path = tmp_path / "cifar-10-batches-py" / "data_batch_2"
     how, fragment = DATA_DAMAGE[damage]
     how(path)
     with pytest.raises(CifarFileError) as err:
-        D.load_dataset("cifar10", tmp_path, download=False)
+        ID.load_dataset("cifar10", tmp_path, download=False)
     msg = str(err.value)
     assert msg.startswith(str(path)) and fragment in msg and "replace the folder" in msg, msg
     capsys.readouterr()
@@ -462,7 +465,7 @@ def test_an_empty_seed_list_is_refused_before_any_evaluation(runs_copy, data_dir
 
 def test_damaged_theta_snapshots_are_set_aside_and_rebuilt_from_the_checkpoint(runs_copy, data_dir, capsys):
     before = _runs(runs_copy, data_dir)["rk4_refined"]
-    path = before.out_dir / R.SNAPSHOTS
+    path = before.out_dir / TR.SNAPSHOTS
     path.write_text(path.read_text()[:40])
     capsys.readouterr()
     after = _runs(runs_copy, data_dir)["rk4_refined"]
@@ -498,11 +501,11 @@ def test_a_read_only_runs_folder_still_gets_the_shipped_models_in_a_private_fold
         run = _cpu_runs(root, runs="euler_fixed")["euler_fixed"]
     assert run.shipped and run.out_dir.parent == tmp_path / "tmp" / f"cnet_lib-{os.getuid()}"
     assert f"the runs folder {root} cannot be written, so the shipped model is copied to" in capsys.readouterr().out
-    assert not list(R.SHIPPED.parent.glob(".*.lock")) and not list(R.SHIPPED.glob(".*")), "the package is never written"
+    assert not list(SHP.SHIPPED.parent.glob(".*.lock")) and not list(SHP.SHIPPED.glob(".*")), "the package is never written"
 
 
 def test_training_into_a_read_only_folder_stops_before_any_work(data_dir, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(T, "load_dataset", lambda *a, **k: pytest.fail("the data was loaded first"))
+    monkeypatch.setattr(TL, "load_dataset", lambda *a, **k: pytest.fail("the data was loaded first"))
     out = tmp_path / "run"
     out.mkdir()
     with read_only(out):
@@ -513,20 +516,19 @@ def test_training_into_a_read_only_folder_stops_before_any_work(data_dir, tmp_pa
 
 def test_a_full_disk_while_unpacking_blames_the_disk_not_the_archive(tmp_path, monkeypatch):
     src = tmp_path / "src"
-    D.write_fake_cifar(src, 20, 10)
+    FD.write_fake_cifar(src, 20, 10)
     archive = tmp_path / "a.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(src / "cifar-10-batches-py", arcname="cifar-10-batches-py")
-    monkeypatch.setattr(D, "_download", lambda url, dest, progress=True: shutil.copy(archive, dest))
-    monkeypatch.setenv("CNET_CIFAR10_URL", "http://mirror.invalid/a.tar.gz")
-    monkeypatch.setenv("CNET_CIFAR10_MD5", file_digest(archive, "md5"))
+    monkeypatch.setattr(DL, "_download", lambda url, dest, progress=True: shutil.copy(archive, dest))
+    source = dict(url="http://mirror.invalid/a.tar.gz", md5=file_digest(archive, "md5"))
 
     def full(tar, dest):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(D, "_safe_extract", full)
-    with pytest.raises(D.DataFolderError) as err:
-        D.ensure_dataset("cifar10", tmp_path / "data", progress=False)
+    monkeypatch.setattr(DL, "_safe_extract", full)
+    with pytest.raises(DS.DataFolderError) as err:
+        DL.ensure_dataset("cifar10", tmp_path / "data", progress=False, **source)
     msg = str(err.value)
     assert "is full: unpacking" in msg and "not at fault" in msg and "CNET_DATA_DIR" in msg
     assert "not a readable" not in msg and not msg.startswith("[Errno")
@@ -550,7 +552,7 @@ def test_out_of_memory_in_training_names_the_batch_size_to_try(data_dir, tmp_pat
     def oom(*a, **k):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.75 GiB total)")
 
-    monkeypatch.setattr(T, "_train_epoch", oom)
+    monkeypatch.setattr(TL, "_train_epoch", oom)
     assert train_cli.main([*TRAIN_ARGS, "--data-dir", data_dir, "--out-dir", str(tmp_path / "run")]) == 1
     err = _one_line(capsys.readouterr().err)
     assert "out of memory on cpu while training epoch 1 with batches of 32 images" in err

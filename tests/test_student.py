@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from cnet_lib.book import project as _project
-from cnet_lib.book.notebook_tools import cell_source, cell_tags, read_notebook, toc_notebooks
-from cnet_lib.book.student import SOURCE_PATHS, main
+from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
+from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.book.student_copies import SOURCE_PATHS
+from cnet_lib.cli.student import main
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -52,7 +54,7 @@ def test_wheel_copies_install_exactly_the_exported_library(wheel_copies):
     with zipfile.ZipFile(wheel) as z:
         meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
         assert f"Version: {build}" in meta
-        assert z.read("cnet_lib/book/exercises/core.py") == (ROOT / "cnet_lib/book/exercises/core.py").read_bytes()
+        assert z.read("cnet_lib/book/exercises/framework.py") == (ROOT / "cnet_lib/book/exercises/framework.py").read_bytes()
         assert not any(n.startswith("book/") or n.endswith(".ipynb") for n in z.namelist())
     for p in wheel_copies.glob("*.ipynb"):
         nb = read_notebook(p)
@@ -80,8 +82,8 @@ def test_the_export_needs_to_know_where_students_install_from(tmp_path, capsys):
     with pytest.raises(SystemExit) as err:
         main([str(tmp_path / "out")])
     assert err.value.code == 2 and "--wheel-url" in capsys.readouterr().err
-    assert main([str(tmp_path / "out"), "--wheel-url", "ftp://x/", "--root", str(ROOT)]) == 2
-    assert main([str(tmp_path / "out"), "--wheel-url", "https://x/cnet.whl", "--root", str(ROOT)]) == 2
+    assert main([str(tmp_path / "out"), "--wheel-url", "ftp://x/", "--root", str(ROOT)]) == 1
+    assert main([str(tmp_path / "out"), "--wheel-url", "https://x/cnet.whl", "--root", str(ROOT)]) == 1
     assert "folder" in capsys.readouterr().err
 
 
@@ -123,7 +125,7 @@ def test_repository_copies_refuse_uncommitted_library_changes(tmp_path, capsys):
     repo = _mini_repo(tmp_path)
     with open(repo / "cnet_lib" / "book" / "exercises" / "core.py", "a", encoding="utf-8") as f:
         f.write("\n# a teacher's local change\n")
-    assert main([str(tmp_path / "out"), "--from-repository", "--root", str(repo)]) == 2
+    assert main([str(tmp_path / "out"), "--from-repository", "--root", str(repo)]) == 1
     err = capsys.readouterr().err
     assert "cnet_lib/book/exercises/core.py" in err and "--wheel-url" in err
     # --wheel-url ships the working tree as it is, under a version that says so
@@ -139,5 +141,5 @@ def test_repository_copies_need_a_clone(tmp_path, capsys):
     (root / "book").mkdir(parents=True)
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/x\n", encoding="utf-8")
-    assert main([str(tmp_path / "out"), "--from-repository", "--root", str(root)]) == 2
+    assert main([str(tmp_path / "out"), "--from-repository", "--root", str(root)]) == 1
     assert "--wheel-url" in capsys.readouterr().err

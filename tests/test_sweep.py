@@ -4,12 +4,13 @@ import json
 import pytest
 import torch
 
-from cnet_lib import sweep as sweep_cli
-from cnet_lib.images import sweep as S
-from cnet_lib import train as train_cli
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
-from cnet_lib.images.data import load_dataset, write_fake_cifar
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.images import manifestations as S
+from cnet_lib.cli import train as train_cli
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.image_data import load_dataset
 from cnet_lib.core.models import ContinuousNet
 
 
@@ -68,7 +69,7 @@ def test_table_and_figure(data):
                                  n_steps=(1, 2), compress=(2,), progress=False)
     table = S.sweep_table(rows)
     assert "identity" in table and "manifestation" in table and table.count("\n") >= len(rows)
-    from cnet_lib.images.figures import fig_accuracy_vs_nt
+    from cnet_lib.draw import fig_accuracy_vs_nt
 
     fig = fig_accuracy_vs_nt({"model": rows})
     names = [t.name for t in fig.data]

@@ -1,4 +1,5 @@
-"""cnet_lib.train / cnet_lib.runtime.checkpoint: refinement training, resume, refusal of other configs, NaN stop."""
+"""Training (cnet_lib.images.train_config, train_loop, train_state) and cnet_lib.runtime.checkpoint: refinement
+training, resume, refusal of other configs, NaN stop, the learning-rate schedule."""
 import json
 import math
 import os
@@ -7,10 +8,10 @@ import pytest
 import torch
 
 from cnet_lib.runtime import checkpoint as C
-from cnet_lib import train as train_cli
-from cnet_lib.images import training as T
-from cnet_lib.images.presets import image_runs
-from cnet_lib.images.data import write_fake_cifar
+from cnet_lib.cli import train as train_cli
+from cnet_lib import images as T
+from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.fake_data import write_fake_cifar
 from cnet_lib.core.models import count_parameters
 
 
@@ -114,6 +115,56 @@ def test_learning_rate_schedules():
         T.TrainConfig(refine_at=(3, 1))
     with pytest.raises(ValueError, match="lr_schedule"):
         T.TrainConfig(lr_schedule="linear")
+
+
+def _closed_form(cfg, epoch):
+    """The rate the loop set by hand before it used torch.optim.lr_scheduler (the same expressions, verbatim)."""
+    if cfg.lr_schedule == "constant":
+        return cfg.lr
+    if cfg.lr_schedule == "step":
+        return cfg.lr * cfg.lr_decay ** sum(epoch >= m for m in cfg.lr_milestones)
+    return 0.5 * cfg.lr * (1.0 + math.cos(math.pi * epoch / max(cfg.epochs, 1)))
+
+
+SCHEDULES = [dict(lr_schedule="constant", lr=0.05, epochs=5),
+             dict(lr_schedule="step", lr=0.1, lr_milestones=(1, 2, 3, 4, 5), lr_decay=0.1, epochs=7),
+             dict(lr_schedule="step", lr=0.3, lr_milestones=(2, 4, 6, 8), lr_decay=0.3, epochs=10),
+             dict(lr_schedule="step", lr=0.1, lr_milestones=(30, 60, 90), lr_decay=0.1, epochs=120),
+             dict(lr_schedule="cosine", lr=0.1, epochs=9), dict(lr_schedule="cosine", lr=0.07, epochs=200)]
+
+
+@pytest.mark.parametrize("kw", SCHEDULES, ids=[f"{k['lr_schedule']}-{k['epochs']}" for k in SCHEDULES])
+def test_the_lr_scheduler_gives_the_closed_form_rates_to_the_bit(kw):
+    """torch.optim.lr_scheduler.LambdaLR over lr_factor sets exactly the rates of the closed form, epoch after
+    epoch and when a resumed run builds it at a later epoch from an optimizer state that carries another rate."""
+    cfg = T.TrainConfig(**kw)
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=cfg.lr, momentum=0.9)
+    sched = T.lr_scheduler(cfg, opt)
+    for epoch in range(cfg.epochs):
+        assert opt.param_groups[0]["lr"] == _closed_form(cfg, epoch) == T.learning_rate(cfg, epoch), epoch
+        opt.step()
+        sched.step()
+    for start in range(1, cfg.epochs):
+        resumed = torch.optim.SGD([p], lr=cfg.lr, momentum=0.9)
+        resumed.load_state_dict({**opt.state_dict(), "param_groups": [{**opt.state_dict()["param_groups"][0], "lr": 9.0}]})
+        T.lr_scheduler(cfg, resumed, start)
+        assert resumed.param_groups[0]["lr"] == _closed_form(cfg, start), start
+
+
+def test_multistep_lr_would_not_be_exact():
+    """Why the schedule is a LambdaLR: MultiStepLR multiplies the rate at each milestone, which drifts from
+    lr * decay**k in the last bit after a few milestones."""
+    cfg = T.TrainConfig(lr=0.1, lr_schedule="step", lr_milestones=(1, 2, 3, 4), lr_decay=0.1, epochs=5)
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=cfg.lr)
+    multi = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(cfg.lr_milestones), gamma=cfg.lr_decay)
+    rates = []
+    for _ in range(cfg.epochs):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        multi.step()
+    assert rates[4] != _closed_form(cfg, 4) == T.learning_rate(cfg, 4)
 
 
 def test_presets_table():

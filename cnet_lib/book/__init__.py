@@ -1,8 +1,9 @@
-"""The book's machinery, the top layer: the chapters' setup cell (:mod:`.notebook`), live apps
-(:mod:`.widgets`), figure helpers (:mod:`.plotting`), exercises and their checks
-(:mod:`.exercises`), student copies (:mod:`.student`), notebook conventions
-(:mod:`.notebook_tools`) and the repository's address (:mod:`.project`).  The only package that
-displays anything (IPython, ipywidgets).
+"""The book's machinery, above the drawing layer: the chapters' setup cell (:mod:`.notebook`, which
+builds the session's settings), faults shown as one sentence (:mod:`.faults`), notebook progress bars
+(:mod:`.notebook_bars`), the first chapter's worked example (:mod:`.demos`), exercises and their checks
+(:mod:`.exercises`), student copies (:mod:`.student_copies`), the table of contents (:mod:`.toc`),
+notebook files and cells (:mod:`.notebook_cells`, :mod:`.exercise_cells`), the chapters' conventions
+(:mod:`.conventions`) and the repository's address (:mod:`.project`).
 """
 from .notebook import setup
 

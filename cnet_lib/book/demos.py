@@ -17,10 +17,10 @@ import torch
 
 from ..core.integrate import integrate, step_times
 from ..core.schemes import get_scheme
-from ..runtime.tables import find_row, format_table
+from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import SCHEME_COLORS, scheme_color, scheme_label
-from .plotting import dropdown_slider_figure, line, loglog_style, reference_slope, slider_figure
-from .widgets import Choice, IntRange, LiveApp, live_app
+from ..draw.plotting import dropdown_slider_figure, line, loglog_style, reference_slope, slider_figure
+from ..draw.widgets import Choice, IntRange, LiveApp, live_app
 
 __all__ = ["solve", "convergence_runs", "dts_and_errors", "two_point_orders", "error_table", "order_table",
            "fig_solutions", "fig_error_convergence", "fig_schemes_together", "live_solver_app"]
@@ -142,7 +142,7 @@ def live_solver_app(rate: Rate, exact: Callable[[float], float], schemes: Sequen
     """A live app: a menu for the scheme and a slider for N_t (1 to ``max_steps``) that :func:`solve` the
     problem again and draw the run over the exact solution, its error in the title.
 
-    The static book shows ``static_fallback_fig`` in its place (:func:`cnet_lib.book.widgets.live_app`).
+    The static book shows ``static_fallback_fig`` in its place (:func:`cnet_lib.draw.widgets.live_app`).
     """
     controls = {"scheme": Choice([(scheme_label(s), s) for s in schemes], schemes[0], "scheme"),
                 "n_steps": IntRange(1, max_steps, n_steps, "N_t")}

@@ -2,7 +2,7 @@
 
 ``_config.yml`` (``repository.url``), every chapter's Colab badge and every chapter's first
 cell are derived from :data:`REPO_URL`; ``tests/test_book_frame.py`` checks that they agree,
-and ``python -m cnet_lib.notebook_tools fix book/*.ipynb`` rewrites them.
+and ``python -m cnet_lib notebook_tools fix book/*.ipynb`` rewrites them.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ A basis evaluates on *exact* positions: ``weights(tau, side)`` takes ``tau`` as 
 For piecewise bases the piece is found in rational arithmetic (never ``int(t * M)`` on
 floats); at a break point ``side = +1`` takes the right limit and ``side = -1`` the left
 limit (the OdeBlock passes the side of the stage's own step, see
-:class:`cnet_lib.integrate.StagePosition`).
+:class:`cnet_lib.core.integrate.StagePosition`).
 
 * :class:`PiecewiseConstant` ``(M)``: indicator functions of the M equal intervals.  With
   Euler and ``N_t = M`` each step reads one piece: a ResNet.

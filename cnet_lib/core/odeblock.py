@@ -18,7 +18,7 @@ touching the parameters.  :meth:`OdeBlock.refine` doubles M and N_t keeping θ(t
 :meth:`OdeBlock.project` compresses θ to another basis by L2 projection.
 
 Each stage of step k reads θ at its exact position (k + c)/N_t on its own step's
-interval (see :class:`cnet_lib.integrate.StagePosition`); with the piecewise-constant
+interval (see :class:`cnet_lib.core.integrate.StagePosition`); with the piecewise-constant
 basis, Euler and N_t = M, the block *is* a ResNet: x_{k+1} = x_k + h ε R(x_k, θ̂_k).
 """
 from __future__ import annotations

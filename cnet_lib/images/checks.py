@@ -2,8 +2,8 @@
 :mod:`cnet_lib.core.validation`: a robustness grid, the runs given to a study or a live app, and
 image counts.
 
-A robustness grid (:func:`cnet_lib.images.presets.robustness_grid`, ``--sigmas`` and friends in
-``python -m cnet_lib.robustness``) names noise levels, seeds, bit widths and formats.
+A robustness grid (:func:`cnet_lib.images.image_presets.robustness_grid`, ``--sigmas`` and friends in
+``python -m cnet_lib robustness``) names noise levels, seeds, bit widths and formats.
 :func:`check_robustness_grid` refuses what would fail later or mean nothing: a level that is not a
 finite number >= 0, a seed or a bit width that is not an integer, fewer than 2 bits, and a random
 perturbation without a seed to draw it with (an empty seed list).  Keys it does not know are left
@@ -55,8 +55,8 @@ def check_study_inputs(runs: Mapping, n_images: Optional[int] = None, n_show: Op
     """The names of ``runs`` (a non-empty mapping of trained runs), after checking ``n_images`` (the
     test images evaluated: an integer >= 1) and ``n_show`` (the images shown: from 1 to ``n_images``)."""
     if not isinstance(runs, Mapping) or not runs:
-        raise ValueError(f"runs must be the trained runs, {{name: StudyRun}} (e.g. runs=images.trained_runs()), got "
-                         f"{runs!r:.60}")
+        raise ValueError(f"runs must be the trained runs, {{name: StudyRun}} (e.g. "
+                         f"runs=images.trained_runs(ctx.settings)), got {runs!r:.60}")
     if n_images is not None:
         check_int("n_images", n_images, low=1, example=1000)
     if n_show is not None:

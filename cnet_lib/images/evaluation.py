@@ -18,7 +18,7 @@ from ..core.validation import check_int
 from ..runtime import cuda_graphs
 from ..runtime.cuda_graphs import StepRunner, module_key
 from ..runtime.device import Precision, precision_for
-from .data import iterate_batches
+from .batches import iterate_batches
 
 __all__ = ["MIN_GRAPH_BATCHES", "Evaluator", "evaluate", "model_dtype"]
 

@@ -32,8 +32,8 @@ from typing import Mapping, Optional, Sequence
 import torch
 
 from .paired_stats import holm, mcnemar, paired_difference, with_seed_variance
-from .robustness import Condition, condition_name
-from ..runtime.tables import format_table
+from .robustness_conditions import Condition, condition_name
+from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
 
 __all__ = ["PrimaryTest", "PRIMARY", "FAMILIES", "RANDOM_KINDS", "OUTCOMES", "Judgement", "judge", "decide",

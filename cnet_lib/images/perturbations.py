@@ -1,4 +1,4 @@
-"""The perturbations of the robustness study (:mod:`cnet_lib.images.robustness`), as plain model and
+"""The perturbations of the robustness study (:mod:`cnet_lib.images.robustness_conditions`), as plain model and
 tensor transforms.
 
 * noise on the weights, :func:`perturb_coefficients`: every coefficient tensor θ̂ of every OdeBlock

@@ -13,7 +13,7 @@ stages that read them, and the graphs of one θ(t) compared.
 * :func:`feature_shapes`, :func:`bn_statistics`, :func:`skip_gains`, :func:`blocks_are_identity`:
   a batch through the stem, stitches and blocks; the BatchNorm statistics per piece; the gains.
 
-Every function returns plain values (numbers, lists, dicts); :mod:`cnet_lib.images.tables` prints them.
+Every function returns plain values (numbers, lists, dicts); :mod:`cnet_lib.images.image_tables` prints them.
 """
 from __future__ import annotations
 

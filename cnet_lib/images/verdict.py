@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 from ..core.schemes import get_scheme
-from ..runtime.tables import find_row
+from ..runtime.rows import find_row
 from ..runtime.vocabulary import run_label
 
 __all__ = ["Verdict", "judge_sweeps", "word_sweeps", "honest_verdict"]

@@ -1,14 +1,27 @@
 """The pendulum study behind the chapters "Numerical integrators" and "Is a ResNet a forward-Euler
 integrator?": the exact solution and data (:mod:`.physics`), the ODE-Net and its training
-(:mod:`.odenet`), the presets (:mod:`.presets`), the study's measurements as rows (:mod:`.study`),
-those rows as text tables (:mod:`.tables`) and its figures and live app (:mod:`.figures`, which
-imports plotly; import it yourself).
-"""
-from .odenet import ODENet, ODENetFit, global_error, odenet_label, one_step, rollout, train_odenet
-from .physics import (G, RHO0, PendulumData, energy, exact_solution, make_data, modified_rate, period, true_rate,
-                      true_rate_fn)
-from .presets import PENDULUM_PRESETS, PendulumConfig, config_for
+(:mod:`.odenet`), the presets (:mod:`.pendulum_presets`), the integrators on the true rate
+(:mod:`.convergence`), the trained models, cached for the session (:mod:`.trained_models`), their
+rollouts (:mod:`.rollouts`) and flows (:mod:`.rate_flows`), the measures these share
+(:mod:`.path_errors`), and the chapters' text tables (:mod:`.pendulum_tables`).  Its figures and live
+app are in :mod:`cnet_lib.draw.pendulum_figures`.
 
-__all__ = ["G", "RHO0", "PendulumData", "energy", "exact_solution", "make_data", "modified_rate", "period", "true_rate",
-           "true_rate_fn", "ODENet", "ODENetFit", "global_error", "odenet_label", "one_step", "rollout", "train_odenet",
-           "PENDULUM_PRESETS", "PendulumConfig", "config_for"]
+Every public name of these modules is re-exported here, so a chapter writes ``pendulum.train_models(cfg)``.
+"""
+from . import convergence, odenet, path_errors, pendulum_presets, pendulum_tables, physics, rate_flows, rollouts
+from . import trained_models
+from .convergence import *  # noqa: F401,F403
+from .odenet import *  # noqa: F401,F403
+from .path_errors import *  # noqa: F401,F403
+from .pendulum_presets import *  # noqa: F401,F403
+from .pendulum_tables import *  # noqa: F401,F403
+from .physics import *  # noqa: F401,F403
+from .rate_flows import *  # noqa: F401,F403
+from .rollouts import *  # noqa: F401,F403
+from .trained_models import *  # noqa: F401,F403
+
+MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
+           pendulum_tables)
+"""The modules whose public names (``__all__``) this package re-exports."""
+
+__all__ = [name for module in MODULES for name in module.__all__]

@@ -221,30 +221,8 @@ def train_odenet(
     """
     tab = get_scheme(scheme)
     which = _backend_for(tab, backend)
-    check_int("n_iters", n_iters, low=0, example=4000)
-    check_float("lr", lr, low=0, low_open=True, example=1e-2)
-    if lr_final is not None:
-        check_float("lr_final", lr_final, low=0, low_open=True, example=1e-4)
-    check_int("hidden", hidden, low=1, example=50)
-    check_int("threads", threads, low=1, example=1)
-    check_int("seed", seed, example=0)
-    if resume is not None:
-        if resume.scheme != tab.name or resume.dt_data != data.dt_data:
-            raise ValueError(
-                f"cannot resume a model trained with {resume.scheme!r} at Δt_data={resume.dt_data} "
-                f"as {tab.name!r} at Δt_data={data.dt_data}"
-            )
-        model = copy.deepcopy(resume.model)
-        losses = list(resume.losses)
-        seconds = resume.seconds
-    else:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-            model = ODENet(hidden).double()
-        losses, seconds = [], 0.0
-    x_in, x_out = data.pairs()
-    dt = data.dt_data
+    _check_training(n_iters, lr, lr_final, hidden, threads, seed)
+    model, losses, seconds = _starting_point(data, tab, seed, hidden, resume)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     if resume is not None and resume.optimizer_state is not None:
         opt.load_state_dict(copy.deepcopy(resume.optimizer_state))
@@ -252,29 +230,14 @@ def train_odenet(
             group["lr"] = lr
     gamma = 1.0 if (lr_final is None or n_iters == 0) else (lr_final / lr) ** (1.0 / n_iters)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma)
-
-    bar = progress_bar(total=n_iters, desc=f"ODE-Net({tab.name})") if progress and n_iters > 0 else None
     t0 = time.perf_counter()
     with torch_threads(threads):
-        for it in range(n_iters):
-            opt.zero_grad(set_to_none=True)
-            pred = one_step(model, x_in, tab, dt, backend=which)
-            loss = ((pred - x_out) ** 2).sum(-1).mean() / dt**2
-            loss.backward()
-            opt.step()
-            sched.step()
-            losses.append(loss.item())
-            if bar is not None and (it % 200 == 0 or it == n_iters - 1):
-                bar.n = it + 1
-                bar.set_postfix(loss=f"{losses[-1]:.2e}", refresh=False)
-                bar.refresh()
-    if bar is not None:
-        bar.close()
+        _fit(model, opt, sched, data, tab, which, n_iters, losses, progress)
     seconds += time.perf_counter() - t0
     return ODENetFit(
         model=model.eval(),
         scheme=tab.name,
-        dt_data=dt,
+        dt_data=data.dt_data,
         lr=lr,
         seed=seed,
         backend=which,
@@ -282,3 +245,55 @@ def train_odenet(
         seconds=seconds,
         optimizer_state=copy.deepcopy(opt.state_dict()),
     )
+
+
+def _check_training(n_iters: int, lr: float, lr_final: Optional[float], hidden: int, threads: int, seed: int) -> None:
+    """Every training argument checked before any work (see :mod:`cnet_lib.core.validation`)."""
+    check_int("n_iters", n_iters, low=0, example=4000)
+    check_float("lr", lr, low=0, low_open=True, example=1e-2)
+    if lr_final is not None:
+        check_float("lr_final", lr_final, low=0, low_open=True, example=1e-4)
+    check_int("hidden", hidden, low=1, example=50)
+    check_int("threads", threads, low=1, example=1)
+    check_int("seed", seed, example=0)
+
+
+def _starting_point(data: PendulumData, tab: Tableau, seed: int, hidden: int,
+                    resume: Optional[ODENetFit]) -> tuple[ODENet, list, float]:
+    """``(model, losses so far, seconds so far)``: a copy of ``resume``'s (which must have been trained
+    with the same scheme at the same Δt_data), else a fresh float64 ODE-Net drawn from ``seed``."""
+    if resume is None:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+            model = ODENet(hidden).double()
+        return model, [], 0.0
+    if resume.scheme != tab.name or resume.dt_data != data.dt_data:
+        raise ValueError(
+            f"cannot resume a model trained with {resume.scheme!r} at Δt_data={resume.dt_data} "
+            f"as {tab.name!r} at Δt_data={data.dt_data}"
+        )
+    return copy.deepcopy(resume.model), list(resume.losses), resume.seconds
+
+
+def _fit(model: ODENet, opt: torch.optim.Optimizer, sched, data: PendulumData, tab: Tableau, backend: str,
+         n_iters: int, losses: list, progress: bool) -> None:
+    """``n_iters`` full-batch steps on the one-step loss (divided by Δt_data²), each loss appended to
+    ``losses``; a progress bar when ``progress``."""
+    x_in, x_out = data.pairs()
+    dt = data.dt_data
+    bar = progress_bar(total=n_iters, desc=f"ODE-Net({tab.name})") if progress and n_iters > 0 else None
+    for it in range(n_iters):
+        opt.zero_grad(set_to_none=True)
+        pred = one_step(model, x_in, tab, dt, backend=backend)
+        loss = ((pred - x_out) ** 2).sum(-1).mean() / dt**2
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if bar is not None and (it % 200 == 0 or it == n_iters - 1):
+            bar.n = it + 1
+            bar.set_postfix(loss=f"{losses[-1]:.2e}", refresh=False)
+            bar.refresh()
+    if bar is not None:
+        bar.close()

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 import torch
 
 from ..core.validation import check_float
 
-__all__ = ["G", "RHO0", "PendulumData", "exact_solution", "true_rate", "true_rate_fn", "modified_rate", "energy", "period",
+__all__ = ["G", "RHO0", "PendulumData", "exact_solution", "true_rate", "modified_rate", "energy", "period",
            "make_data", "n_intervals"]
 
 G = 9.81
@@ -93,11 +93,6 @@ def true_rate(x, g: float = G):
         return torch.stack([x[..., 1], -g * torch.sin(x[..., 0])], dim=-1)
     x = np.asarray(x, dtype=np.float64)
     return np.stack([x[..., 1], -g * np.sin(x[..., 0])], axis=-1)
-
-
-def true_rate_fn(g: float = G) -> Callable[[float, torch.Tensor], torch.Tensor]:
-    """``f(t, x)``: the true rate in the signature :func:`cnet_lib.integrate` and torchdiffeq expect."""
-    return lambda t, x: true_rate(x, g)
 
 
 def modified_rate(x: torch.Tensor, dt: float, g: float = G) -> torch.Tensor:

@@ -190,7 +190,7 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}; train first (python -m cnet_lib.train ...) or fix the path")
+        raise FileNotFoundError(f"no checkpoint at {path}; train first (python -m cnet_lib train ...) or fix the path")
     todo = "Delete it or move it aside, then train again (or point to another copy of the checkpoint)"
     problem = describe_checkpoint_file(path)
     if problem:
@@ -204,14 +204,14 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
     except pickle.UnpicklingError as err:
         raise CheckpointError(
             f"{path} cannot be read with weights_only=True (it holds objects other than tensors and plain "
-            f"containers: {_why(err)}); it was not written by cnet_lib.save_checkpoint, "
+            f"containers: {_why(err)}); it was not written by cnet_lib.runtime.checkpoint.save_checkpoint, "
             "or by an older version: retrain, or re-save its state_dicts with save_checkpoint"
         ) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, KeyError) as err:
         raise CheckpointError(f"{path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}). {todo}.") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT or "model" not in ck:
         raise CheckpointError(f"{path} is a PyTorch file but not a cnet_lib checkpoint (format {FORMAT}: it was not "
-                              "written by save_checkpoint); use a checkpoint.pt that cnet_lib.train wrote")
+                              "written by save_checkpoint); use a checkpoint.pt that python -m cnet_lib train wrote")
     if expected_config is not None:
         diff = config_diff(ck["config"], expected_config)
         if diff:

@@ -19,31 +19,27 @@ step function ``body(*inputs) -> outputs`` of tensors:
 
 The step body must not synchronise with the host (no ``.item()``, no data-dependent Python
 branches): the numerics core never does.  On the CPU every call runs eagerly.  Graphs are on by
-default on CUDA; ``CNET_CUDA_GRAPHS=0`` (or ``TrainConfig(cuda_graphs=False)``,
-``python -m cnet_lib.train --no-cuda-graphs``, ``evaluate(..., graphs=False)``) turns them off.
+default on CUDA; the session's setting ``cuda_graphs=False`` (``CNET_CUDA_GRAPHS=0``), or
+``TrainConfig(cuda_graphs=False)``, ``python -m cnet_lib train --no-cuda-graphs``,
+``evaluate(..., graphs=False)``, turns them off.
 """
 from __future__ import annotations
 
 import contextlib
 import gc
-import os
 from typing import Callable, Hashable, Optional, Sequence
 
 import torch
 
-__all__ = ["GRAPHS_ENV", "graphs_enabled", "graph_class", "StepRunner", "EagerGraph", "GraphKey", "module_key", "train_step_key"]
-
-GRAPHS_ENV = "CNET_CUDA_GRAPHS"
+__all__ = ["graphs_enabled", "graph_class", "StepRunner", "EagerGraph", "GraphKey", "module_key", "train_step_key"]
 
 Tensors = tuple  # a tuple of tensors
 
 
 def graphs_enabled(device: torch.device, requested: bool = True) -> bool:
-    """Whether steps on ``device`` are captured: only on CUDA, only when ``requested``, and not
-    when ``$CNET_CUDA_GRAPHS`` is ``0``/``false``/``off``."""
-    if not requested or torch.device(device).type != "cuda":
-        return False
-    return os.environ.get(GRAPHS_ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+    """Whether steps on ``device`` are captured: only on CUDA, and only when ``requested`` (the
+    run's ``cuda_graphs``, which a session's setting fills)."""
+    return bool(requested) and torch.device(device).type == "cuda"
 
 
 def graph_class(device: torch.device, requested: bool = True) -> Optional[type]:

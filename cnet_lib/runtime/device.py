@@ -54,14 +54,9 @@ def same_device(a: DeviceLike, b: DeviceLike) -> bool:
 
 @lru_cache(maxsize=None)
 def default_device() -> torch.device:
-    """``CNET_DEVICE`` if set (e.g. ``cpu``, ``cuda``, ``cuda:1``), else CUDA when available, else
-    the CPU; normalised like a tensor's device (see :func:`resolve_device`)."""
-    name = os.environ.get("CNET_DEVICE")
-    if name:
-        try:
-            return resolve_device(name)
-        except (RuntimeError, ValueError) as err:
-            raise RuntimeError(f"CNET_DEVICE={name!r}: {err}; unset it to use the default device") from None
+    """CUDA when available (the current CUDA device), else the CPU; normalised like a tensor's device
+    (see :func:`resolve_device`).  A session's own choice is its setting
+    (``Settings.device`` (:class:`cnet_lib.runtime.settings.Settings`), ``CNET_DEVICE``)."""
     return resolve_device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
@@ -109,11 +104,9 @@ def precision_for(device: DeviceLike, amp: bool = True, graphs: bool = True) -> 
     """The precision of training and evaluation on ``device``.
 
     With ``amp`` on CUDA: channels-last batches, and bf16 autocast where the GPU has native bf16
-    (:func:`amp_dtype`) *and* steps replay CUDA graphs.  Measured on an H200 (16-32-64, batch 128,
-    ms per SGD step, ``benchmarks/bench_gpu.py``): with graphs bf16 beats float32 (RK4-classic
-    N_t = 4: 16.2 against 20.4 channels-last, 27.0 NCHW), eagerly it loses (97 against 80) because
-    autocast adds cast kernels to a launch-bound step.  Only a Hopper GPU was measured; the same
-    rule is assumed for Ampere and Ada.  Float32 everywhere else (the CPU always).
+    (:func:`amp_dtype`) *and* steps replay CUDA graphs: with graphs bf16 is the fastest, eagerly its
+    cast kernels make a launch-bound step slower (the README's measurements, "On a GPU";
+    ``benchmarks/bench_gpu.py``).  Float32 everywhere else (the CPU always).
     """
     device = torch.device(device)
     if not amp or device.type != "cuda":

@@ -8,7 +8,8 @@ longer (see the table in the README, measured by ``benchmarks/bench_threads.py``
 of threads follows the work: :func:`threads_for` gives one thread per :data:`FLOPS_PER_THREAD`
 floating-point operations of a step, at least 1 and at most the cores this process may use.
 
-``CNET_THREADS=<n>`` overrides the choice everywhere (training, sweeps, the pendulum study).
+A session's setting (``Settings.threads`` (:class:`cnet_lib.runtime.settings.Settings`), ``CNET_THREADS=<n>``) overrides
+the choice for training and sweeps; the pendulum study always runs its tiny models on one thread.
 OpenMP's waiting policy is read once, when the runtime starts, so it cannot be changed from
 inside Python: the project's scripts export ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep instead of
 spinning while they wait), which the table shows helps a 2-thread step under contention; set it
@@ -22,15 +23,11 @@ from typing import Iterator, Optional, Sequence
 
 import torch
 
-__all__ = ["THREADS_ENV", "FLOPS_PER_THREAD", "available_cores", "threads_for", "torch_threads", "image_step_flops"]
+__all__ = ["FLOPS_PER_THREAD", "available_cores", "threads_for", "torch_threads", "image_step_flops"]
 
-THREADS_ENV = "CNET_THREADS"
 FLOPS_PER_THREAD = 4e9
-"""Floating-point operations per step for each thread.  Calibrated on the project's 2-core machine
-with ``benchmarks/bench_threads.py`` (README, "CPU threads"): with passive waiting a second thread
-makes a step of the `cpu` preset's models (11–43 GFLOP) 1.4–1.5× faster when the machine is idle,
-and a `smoke` step (0.3–1 GFLOP) slower; one thread keeps a contended `smoke` step within 1.5× of
-its idle time, two threads do not (2.7–3.9×)."""
+"""Floating-point operations per step for each thread, chosen from the measurements of
+``benchmarks/bench_threads.py`` (the README's table, "CPU threads")."""
 
 
 def available_cores() -> int:
@@ -41,18 +38,14 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def threads_for(step_flops: float, cores: Optional[int] = None) -> int:
-    """The intra-op threads for a step of ``step_flops`` floating-point operations:
-    ``$CNET_THREADS`` when set, else one per :data:`FLOPS_PER_THREAD`, between 1 and ``cores``."""
-    override = os.environ.get(THREADS_ENV, "").strip()
-    if override:
-        try:
-            n = int(override)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ValueError(f"{THREADS_ENV}={override!r} must be a positive integer (e.g. {THREADS_ENV}=1)")
-        return n
+def threads_for(step_flops: float, cores: Optional[int] = None, override: Optional[int] = None) -> int:
+    """The intra-op threads for a step of ``step_flops`` floating-point operations: ``override`` (the
+    session's ``threads`` setting) when given, else one per :data:`FLOPS_PER_THREAD`, between 1 and
+    ``cores`` (default: the cores this process may use)."""
+    if override is not None:
+        if isinstance(override, bool) or not isinstance(override, int) or override < 1:
+            raise ValueError(f"threads must be an integer >= 1, got {override!r} (e.g. threads=1)")
+        return override
     cores = available_cores() if cores is None else cores
     return max(1, min(cores, int(step_flops // FLOPS_PER_THREAD)))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence
 
-from ...pendulum import study as pendulum_study
-from .core import Case, Forbidden, check
+from .framework import Case, Forbidden, check
+from .pendulum_exercises import STUDY
 
 __all__ = ["reference_observed_order", "check_observed_order", "OBSERVED_ORDER_HINTS"]
 
@@ -57,6 +57,6 @@ def check_observed_order(student_fn: Callable, hint: Optional[int] = None) -> bo
         hints=OBSERVED_ORDER_HINTS,
         hint=hint,
         checker="check_observed_order",
-        forbidden=[Forbidden(modules=(pendulum_study,), why="Fit the line yourself (numpy's polynomial fit is fine).")],
+        forbidden=[Forbidden(modules=STUDY, why="Fit the line yourself (numpy's polynomial fit is fine).")],
         rtol=1e-6,
     )

@@ -1,0 +1,344 @@
+"""Exercise checks: run a student's function against the reference and say pass or fail.
+
+Usage in a chapter (after the stub and its solution cells)::
+
+    from cnet_lib.book.exercises import check_observed_order
+    check_observed_order(observed_order)          # or check_observed_order(observed_order, hint=2)
+
+A check prints ``✅ pass: ...`` or ``❌ fail: ...`` and returns a bool; it never raises, so a
+class can run the whole notebook with unfinished exercises.
+
+* **Graded hints.**  A failed check prints the first hint of its list, a nudge.  Each further
+  hint comes only on request (``hint=2``) or after repeated failures of the same exercise in
+  the session (the second from the third failure on, the third from the fifth).  An
+  unfinished stub shows no hint and counts as no failure.
+* **No shortcuts.**  While the student's function runs, a call guard watches for the library
+  code the exercise asks the student to write (:class:`Forbidden`: functions matched by their
+  code object, so every alias is caught, or whole modules): the reference of every exercise
+  (``reference_*`` in this package) and, per exercise, e.g. the integrator.  Calling it fails
+  the check.
+* **Solutions never replace the reader's code.**  A chapter's solution cell decorates its
+  function with :func:`solution`: the solution takes the name only while the reader's
+  function is still the unfinished stub, so "Run all" keeps the reader's own code.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import os
+import sys
+import traceback
+import types
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+__all__ = ["Case", "Forbidden", "check", "values_close", "describe", "solution", "is_stub", "reset_hints"]
+
+_FAILURES: dict[str, int] = {}  # failed checks per exercise in this session (they grade the hints)
+_EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the function under test: ``fn(*args, **kwargs)``; ``label`` describes it in messages."""
+
+    args: Sequence[Any] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+    def __str__(self) -> str:
+        if self.label:
+            return self.label
+        parts = [describe(a) for a in self.args] + [f"{k}={describe(v)}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+def _as_case(c) -> Case:
+    if isinstance(c, Case):
+        return c
+    if isinstance(c, Mapping):
+        return Case((), dict(c))
+    if isinstance(c, tuple):
+        return Case(c, {})
+    return Case((c,), {})
+
+
+def describe(v: Any, limit: int = 80) -> str:
+    """A short text for a value (tensors and arrays by shape and a few entries)."""
+    if hasattr(v, "detach"):
+        v = v.detach().cpu()
+        text = f"tensor{tuple(v.shape)} {v.flatten()[:4].tolist()}"
+    elif hasattr(v, "shape") and hasattr(v, "tolist"):
+        text = f"array{tuple(v.shape)} {v.reshape(-1)[:4].tolist()}"
+    else:
+        text = repr(v)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_array(v) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "tolist")
+
+
+def _to_numpy(v):
+    if hasattr(v, "detach"):
+        return v.detach().cpu().double().numpy()
+    return v
+
+
+def values_close(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """Whether ``got`` matches ``expected``: numbers, tensors, arrays, sequences, mappings."""
+    if _is_array(expected) or _is_array(got):
+        import numpy as np
+
+        try:
+            g = np.asarray(_to_numpy(got), dtype=float)
+            e = np.asarray(_to_numpy(expected), dtype=float)
+        except (TypeError, ValueError, RuntimeError):
+            return False
+        return g.shape == e.shape and bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        return got == expected
+    if isinstance(expected, (int, float)):
+        if isinstance(got, bool) or not isinstance(got, (int, float)) and not hasattr(got, "__float__"):
+            return False
+        g = float(got)
+        return math.isclose(g, float(expected), rel_tol=rtol, abs_tol=atol) or (math.isnan(g) and math.isnan(expected))
+    if isinstance(expected, Mapping):
+        return (
+            isinstance(got, Mapping)
+            and set(got) == set(expected)
+            and all(values_close(got[k], expected[k], rtol, atol) for k in expected)
+        )
+    if isinstance(expected, (list, tuple)):
+        return (
+            isinstance(got, (list, tuple))
+            and len(got) == len(expected)
+            and all(values_close(g, e, rtol, atol) for g, e in zip(got, expected))
+        )
+    return got == expected
+
+
+# ----------------------------------------------------------------------------- shortcuts
+@dataclass(frozen=True)
+class Forbidden:
+    """Library code a student's function must not call, and what to do instead.
+
+    ``functions`` are matched by their code object (a call through any alias or import is
+    caught); ``modules`` (module objects) by file: a call of any function defined in the
+    module, or anywhere in the package when it is one, is caught.
+    """
+
+    functions: Sequence[Callable] = ()
+    modules: Sequence[types.ModuleType] = ()
+    why: str = ""
+
+    def codes(self) -> frozenset:
+        out = set()
+        for fn in self.functions:
+            fn = getattr(fn, "__func__", fn)  # bound and class methods
+            fn = getattr(fn, "fget", fn)  # properties
+            code = getattr(fn, "__code__", None)
+            if code is None:
+                raise TypeError(f"Forbidden needs Python functions, got {fn!r}")
+            out.add(code)
+        return frozenset(out)
+
+    def prefixes(self) -> tuple[str, ...]:
+        out = []
+        for mod in self.modules:
+            path = os.path.abspath(mod.__file__)
+            is_package = os.path.basename(path) == "__init__.py"
+            out.append(os.path.dirname(path) + os.sep if is_package else path)
+        return tuple(out)
+
+
+class _CallGuard:
+    """Records the first call of a forbidden function while active (``sys.setprofile``)."""
+
+    def __init__(self, codes: frozenset, prefixes: tuple[str, ...]):
+        self.codes, self.prefixes = codes, prefixes
+        self.hit: Optional[str] = None
+        self._previous = None
+
+    def _profile(self, frame, event, arg):
+        if event == "call" and self.hit is None:
+            code = frame.f_code
+            if code is _GUARD_EXIT:  # the guard switching itself off
+                return
+            if code in self.codes or code.co_filename.startswith(self.prefixes):
+                module = frame.f_globals.get("__name__", "?")
+                self.hit = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
+
+    def __enter__(self) -> "_CallGuard":
+        self._previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.setprofile(self._previous)
+
+
+_GUARD_EXIT = _CallGuard.__exit__.__code__
+
+
+# ----------------------------------------------------------------------------- hints
+def reset_hints(name: Optional[str] = None) -> None:
+    """Forget the failures counted for exercise ``name`` (all exercises without a name)."""
+    if name is None:
+        _FAILURES.clear()
+    else:
+        _FAILURES.pop(name, None)
+
+
+def _hint_level(n_hints: int, failures: int, requested: Optional[int]) -> int:
+    """Which hint to show (1-based): the requested one, else one more for every two failures."""
+    if requested is not None:
+        return max(1, min(int(requested), n_hints))
+    return max(1, min(n_hints, 1 + (failures - 1) // 2))
+
+
+def _hint_text(hints: Sequence[str], level: int, checker: Optional[str], name: str) -> str:
+    if not hints:
+        return ""
+    text = f"\n   hint {level} of {len(hints)}: {hints[level - 1]}"
+    if level < len(hints):
+        ask = f"; or ask for it now: {checker}({name}, hint={level + 1})" if checker else ""
+        text += f"\n   (a stronger hint comes after more failed tries{ask})"
+    return text
+
+
+# ----------------------------------------------------------------------------- the check
+def _call(fn: Callable, case: Case, context: Optional[Callable], copy_args: bool, guard: Optional[_CallGuard] = None):
+    """``fn(*case.args, **case.kwargs)`` (on a deep copy), inside ``context`` and ``guard``."""
+    args, kwargs = (copy.deepcopy((case.args, dict(case.kwargs))) if copy_args else (case.args, dict(case.kwargs)))
+    with (context() if context is not None else nullcontext()), (guard if guard is not None else nullcontext()):
+        return fn(*args, **kwargs)
+
+
+def _student_frame(err: BaseException) -> str:
+    """``line N: source`` of the innermost frame of the traceback outside the library."""
+    frames = traceback.extract_tb(err.__traceback__)
+    lib = os.path.dirname(_EXERCISES_DIR.rstrip(os.sep)) + os.sep
+    mine = [f for f in frames if not os.path.abspath(f.filename).startswith(lib)] or frames
+    where = mine[-1]
+    return f"line {where.lineno}: {where.line}"
+
+
+def check(
+    student_fn: Callable,
+    reference_fn: Callable,
+    cases: Iterable[Any],
+    name: str,
+    hints: Union[str, Sequence[str]] = (),
+    *,
+    hint: Optional[int] = None,
+    checker: Optional[str] = None,
+    forbidden: Sequence[Forbidden] = (),
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    compare: Optional[Callable[[Any, Any], bool]] = None,
+    context: Optional[Callable] = None,
+    copy_args: bool = True,
+) -> bool:
+    """Run ``student_fn`` and ``reference_fn`` on every case; print pass/fail; return the verdict.
+
+    A case is a :class:`Case`, a tuple of positional arguments, a dict of keyword arguments,
+    or a single argument; the student's function gets a deep copy of it (``copy_args``).
+    Outputs are compared with :func:`values_close` (or ``compare``).  ``hints`` are graded,
+    nudge first (see the module doc); ``hint`` asks for one by number and ``checker`` (e.g.
+    ``"check_rk_step"``) is named in the message that says how.  A call, during the student's
+    function, of anything in ``forbidden`` or of this package's references fails the check.
+    ``context`` (e.g. ``torch.no_grad``) is entered around every call; the reference runs first,
+    outside the guard."""
+    cases = [_as_case(c) for c in cases]
+    if not cases:
+        raise ValueError("check needs at least one case")
+    hints = (hints,) if isinstance(hints, str) else tuple(hints)
+    compare = compare or (lambda g, e: values_close(g, e, rtol, atol))
+    rules, codes, prefixes = _guarded(forbidden, reference_fn)
+
+    def fail(message: str) -> bool:
+        _FAILURES[name] = _FAILURES.get(name, 0) + 1
+        level = _hint_level(len(hints), _FAILURES[name], hint)
+        print(f"❌ fail: {name}: {message}{_hint_text(hints, level, checker, name)}")
+        return False
+
+    if not callable(student_fn):
+        return fail(f"expected a function, got {type(student_fn).__name__}: pass the function itself, e.g. "
+                    f"{checker or 'check'}({name}), not the result of calling it")
+    for i, case in enumerate(cases, 1):
+        expected = _call(reference_fn, case, context, copy_args)
+        got, hit, err = _run_student(student_fn, case, context, copy_args, codes, prefixes)
+        if hit is None and isinstance(err, NotImplementedError):
+            extra = f" (hint: {checker}({name}, hint=1))" if checker and hints else ""
+            print(f"❌ not done yet: {name}: the function still raises NotImplementedError. "
+                  f"Replace the `raise NotImplementedError(...)` line with your code and run this cell again.{extra}")
+            return False
+        if hit is None and err is not None:  # a student's bug: report it, never crash the notebook
+            return fail(f"case {i}/{len(cases)} {case} raised {type(err).__name__}: {err} ({_student_frame(err)})")
+        if hit is not None:
+            why = next((r.why for r in rules if _matches(r, hit)), "")
+            return fail(f"your function calls {hit}, which does (part of) what the exercise asks you "
+                        f"to write. {why}".rstrip())
+        if not compare(got, expected):
+            return fail(f"case {i}/{len(cases)} {case}\n   expected {describe(expected)}\n   got      {describe(got)}")
+    print(f"✅ pass: {name} ({len(cases)} case{'s' if len(cases) != 1 else ''})")
+    return True
+
+
+def _guarded(forbidden: Sequence["Forbidden"], reference_fn: Callable) -> tuple:
+    """``(rules, code objects, module path prefixes)`` a check guards against: ``forbidden`` and the
+    references of this package."""
+    rules = tuple(forbidden) + (Forbidden(functions=_references(reference_fn),
+                                          why="The checks' references are not part of the answer: write it yourself."),)
+    return rules, frozenset().union(*(r.codes() for r in rules)), tuple(p for r in rules for p in r.prefixes())
+
+
+def _run_student(student_fn: Callable, case: "Case", context, copy_args: bool, codes, prefixes) -> tuple:
+    """``(result, the first forbidden call or None, the exception raised or None)`` of the student's
+    function on ``case``, run under a call guard."""
+    guard = _CallGuard(codes, prefixes)
+    try:
+        return _call(student_fn, case, context, copy_args, guard), guard.hit, None
+    except Exception as err:  # reported by check(), never raised into the notebook
+        return None, guard.hit, err
+
+
+def _references(reference_fn: Callable) -> tuple:
+    """``reference_fn`` (when it is a Python function) and every ``reference_*`` function of this package."""
+    found = [reference_fn] if hasattr(reference_fn, "__code__") else []
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is not None and (mod_name == __package__ or mod_name.startswith(__package__ + ".")):
+            found += [obj for key, obj in vars(mod).items() if key.startswith("reference_") and isinstance(obj, types.FunctionType)]
+    return tuple(found)
+
+
+def _matches(rule: Forbidden, hit: str) -> bool:
+    """Whether the qualified name ``hit`` is one of ``rule``'s functions or in one of its modules."""
+    names = {f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', '')}" for f in rule.functions}
+    mods = tuple(m.__name__ for m in rule.modules)
+    return hit in names or hit.startswith(tuple(m + "." for m in mods))
+
+
+# ----------------------------------------------------------------------------- solution cells
+def is_stub(fn: Any) -> bool:
+    """True for an unfinished exercise stub: a function whose only name is NotImplementedError
+    (its body does nothing but ``raise NotImplementedError(...)``, docstring aside)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and tuple(code.co_names) == ("NotImplementedError",)
+
+
+def solution(fn: Callable) -> Callable:
+    """Decorate the function of a solution cell: it takes the name only while the reader's
+    function of that name is still the unfinished stub.
+
+    So "Run all" never replaces the reader's own code with the solution (the reader's function
+    stays, and its check checks it), while the book, whose stubs are unfinished, runs and checks
+    the solution.
+    """
+    current = fn.__globals__.get(fn.__name__)
+    if current is None or current is fn or is_stub(current) or not callable(current):
+        return fn
+    print(f"(solution cell: your own {fn.__name__} is kept; the solution stands in only while the stub is unfinished)")
+    return current

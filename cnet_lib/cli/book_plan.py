@@ -1,0 +1,80 @@
+"""``python -m cnet_lib book_plan [PRESET]``: what building the book will do, said before it starts.
+
+Printed by ``scripts/book.sh``: the preset, for each image model whether it is loaded (cached or
+shipped with the book) or trained, how long that took where it was measured, and how to get a
+quick preview instead.  The times are measurements recorded in the README (machine named), not
+promises for other machines.  The preset (when not given), the runs folder and the data folder come
+from the environment's settings (:class:`cnet_lib.runtime.settings.Settings`).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import Optional, Sequence
+
+import torch
+
+from ..images.image_presets import image_runs
+from ..images.run_folders import is_finished, run_dir
+from ..images.shipped import shipped_run
+from ..runtime.settings import Settings
+
+__all__ = ["SUMMARY", "MEASURED", "plan", "main"]
+
+SUMMARY = "What a book build of a preset would load or train, and how long it takes"
+
+MEASURED = {
+    "smoke": "about 2 min on the project's 2-core CPU machine (measured)",
+    "cpu": {"loaded": "about 2 min on the project's 2-core CPU machine (measured: 1 min 43 s with the shipped "
+                      "image models, set-up included)",
+            "trained": "about 50 min on the project's 2-core CPU machine (measured: 42 min to train both image "
+                       "models, 6 min for their sweeps and robustness study, 2 min for the rest)"},
+    "gpu": "minutes on an H100/H200-class GPU (both models trained in 101 s on an H200, measured); about half an "
+           "hour on a T4 (an estimate, see the README)",
+    "paper": "hours on a GPU (not measured)",
+}
+"""Measured whole-book times (README, "Measured times" and "On a GPU"), by preset and situation."""
+
+
+def plan(settings: Settings) -> list[str]:
+    """The lines to print before a build with ``settings`` (its preset, runs folder and data folder)."""
+    name = settings.preset
+    device = "a CUDA GPU" if torch.cuda.is_available() else "the CPU"
+    lines = [f"== preset '{name}' on {device}"]
+    to_train = []
+    for run, cfg in image_runs(name).items():
+        cfg = dataclasses.replace(cfg, data_dir=str(settings.data_dir))
+        folder = run_dir(cfg, settings.runs_dir)
+        if is_finished(folder, cfg):
+            lines.append(f"   {run}: already trained here ({folder}): loaded, not trained")
+        elif shipped_run(cfg) is not None:
+            lines.append(f"   {run}: a trained model ships with the book for this preset: loaded, not trained")
+        else:
+            to_train.append(run)
+            lines.append(f"   {run}: will be TRAINED ({cfg.epochs} epochs on {cfg.n_train or 'all'} images, "
+                         f"{cfg.scheme}, N_t up to {cfg.final_n_steps()})")
+    measured = MEASURED[name]
+    if isinstance(measured, dict):
+        measured = measured["trained" if to_train else "loaded"]
+    lines.append(f"== expected time: {measured}")
+    if name in ("gpu", "paper") and not torch.cuda.is_available():
+        lines.append(f"== WARNING: the '{name}' preset is sized for a GPU; on this CPU it would take many hours")
+    if name != "smoke":
+        lines.append("== a 2-minute preview instead: CNET_PRESET=smoke bash scripts/book.sh (its numbers mean nothing)")
+    return lines
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print the plan; returns the exit status (0, or 1 with an error said in one line)."""
+    p = argparse.ArgumentParser(prog="python -m cnet_lib book_plan", description=SUMMARY + ".")
+    p.add_argument("preset", nargs="?", help="smoke, cpu, gpu or paper (default: $CNET_PRESET, else gpu with "
+                   "CUDA, else cpu)")
+    args = p.parse_args(argv)
+    try:
+        lines = plan(Settings.from_environment(preset=args.preset))
+    except (ValueError, TypeError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print("\n".join(lines), flush=True)
+    return 0

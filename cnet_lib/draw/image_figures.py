@@ -1,0 +1,226 @@
+"""Figures of the image chapters "ContinuousNet", "Refinement training" and "Manifestation invariance".
+
+The numbers come from the image study (:mod:`cnet_lib.images`: trained runs, their sweeps, θ(t)); this
+module only draws them with plotly from precomputed values, so that sliders and menus work in the
+static book.  Colours and labels come from :mod:`cnet_lib.runtime.vocabulary`.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..core.bases import basis_names, make_basis
+from ..images.study_run import StudyRun
+from ..images.theta import stage_table, theta_curve
+from ..runtime.rows import find_row
+from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_label, scheme_color
+from .plotting import LEGEND_BELOW, book_layout, dropdown_slider_figure, line, slider_figure
+
+__all__ = ["fig_basis_functions", "fig_theta_bases", "fig_training_curves", "fig_theta_refinement", "fig_manifestations",
+           "fig_accuracy_vs_nt", "fig_sweep_explorer"]
+
+
+def _line_styles(*styles: tuple[str, str]) -> list:
+    """Legend entries (no data) that say what each line style means, e.g. ``("trained", None)``,
+    ``("untrained", "dash")``: the curves themselves get one legend entry per weight."""
+    return [line([None], [None], name=f"{'solid' if dash is None else dash + 'ed'}: {what}", color="#555555", dash=dash,
+                 legendrank=2000, hoverinfo="skip") for what, dash in styles]
+
+
+def fig_basis_functions(n_basis: int = 4, title: str = ""):
+    """Slider over the three bases: their ``n_basis`` functions φ_β(t) on [0, 1] (the θ(t) whose
+    coefficients are θ̂ = e_β), one colour per β."""
+    frames = {}
+    for basis in basis_names():
+        traces = []
+        for beta in range(n_basis):
+            unit = [1.0 if j == beta else 0.0 for j in range(n_basis)]
+            t, phi = theta_curve(unit, basis)
+            traces.append(line(t, phi, name=f"φ_{beta + 1}", color=SERIES_COLORS[beta % len(SERIES_COLORS)]))
+        frames[basis_label(basis)] = traces
+    return slider_figure(frames, slider_prefix="basis: ", title=title or f"The M = {n_basis} functions of each basis",
+                         xaxis_title="t (depth time)", yaxis_title="φ_β(t)")
+
+
+def fig_theta_bases(curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], title: str = ""):
+    """Slider over the three bases; each step shows untrained (dashed) and trained (solid) θ(t)
+    of the same few weights, one colour and one legend entry per weight (two more entries say
+    what solid and dashed mean).  ``curves`` comes from :func:`theta_by_basis`."""
+    frames = {}
+    for basis, kinds in curves.items():
+        traces = []
+        for i, entry in enumerate(kinds["trained"]):
+            col = SERIES_COLORS[i % len(SERIES_COLORS)]
+            for kind, dash in (("trained", None), ("untrained", "dash")):
+                t, v = kinds[kind][entry]
+                traces.append(line(t, v, name=f"θ{entry}", color=col, dash=dash, legendgroup=entry,
+                                   showlegend=kind == "trained",
+                                   hovertemplate=f"{kind} θ{entry}<br>t = %{{x:.3f}}<br>θ = %{{y:.4g}}<extra></extra>"))
+        frames[basis_label(basis)] = traces
+    return slider_figure(frames, static_traces=_line_styles(("trained", None), ("untrained", "dash")),
+                         title=title or "θ(t) of four weights of the first OdeBlock, in three bases",
+                         slider_prefix="basis: ", xaxis_title="t (depth time)", yaxis_title="θ(t)")
+
+
+def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training curves"):
+    """Three stacked panels against the epoch (test accuracy, training loss, seconds per epoch), one
+    colour per run (:func:`run_color`); refinement epochs marked by dotted lines (said in the title);
+    the legend below the panels, clear of the title and the panels' titles."""
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("test accuracy", "training loss", "seconds per epoch (training only)"))
+    for name, run in runs.items():
+        h = run.history
+        col = run_color(name)
+        ep = [r["epoch"] for r in h]
+        nts = [str(r["n_steps"]) for r in h]
+        for row, key in ((1, "test_acc"), (2, "train_loss"), (3, "train_seconds")):
+            fig.add_trace(go.Scatter(x=ep, y=[r[key] for r in h], name=run.label, legendgroup=name,
+                                     showlegend=row == 1, mode="lines+markers", line=dict(color=col),
+                                     customdata=nts, hovertemplate="epoch %{x}<br>%{y:.4g}<br>N_t=%{customdata}"),
+                          row=row, col=1)
+        for r in h:
+            if r["refined"]:
+                fig.add_vline(x=r["epoch"] - 0.5, line_dash="dot", line_color=col, row="all", col=1)
+    refined = sorted({r["epoch"] for run in runs.values() for r in run.history if r["refined"]})
+    note = f" (dotted: refinement before epoch {', '.join(map(str, refined))})" if refined else ""
+    book_layout(fig, title + note, height=760)
+    fig.update_layout(margin=dict(t=90, b=100), legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.1, yanchor="top"))
+    fig.update_xaxes(title_text="epoch", row=3, col=1)
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
+def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str = ""):
+    """Slider over epochs: θ(t) of a few weights (and the skip gain s(t)) after each epoch
+    (solid) over the epoch before (dashed); a refinement doubles M and keeps θ(t).  One legend
+    entry per weight; two more say what solid and dashed mean."""
+    frames = {}
+    prev = None
+    for snap in snapshots:
+        b = snap["blocks"][block]
+        traces = []
+        for i, (entry, coeffs) in enumerate(b["entries"].items()):
+            col = SERIES_COLORS[i % len(SERIES_COLORS)]
+            t, v = theta_curve(coeffs, b["basis"])
+            traces.append(line(t, v, name=f"θ{entry}", color=col, legendgroup=entry))
+            if prev is not None:
+                pt, pv = theta_curve(prev["entries"][entry], prev["basis"])
+                traces.append(line(pt, pv, name=f"θ{entry}, epoch before", color=col, dash="dash",
+                                   legendgroup=entry, showlegend=False, opacity=0.5))
+        if b.get("gain") is not None:
+            t, v = theta_curve(b["gain"], b["basis"])
+            traces.append(line(t, v, name="s(t) (skip gain)", color="black", dash="dot"))
+        tag = "init" if snap["epoch"] == 0 else f"epoch {snap['epoch']}"
+        frames[f"{tag}, M={b['n_basis']}" + (" (refined)" if snap.get("refined") else "")] = traces
+        prev = b
+    return slider_figure(frames, active=len(frames) - 1, slider_prefix="",
+                         static_traces=_line_styles(("after the epoch", None), ("the epoch before", "dash")),
+                         title=title or f"θ(t) of OdeBlock {block + 1} after each epoch",
+                         xaxis_title="t (depth time)", yaxis_title="θ(t), s(t)")
+
+
+def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], basis: str = "piecewise_constant",
+                       title: str = ""):
+    """Where each manifestation (scheme, N_t) evaluates R on one θ(t): one row per manifestation,
+    one marker per stage evaluation at its time t, coloured by the piece β it reads (legend: one
+    entry per piece); the piece boundaries of θ(t) are dotted."""
+    fig = go.Figure()
+    labels = [f"{s}, N_t={n}" for s, n in manifestations]
+    for lab, (s, n) in zip(labels, manifestations):
+        rows = stage_table(s, n, n_basis, basis)
+        beta = [max(r["pieces"], key=lambda p: p[1])[0] for r in rows]
+        fig.add_trace(go.Scatter(
+            x=[r["t"] for r in rows], y=[lab] * len(rows), mode="markers", name=lab, showlegend=False,
+            marker=dict(size=11, color=[SERIES_COLORS[b % len(SERIES_COLORS)] for b in beta], line=dict(width=1, color="black")),
+            customdata=[[r["step"], r["stage"], str(r["pieces"])] for r in rows],
+            hovertemplate="t=%{x:.3f}<br>step %{customdata[0]}, stage %{customdata[1]}<br>reads (β, φ_β) %{customdata[2]}"))
+    for b in range(n_basis):  # legend only: the colour of each piece
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"θ̂_{b + 1}", hoverinfo="skip",
+                                 marker=dict(size=11, color=SERIES_COLORS[b % len(SERIES_COLORS)],
+                                             line=dict(width=1, color="black"))))
+    for bp in make_basis(basis, n_basis).breakpoints:
+        fig.add_vline(x=float(bp), line_dash="dot", line_color="gray")
+    book_layout(fig, title or f"Stage evaluations on one θ(t): M = {n_basis}, {basis_label(basis)}", "t (depth time)",
+                height=160 + 45 * len(labels))
+    fig.update_layout(yaxis=dict(autorange="reversed"), legend_title_text="piece read")
+    return fig
+
+
+def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
+    """The paper's Fig. 4: one panel per trained model, test accuracy against N_t for each inference
+    scheme, the trained graph as a star, compressed θ as open diamonds, and the blocks-as-identity
+    accuracy as a dashed line."""
+    names = list(sweeps)
+    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, subplot_titles=[run_label(n) for n in names])
+    shown = set()
+    for c, name in enumerate(names, 1):
+        rows = sweeps[name]
+        manif = [r for r in rows if r["kind"] == "manifestation"]
+        for s in dict.fromkeys(r["scheme"] for r in manif):
+            rs = sorted((r for r in manif if r["scheme"] == s), key=lambda r: r["n_steps"])
+            fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="lines+markers",
+                                     name=s, legendgroup=s, showlegend=s not in shown,
+                                     line=dict(color=scheme_color(s)), customdata=[r["units"] for r in rs],
+                                     hovertemplate=f"{s}<br>N_t=%{{x}}<br>accuracy=%{{y:.4f}}<br>units=%{{customdata}}"),
+                          row=1, col=c)
+            shown.add(s)
+        tr = find_row(rows, kind="trained")
+        fig.add_trace(go.Scatter(x=[tr["n_steps"]], y=[tr["accuracy"]], mode="markers", name="trained graph",
+                                 legendgroup="trained", showlegend="trained" not in shown,
+                                 marker=dict(symbol="star", size=15, color="black")), row=1, col=c)
+        shown.add("trained")
+        comp = [r for r in rows if r["kind"] == "compressed"]
+        for s in dict.fromkeys(r["scheme"] for r in comp):
+            rs = sorted((r for r in comp if r["scheme"] == s), key=lambda r: r["n_basis"])
+            key = f"compressed {s}"
+            fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="markers",
+                                     name=f"θ compressed to M = N_t, {s}", legendgroup=key, showlegend=key not in shown,
+                                     marker=dict(symbol="diamond-open", size=12, color=scheme_color(s))),
+                          row=1, col=c)
+            shown.add(key)
+        ident = find_row(rows, kind="identity")
+        if ident is not None:
+            fig.add_hline(y=ident["accuracy"], line_dash="dash", line_color="gray", row=1, col=c,
+                          annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="bottom right")
+    fig.update_xaxes(type="log", title_text="N_t (steps per OdeBlock)")
+    fig.update_yaxes(title_text="test accuracy", col=1)
+    fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
+                      template="plotly_white", height=520, legend=LEGEND_BELOW, margin=dict(b=120))
+    return fig
+
+
+def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
+    """Static counterpart of the live app: choose the scheme (menu) and N_t (slider); bars give each
+    model's accuracy with the full θ and, where swept, with θ compressed to M = N_t; black
+    markers the trained graph, grey markers the blocks-as-identity accuracy."""
+    names = list(sweeps)
+    labels = [run_label(n) for n in names]
+    schemes = list(dict.fromkeys(r["scheme"] for rows in sweeps.values() for r in rows if r["kind"] == "manifestation"))
+    nts = sorted({r["n_steps"] for rows in sweeps.values() for r in rows if r["kind"] == "manifestation"})
+
+    def acc(rows, kind, s, n):
+        r = next((r for r in rows if r["kind"] == kind and r["scheme"] == s and r["n_steps"] == n), None)
+        return None if r is None else r["accuracy"]
+
+    frames = {}
+    for s in schemes:
+        frames[s] = {}
+        for n in nts:
+            full = [acc(sweeps[k], "manifestation", s, n) for k in names]
+            comp = [acc(sweeps[k], "compressed", s, n) for k in names]
+            traces = [go.Bar(x=labels, y=full, name=f"{s}, N_t = {n}", marker_color=scheme_color(s),
+                             text=[f"{v:.3f}" if v is not None else "" for v in full], textposition="outside")]
+            if any(v is not None for v in comp):
+                traces.append(go.Bar(x=labels, y=comp, name=f"θ compressed to M = {n}", marker_color="#bbbbbb",
+                                     text=[f"{v:.3f}" if v is not None else "" for v in comp], textposition="outside"))
+            frames[s][n] = traces
+    static = [go.Scatter(x=labels, y=[find_row(sweeps[k], kind="trained")["accuracy"] for k in names], mode="markers",
+                         name="trained graph", marker=dict(symbol="star", size=14, color="black")),
+              go.Scatter(x=labels, y=[find_row(sweeps[k], kind="identity")["accuracy"] for k in names], mode="markers",
+                         name="blocks removed", marker=dict(symbol="line-ew-open", size=40, color="gray", line=dict(width=3)))]
+    fig = dropdown_slider_figure(frames, static_traces=static, title=title or "Accuracy of each trained model on a chosen graph",
+                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="test accuracy")
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
+    return fig

@@ -1,0 +1,157 @@
+"""Live ipywidgets apps that never leave an empty hole in the static book.
+
+:func:`live_app` builds the controls and an output area that re-runs ``render_fn`` whenever a
+control changes (in Jupyter or Colab, on the GPU when there is one).  The object it returns
+displays as *one* output carrying two representations:
+
+* ``application/vnd.jupyter.widget-view+json``: the live app, which Jupyter, JupyterLab,
+  VS Code and Colab show (they prefer a widget view whenever a kernel is attached);
+* ``text/html``: the static counterpart (a plotly figure over precomputed values, with its
+  own sliders/dropdowns) and a line saying how to get the live version.
+
+The book's ``_config.yml`` ranks ``text/html`` above widget views for the HTML builder
+(``nb_mime_priority_overrides``), so the built page shows the static counterpart exactly where
+the live app sits in the notebook.  A bare widget displayed without :func:`live_app` would
+render as an empty hole in the book; ``tests/test_book_build.py`` fails on any such widget.
+
+Controls are ipywidgets value widgets, or plain specifications (:class:`Choice`, :class:`IntRange`,
+:class:`Steps`) that :func:`live_app` turns into widgets: the chapters' figure modules describe
+their apps with these, so that display code stays in this package.
+"""
+from __future__ import annotations
+
+import html as _html
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .html_figures import figure_html
+from .widget_view import bundle_for_ipython, widget_bundle
+
+__all__ = ["LiveApp", "live_app", "Choice", "IntRange", "Steps", "STATIC_NOTE"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A menu: ``options`` are values or ``(label, value)`` pairs; ``value`` the first one's by default."""
+
+    options: Sequence
+    value: Any = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class IntRange:
+    """An integer slider from ``min`` to ``max``."""
+
+    min: int
+    max: int
+    value: int
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A slider over the given ``options`` (values or ``(label, value)`` pairs)."""
+
+    options: Sequence
+    value: Any = None
+    description: str = ""
+
+
+def _first_value(options: Sequence):
+    first = options[0]
+    return first[1] if isinstance(first, tuple) else first
+
+
+def _control(spec):
+    """The ipywidget of a control specification (an ipywidget passes through)."""
+    import ipywidgets as W
+
+    if isinstance(spec, Choice):
+        value = _first_value(spec.options) if spec.value is None else spec.value
+        return W.Dropdown(options=list(spec.options), value=value, description=spec.description)
+    if isinstance(spec, IntRange):
+        return W.IntSlider(value=spec.value, min=spec.min, max=spec.max, description=spec.description)
+    if isinstance(spec, Steps):
+        value = _first_value(spec.options) if spec.value is None else spec.value
+        return W.SelectionSlider(options=list(spec.options), value=value, description=spec.description)
+    return spec
+
+STATIC_NOTE = (
+    "Static view of a live app: the controls below move over precomputed values. "
+    "Open this chapter in Colab or Jupyter to drive the live version."
+)
+
+
+class LiveApp:
+    """A live widget app with its static fallback figure; display it as a cell's last value."""
+
+    def __init__(self, widget, static_fig, note: str = STATIC_NOTE):
+        self.widget = widget
+        self.static_fig = static_fig
+        self.note = note
+
+    def static_html(self) -> str:
+        """The ``text/html`` shown where no widget can run (the static book)."""
+        note = f'<p class="cnet-live-app-note"><em>{_html.escape(self.note)}</em></p>\n' if self.note else ""
+        return f'<div class="cnet-live-app-static">\n{note}{figure_html(self.static_fig)}\n</div>'
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget view and the static view in one output.
+
+        Works on ipywidgets 7 and 8; the widget's display metadata is kept, and on Colab with
+        the custom widget manager the metadata that manager needs is added (see
+        :mod:`cnet_lib.draw.widget_view`).  Returns ``(data, metadata)`` when there is metadata,
+        else ``data`` (IPython accepts both).
+        """
+        data, metadata = widget_bundle(self.widget, include, exclude)
+        data["text/html"] = self.static_html()
+        data["text/plain"] = "Live app (" + ", ".join(self.controls) + "): run the notebook to use it."
+        return bundle_for_ipython(data, metadata)
+
+    @property
+    def controls(self) -> list:
+        return list(getattr(self.widget, "_cnet_controls", {}))
+
+    def __repr__(self) -> str:
+        return f"LiveApp(controls={self.controls})"
+
+
+def live_app(
+    controls: Mapping[str, Any],
+    render_fn: Callable[..., Any],
+    static_fallback_fig,
+    *,
+    title: Optional[str] = None,
+    note: str = STATIC_NOTE,
+) -> LiveApp:
+    """A live app: ``controls`` (name -> ipywidget or :class:`Choice`/:class:`IntRange`/:class:`Steps`)
+    drive ``render_fn(**values)``.
+
+    ``render_fn`` receives the current value of every control as a keyword argument and returns
+    what to show (a plotly figure, text, ...) or displays it itself and returns ``None``.
+    ``static_fallback_fig`` is the plotly figure (built from precomputed values, e.g. with
+    :func:`cnet_lib.draw.plotting.dropdown_slider_figure`) that the static book shows in its place.
+    """
+    import ipywidgets as W
+    from IPython.display import display
+
+    if not controls:
+        raise ValueError("live_app needs at least one control, e.g. {'n_steps': IntSlider(...)}")
+    if static_fallback_fig is None:
+        raise ValueError("live_app needs a static_fallback_fig: the static book shows it in the app's place")
+    controls = {name: _control(spec) for name, spec in controls.items()}
+    for name, w in controls.items():
+        if not isinstance(w, W.ValueWidget):
+            raise TypeError(f"control {name!r} must be an ipywidgets value widget, got {type(w).__name__}")
+
+    def _render(**values):
+        out = render_fn(**values)
+        if out is not None:
+            display(out)
+
+    output = W.interactive_output(_render, dict(controls))
+    header = [W.HTML(f"<b>{_html.escape(title)}</b>")] if title else []
+    box = W.VBox(header + [W.HBox(list(controls.values())), output])
+    box._cnet_controls = dict(controls)
+    return LiveApp(box, static_fallback_fig, note=note)

@@ -1,0 +1,112 @@
+"""Batches of images for training and evaluation: normalisation, random crop and flip, all on the
+images' own device.
+
+The whole split stays one ``uint8`` tensor ``(N, 3, 32, 32)`` on the training device; random crop (zero
+pad 4) + horizontal flip + normalisation are done for a whole batch at once with tensor indexing (no
+per-image Python).  All randomness comes from one CPU :class:`torch.Generator`, so a run is reproducible
+and resumable from its state.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import torch
+
+__all__ = ["normalize", "draw_augmentation", "apply_augmentation", "augment", "iterate_batches", "n_batches"]
+
+
+def normalize(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    """uint8 ``(B, 3, H, W)`` -> float32, (x/255 - mean) / std per channel."""
+    scale = (1.0 / (255.0 * std)).view(1, -1, 1, 1)
+    shift = (mean / std).view(1, -1, 1, 1)
+    return x.float() * scale - shift
+
+
+def draw_augmentation(batch: int, generator: torch.Generator, pad: int = 4, flip: bool = True) -> torch.Tensor:
+    """The random crop offsets and flips of one batch, drawn on the CPU from ``generator``.
+
+    Returns an int64 tensor ``(3, batch)``: rows ``dy``, ``dx`` (in ``0..2*pad``) and ``flip``
+    (0 or 1).  Drawing them on the CPU makes results independent of the device.
+    """
+    dy = torch.randint(0, 2 * pad + 1, (batch,), generator=generator)
+    dx = torch.randint(0, 2 * pad + 1, (batch,), generator=generator)
+    fl = torch.rand(batch, generator=generator) < 0.5 if flip else torch.zeros(batch, dtype=torch.bool)
+    return torch.stack([dy, dx, fl.long()])
+
+
+def apply_augmentation(x: torch.Tensor, params: torch.Tensor, pad: int = 4) -> torch.Tensor:
+    """Crop ``x`` ``(B, C, H, W)`` from its zero-padded copy at the offsets of ``params`` and flip
+    the images marked there (see :func:`draw_augmentation`), with one gather on ``x``'s device."""
+    B, C, H, W = x.shape
+    dev = x.device
+    params = params.to(dev)
+    dy, dx, fl = params[0], params[1], params[2].bool()
+    xp = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    rows = dy[:, None] + torch.arange(H, device=dev)  # (B, H)
+    ar = torch.arange(W, device=dev)
+    cols = dx[:, None] + torch.where(fl[:, None], W - 1 - ar, ar)  # (B, W): flip = read columns backwards
+    b = torch.arange(B, device=dev)[:, None, None]
+    out = xp.permute(0, 2, 3, 1)[b, rows[:, :, None], cols[:, None, :]]  # (B, H, W, C)
+    return out.permute(0, 3, 1, 2).contiguous()
+
+
+def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: bool = True) -> torch.Tensor:
+    """Random crop of the zero-padded image (pad ``pad``) and random horizontal flip, batched.
+
+    ``x`` is ``(B, C, H, W)`` (any dtype, any device); the random offsets and flips are drawn
+    on the CPU from ``generator`` (so results do not depend on the device) and applied with one
+    gather.  Returns a tensor of ``x``'s dtype and shape.
+    """
+    return apply_augmentation(x, draw_augmentation(len(x), generator, pad, flip), pad)
+
+
+def iterate_batches(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    batch_size: int,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+    generator: Optional[torch.Generator] = None,
+    shuffle: bool = False,
+    train_augment: bool = False,
+    drop_last: bool = False,
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Yield normalised float batches ``(xb, yb)`` from uint8 ``x`` on its own device.
+
+    With ``shuffle`` the order is a permutation drawn from ``generator`` (CPU); with
+    ``train_augment`` every batch is randomly cropped and flipped.  ``drop_last`` drops a final
+    partial batch (never the only batch).
+
+    All random numbers of the pass are drawn when it starts, in the order a batch-by-batch
+    loop would draw them (the permutation, then each batch's :func:`draw_augmentation`), and
+    reach the device in one copy: a GPU never waits for a per-batch host-to-device copy, and
+    the results are those of :func:`augment` batch by batch, bit for bit.
+    """
+    n = len(x)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if (shuffle or train_augment) and generator is None:
+        raise ValueError("shuffle / train_augment need a torch.Generator (e.g. torch.Generator().manual_seed(0))")
+    order = torch.randperm(n, generator=generator) if shuffle else None
+    stop = n - n % batch_size if drop_last and n >= batch_size else n
+    starts = range(0, stop, batch_size)
+    aug = None
+    if train_augment:
+        aug = torch.cat([draw_augmentation(min(batch_size, n - s), generator) for s in starts], dim=1)
+        aug = aug.to(x.device)
+    if order is not None:
+        order = order.to(x.device)
+    for s in starts:
+        if order is None:
+            xb, yb = x[s : s + batch_size], y[s : s + batch_size]
+        else:
+            i = order[s : s + batch_size]
+            xb, yb = x[i], y[i]
+        if aug is not None:
+            xb = apply_augmentation(xb, aug[:, s : s + len(xb)])
+        yield normalize(xb, mean, std), yb
+
+
+def n_batches(n: int, batch_size: int, drop_last: bool = False) -> int:
+    """How many batches :func:`iterate_batches` yields for ``n`` examples."""
+    return n // batch_size if drop_last and n >= batch_size else -(-n // batch_size)
