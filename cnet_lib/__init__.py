@@ -13,11 +13,13 @@ Folders are the layers, lowest first; a module imports only its own layer or low
 
 This package re-exports the core's names and the session settings; importing it has no side effects.
 """
+from .core.adaptive import (AdaptiveSolution, AdaptiveStats, MaxStepsError, integrate_adaptive,
+                            integrate_adaptive_positions)
 from .core.bases import Basis, CoefficientMap, Legendre, PiecewiseConstant, PiecewiseLinear, basis_names, make_basis
 from .core.integrate import StagePosition, integrate, integrate_positions, stage_positions, step_times
 from .core.models import ContinuousNet, PreActResidual, Stitch, count_parameters, wide_continuous_net
 from .core.odeblock import OdeBlock, remap_optimizer_state
-from .core.schemes import Tableau, get_scheme, register_scheme, scheme_names, unregister_scheme
+from .core.schemes import EmbeddedPair, Tableau, get_scheme, register_scheme, scheme_names, unregister_scheme
 from .runtime.device import default_device
 from .runtime.preset_names import PRESETS, preset_name, select_preset
 from .runtime.settings import Settings
@@ -28,6 +30,8 @@ __all__ = [
     # numerics
     "Tableau", "get_scheme", "register_scheme", "unregister_scheme", "scheme_names",
     "StagePosition", "integrate", "integrate_positions", "stage_positions", "step_times",
+    "EmbeddedPair", "integrate_adaptive", "integrate_adaptive_positions", "AdaptiveSolution", "AdaptiveStats",
+    "MaxStepsError",
     "Basis", "CoefficientMap", "PiecewiseConstant", "PiecewiseLinear", "Legendre", "basis_names", "make_basis",
     "OdeBlock", "remap_optimizer_state",
     # models

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check: on a machine with one CUDA GPU, in about 6 minutes (8 at most on an H100-class GPU),
 #   1. the `cuda` tests (tests/test_cuda.py, and the device guards of tests/test_device_paths.py);
-#   2. every chapter of _toc.yml, executed top to bottom: the pendulum chapters in the `smoke` preset, the
-#      image chapters in the `gpu` preset on whatever CNET_DATA_DIR holds (default ../shared/data);
+#   2. every chapter of _toc.yml, executed top to bottom (scripts/run_chapters.py): the pendulum chapters in
+#      the `smoke` preset, the image chapters in the `gpu` preset on whatever CNET_DATA_DIR holds (default
+#      ../shared/data; a dry run executes one of each, how_to_use and manifestation_invariance);
 #   3. the GPU benchmark (benchmarks/bench_gpu.py: eager vs CUDA graphs, bf16 vs float32, ms per
 #      step for the preset's N_t values, extrapolated preset times, the T4 estimate).
 # Usage:  bash scripts/gpu_check.sh [OUTDIR]        (default OUTDIR: _build/gpu_check)
@@ -81,38 +82,12 @@ fi
 if [ -n "$missing" ]; then
     STATUS[chapters]="skipped: missing $missing"
 else
-    run_step chapters 300 "$PY" - "$OUT" "$IMAGE_PRESET" <<'PY'
-import json, os, sys, time
-from pathlib import Path
-import nbformat
-from nbclient import NotebookClient
-
-from cnet_lib.book.toc import toc_notebooks
-
-out, image_preset = Path(sys.argv[1]), sys.argv[2]
-results = {}
-for nb_path in toc_notebooks(Path.cwd()):
-    preset = "smoke" if nb_path.stem in ("how_to_use", "pendulum_integrators", "resnet_euler") else image_preset
-    os.environ["CNET_PRESET"] = preset
-    nb = nbformat.read(nb_path, as_version=4)
-    t0 = time.perf_counter()
-    try:
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(nb_path.parent)}}).execute()
-        status = "passed"
-    except Exception as err:  # a failing cell: report it, go on with the next chapter
-        status = f"FAILED: {type(err).__name__}: {str(err)[-800:]}"
-    seconds = time.perf_counter() - t0
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                   if o.get("output_type") == "stream")
-    if status == "passed" and "❌" in text:
-        status = "FAILED: an exercise check failed on its own solution"
-    results[nb_path.stem] = {"preset": preset, "status": status, "seconds": round(seconds, 1)}
-    (out / "notebooks").mkdir(exist_ok=True)
-    nbformat.write(nb, out / "notebooks" / f"{nb_path.stem}.ipynb")
-    print(f"{nb_path.stem:28s} preset {preset:5s} {seconds:7.1f} s  {status}", flush=True)
-(out / "chapters.json").write_text(json.dumps(results, indent=1))
-sys.exit(0 if all(r["status"] == "passed" for r in results.values()) else 1)
-PY
+    only=()
+    # a dry run executes one pendulum and one image chapter through the same runner; the JSON lists every
+    # chapter of _toc.yml, which the real run executes (tests/test_gpu_check.py checks both)
+    [ -n "$DRY" ] && only=(--only how_to_use manifestation_invariance)
+    run_step chapters 300 "$PY" scripts/run_chapters.py "$OUT/chapters.json" "$IMAGE_PRESET" "${only[@]}" \
+        --save-dir "$OUT/notebooks"
 fi
 
 # 3. the benchmark

@@ -21,3 +21,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def class_export(tmp_path_factory):
+    """A class's export as a teacher makes it, built once for the session (``python -m cnet_lib student OUTDIR
+    --wheel-url URL``): ``{"copies": OUTDIR (the copies and the students' wheel), "key": the answer key beside it}``.
+    tests/test_student.py and tests/test_classroom.py share it (building the wheel takes seconds)."""
+    from pathlib import Path
+
+    from cnet_lib.cli.student import main
+
+    root = Path(__file__).resolve().parents[1]
+    base = tmp_path_factory.mktemp("class")
+    out = base / "students"
+    assert main([str(out), "--wheel-url", "https://course.example.edu/ml/", "--root", str(root)]) == 0
+    return {"copies": out, "key": base / "students-key", "root": root}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import ContinuousNet, OdeBlock, get_scheme, integrate
+from cnet_lib import ContinuousNet, MaxStepsError, OdeBlock, get_scheme, integrate, integrate_adaptive
 from cnet_lib import pendulum as P
 from cnet_lib.cli import robustness as robustness_cli
 from cnet_lib.cli import sweep as sweep_cli
@@ -72,6 +72,18 @@ CASES = [
      lambda: integrate(lambda t, x: x, torch.ones(1), "euler", 4, t_span=(0.0, NAN)), ValueError,
      "t_span must be two different finite times"),
     ('get_scheme("rk4")', lambda: get_scheme("rk4"), ValueError, "'rk4_classic'"),
+    ('integrate_adaptive(f, x0, "rk4_classic", rtol=1e-3, atol=1e-3)',
+     lambda: integrate_adaptive(lambda t, x: -x, torch.ones(1), "rk4_classic", rtol=1e-3, atol=1e-3), ValueError,
+     "adaptive steps need an embedded pair (an error estimate), such as 'bosh3' or 'dopri5'"),
+    ('integrate_adaptive(f, x0, "dopri5", rtol=0, atol=0)',
+     lambda: integrate_adaptive(lambda t, x: -x, torch.ones(1), "dopri5", rtol=0, atol=0), ValueError,
+     "rtol and atol are both 0: no step can meet a zero tolerance"),
+    ('integrate_adaptive(f, x0, "dopri5", rtol=1e-12, atol=1e-12, max_steps=5)',
+     lambda: integrate_adaptive(lambda t, x: -x, torch.ones(1), "dopri5", rtol=1e-12, atol=1e-12, max_steps=5),
+     MaxStepsError, "loosen the tolerances (raise rtol or atol) or allow more steps (raise max_steps)"),
+    ('integrate_adaptive(f, x0, "dopri5", rtol=1e-3, atol=1e-3, norm="l2")',
+     lambda: integrate_adaptive(lambda t, x: -x, torch.ones(1), "dopri5", rtol=1e-3, atol=1e-3, norm="l2"), ValueError,
+     "norm must be one of max, rms (how the error norm treats a batch)"),
     ('OdeBlock(R, 2, epsilon=nan)', lambda: OdeBlock(torch.nn.Linear(2, 2), 2, epsilon=NAN), ValueError,
      "epsilon must be a finite number, got nan"),
     ('ContinuousNet(channels=(16, 32), n_basis=[1, 2, 3])', lambda: ContinuousNet(channels=(16, 32), n_basis=[1, 2, 3]),

@@ -8,11 +8,15 @@
    unreachable (the same offline conditions locally and in CI), and asserts that each plotly
    figure drew (an SVG inside each ``.plotly-graph-div``), that no widget view was left as an
    empty hole, and that the page logged no JavaScript error.
-3. What a reader would see as wrong, measured on the drawn page: a legend, menu, slider, title or
-   subplot title overlapping another (bounding boxes), a slider label or title cut off at the
+3. What a reader would see as wrong, measured on the drawn page at 1280 px and at 400 px
+   (``tests/book_browser.py``, which also checks any other built book): parts of a figure overlapping
+   (legend, menu, slider, title, subplot titles, annotations, axis titles), a text cut off at the
    figure's edge, the same figure twice on a page, a bare ``True``/``False`` output, two different
-   works cited under the same label, a table wider than the text column, and a page whose own HTML
-   is over 1 MB (plotly.js is a shared static file, see ``book/_ext/plotly_asset.py``).
+   works cited under the same label, a mangled bibliography label, a table or verdict printed as
+   fixed-width text, a machine path in the text, a run of identical output lines; at 1280 px any
+   output or formula wider than its box, at 400 px a table, verdict or figure wider than the text
+   column; and a page whose own HTML is over 1 MB (plotly.js is a shared static file, see
+   ``book/_ext/plotly_asset.py``).
 
 Without Chromium the browser test skips locally and FAILS when ``CI=true``.
 """
@@ -32,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from book_browser import check_page, layout_problems, text_problems
 from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
@@ -177,92 +182,6 @@ def test_pages_are_light(built_book):
     assert any((built_book / "_static").glob("plotly-*.min.js")), "plotly.js is not a shared static file"
 
 
-# Every box a reader could see collide, per figure, in page pixels.  Plotly's class names:
-# .gtitle (title), .annotation (subplot titles), .legend > .bg, .updatemenu-header-group and
-# .updatemenu-button (menus), .slider-container (slider), .slider-label / .slider-current-value,
-# .modebar (plotly's toolbar, over the top right of every figure), .g-xtitle / .g-ytitle (axis titles).
-LAYOUT_JS = """
-function box(el) {
-    const r = el.getBoundingClientRect();
-    return (r.width > 0 && r.height > 0) ? {l: r.left, r: r.right, t: r.top, b: r.bottom} : null;
-}
-function boxes(g, sel) { return Array.from(g.querySelectorAll(sel)).map(box).filter(b => b); }
-return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => {
-    const svg = g.querySelector('svg.main-svg');
-    return {
-        id: g.id,
-        title: (g.layout && g.layout.title && g.layout.title.text) || '',
-        frame: svg ? box(svg) : null,
-        parts: {
-            title: boxes(g, '.gtitle'),
-            annotation: boxes(g, '.annotation'),
-            legend: boxes(g, '.legend > .bg'),
-            menu: boxes(g, '.updatemenu-header-group, .updatemenu-button'),
-            slider: boxes(g, '.slider-container'),
-            toolbar: boxes(g, '.modebar'),
-            axistitle: boxes(g, '.g-xtitle, .g-ytitle'),
-        },
-        texts: boxes(g, '.gtitle, .annotation-text, .slider-label, .slider-current-value, .updatemenu-item-text, .legendtext'),
-        data: JSON.stringify((g.data || []).map(t => [t.type, t.x, t.y, t.z])),
-    };
-});
-"""
-# pairs of parts that must not overlap (a part may overlap others of its own kind: legend entries etc.)
-MUST_NOT_OVERLAP = [("legend", "title"), ("legend", "annotation"), ("legend", "menu"), ("legend", "slider"),
-                    ("menu", "title"), ("menu", "annotation"), ("menu", "slider"), ("slider", "title"),
-                    ("toolbar", "title"), ("toolbar", "legend"), ("toolbar", "menu"), ("toolbar", "annotation"),
-                    ("legend", "axistitle"), ("slider", "axistitle")]
-
-PAGE_TEXT_JS = """
-const bare = Array.from(document.querySelectorAll('.cell_output .output'))
-    .map(o => o.textContent.trim()).filter(t => t === 'True' || t === 'False');
-const cites = Array.from(document.querySelectorAll('a.reference.internal'))
-    .filter(a => /references\\.html#/.test(a.getAttribute('href') || '') && a.closest('#bibliography, .citation') === null)
-    .map(a => [a.textContent.trim(), a.getAttribute('href').split('#')[1]]);
-const wide = Array.from(document.querySelectorAll('article table')).filter(t => {
-    const c = t.parentElement;
-    return t.getBoundingClientRect().width > c.getBoundingClientRect().width + 1 || c.scrollWidth > c.clientWidth + 1;
-}).map(t => t.textContent.trim().slice(0, 60));
-return {bare: bare, cites: cites, wide: wide};
-"""
-
-
-def _overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
-    return min(a["r"], b["r"]) - max(a["l"], b["l"]) > tol and min(a["b"], b["b"]) - max(a["t"], b["t"]) > tol
-
-
-def layout_problems(figures: list[dict]) -> list[str]:
-    """What a reader would see as broken in the drawn figures (from :data:`LAYOUT_JS`)."""
-    problems = []
-    for f in figures:
-        name = f"figure {f['title'][:50]!r}" if f["title"] else f"figure {f['id']}"
-        for a, b in MUST_NOT_OVERLAP:
-            if any(_overlap(x, y) for x in f["parts"][a] for y in f["parts"][b]):
-                problems.append(f"{name}: the {a} overlaps the {b}")
-        frame = f["frame"]
-        if frame:
-            cut = [t for t in f["texts"] if t["l"] < frame["l"] - 1 or t["r"] > frame["r"] + 1 or t["t"] < frame["t"] - 1]
-            if cut:
-                problems.append(f"{name}: {len(cut)} text(s) cut off at the figure's edge (slider labels, title or legend)")
-    seen = {}
-    for f in figures:
-        if f["data"] != "[]" and f["data"] in seen:
-            problems.append(f"figure {f['id']} repeats figure {seen[f['data']]} (the same data drawn twice on one page)")
-        seen.setdefault(f["data"], f["id"])
-    return problems
-
-
-def text_problems(found: dict) -> list[str]:
-    """Bare True/False outputs, ambiguous citations and cut-off tables (from :data:`PAGE_TEXT_JS`)."""
-    problems = [f"a bare {t} output (end the cell with `;` or print a sentence)" for t in found["bare"]]
-    targets = {}
-    for text, target in found["cites"]:
-        targets.setdefault(text, set()).add(target)
-    problems += [f"citation {text!r} names {len(t)} different works" for text, t in targets.items() if len(t) > 1]
-    problems += [f"table wider than the text column: {t!r}" for t in found["wide"]]
-    return problems
-
-
 def test_layout_checks_see_what_a_reader_sees():
     """The checks above fail on the faults that were seen, and pass clean figures."""
     frame = dict(l=0, r=700, t=0, b=500)
@@ -282,6 +201,36 @@ def test_layout_checks_see_what_a_reader_sees():
                  wide=[])
     assert len(text_problems(found)) == 2
     assert text_problems(dict(bare=[], cites=[["A, 2016a", "x"], ["A, 2016a", "x"]], wide=[])) == []
+
+
+def test_page_checks_see_the_faults_of_issue_20():
+    """Printed tables and verdicts, machine paths, mangled labels, repeated lines, overlapping subplot titles."""
+    clean = dict(bare=[], cites=[], wide=[], labels=["Goyal et al., 2017", "He et al., 2016a", "Haber and Ruthotto, 2017",
+                                                      "E, 2017", "Hairer et al., 1993"],
+                 printed=["preset: cpu\ndevice: cpu", "0 |\n------\n  | 1"], text="see ~/.cache/cnet_lib/runs and ../shared",
+                 runs=[["epoch 1", "epoch 2"], ["", ""]])
+    assert text_problems(clean) == []
+    faults = dict(clean, labels=["GDollarG+17", "HNorsettW93"],
+                  printed=["model  acc\n-----  ---\nRK4    0.7", "VERDICT: the blocks matter"],
+                  text="sweep loaded from /root/.cache/cnet_lib/runs/x.json",
+                  runs=[["ODE-Net: 3000 steps (a live progress bar)"] * 2])
+    found = text_problems(faults)
+    assert sum("bibliography label" in p for p in found) == 2
+    assert any("table printed as fixed-width text" in p for p in found)
+    assert any("verdict printed" in p for p in found)
+    assert any("machine path" in p and "/root/.cache" in p for p in found)
+    assert any("twice in a row" in p for p in found)
+    assert any("/work/x" in p for p in text_problems(dict(clean, text="in /work/x now"), ("/work/x",)))
+    box = lambda l, t: dict(l=l, r=l + 120, t=t, b=t + 16)  # noqa: E731
+    frame = dict(l=0, r=380, t=0, b=500)
+    fig = dict(id="f", title="", frame=frame, data="[1]", texts=[],
+               parts=dict(title=[], legend=[], menu=[], slider=[], toolbar=[], axistitle=[box(100, 300)],
+                          annotation=[box(10, 40), box(100, 40)]))
+    assert layout_problems([fig]) == ["figure f: two annotations overlap"]
+    under = dict(fig, parts=dict(fig["parts"], annotation=[box(90, 305)]))
+    assert layout_problems([under]) == ["figure f: the axistitle overlaps the annotation"]
+    stacked = dict(fig, parts=dict(fig["parts"], annotation=[box(10, 40), box(10, 280)], axistitle=[box(100, 240)]))
+    assert layout_problems([stacked]) == []
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -319,5 +268,5 @@ def test_page_in_browser(page, browser, server):
         assert typeset >= n_math, f"{page}: {n_math - typeset} of {n_math} formulas were not typeset (MathJax not loaded?)"
     if page == "book/how_to_use":
         assert len(figures) >= 3 and any(f["sliders"] for f in figures)
-    problems = layout_problems(browser.execute_script(LAYOUT_JS)) + text_problems(browser.execute_script(PAGE_TEXT_JS))
+    problems = check_page(browser, f"{server}/{page}.html", (str(Path.home()), str(ROOT)))
     assert not problems, f"{page}: what a reader would see as wrong:\n" + "\n".join(problems)

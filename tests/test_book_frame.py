@@ -13,8 +13,10 @@ import yaml
 
 import cnet_lib
 from cnet_lib.book import project as _project
+from cnet_lib.book.chapter_cards import Card
 from cnet_lib.book.conventions import check_notebook, fix_notebook
 from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures
+from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
 from cnet_lib.book.toc import toc_files, toc_notebooks
 
@@ -170,29 +172,32 @@ def _tiny_notebook(tmp_path: Path, name: str = "demo.ipynb", stub_sig: str = "(x
 
 def test_fix_repairs_a_notebook_and_check_finds_problems(tmp_path):
     path = _tiny_notebook(tmp_path)
-    before = check_notebook(path)
+    cards = {"demo": Card(assumes="nothing.", learn="a demo.")}
+    before = check_notebook(path, cards=cards)
     assert any("Colab badge" in p for p in before)
     assert any("Colab cell" in p for p in before)
     assert any("outputs are not stripped" in p for p in before)
     assert any("hide-input" in p for p in before)
     assert any("@title Solution" in p for p in before) and any("cellView" in p for p in before)
-    assert fix_notebook(path) is True
-    assert check_notebook(path) == []
+    assert fix_notebook(path, cards=cards) is True
+    assert check_notebook(path, cards=cards) == []
     nb = read_notebook(path)
     assert _project.colab_badge("demo.ipynb") in cell_source(nb["cells"][0])
+    assert cell_source(nb["cells"][0]).index("**Assumes:** nothing.") > cell_source(nb["cells"][0]).index("colab-badge")
+    assert "no card" in " ".join(check_notebook(path)), "a chapter without a card fails the check"
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert cell_source(code[0]) == _project.colab_cell_source()
     assert cell_source(code[1]) == _project.SETUP_CELL_SOURCE
     sol = next(c for c in nb["cells"] if "solution" in cell_tags(c))
     assert cell_source(sol).startswith("# @title Solution") and sol["metadata"]["cellView"] == "form"
     assert sol["metadata"]["jupyter"]["source_hidden"] is True
-    assert fix_notebook(path) is False, "fix must be idempotent"
+    assert fix_notebook(path, cards=cards) is False, "fix must be idempotent"
 
 
 def test_check_requires_pure_stubs_and_decorated_solutions(tmp_path):
     """A stub with code in it, or a solution without @solution, breaks "Run all keeps your code"."""
     path = _tiny_notebook(tmp_path)
-    fix_notebook(path)
+    fix_notebook(path, cards={"demo": Card(assumes="nothing.", learn="a demo.")})
     nb = read_notebook(path)
     ex = next(c for c in nb["cells"] if "exercise" in cell_tags(c))
     sol = next(c for c in nb["cells"] if "solution" in cell_tags(c))
@@ -226,7 +231,8 @@ def test_student_export(tmp_path):
         n_ex = sum("exercise" in cell_tags(c) for c in orig["cells"])
         assert n_ex >= 1 and sum("exercise" in cell_tags(c) for c in stud["cells"]) == n_ex
         n_sol = sum("solution" in cell_tags(c) for c in orig["cells"])
-        assert len(stud["cells"]) == len(orig["cells"]) - n_sol
+        # added: a header above each exercise, the grader cell, the hand-in section (heading and cell)
+        assert len(stud["cells"]) == len(orig["cells"]) - n_sol + len(chapter_exercises(src.stem)) + 3
         assert all(not c.get("outputs") and c.get("execution_count") is None for c in stud["cells"] if c["cell_type"] == "code")
         assert "widgets" not in stud["metadata"]
         text = dst.read_text(encoding="utf-8")
@@ -251,7 +257,7 @@ def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
     import numpy as np
 
     from cnet_lib.book.exercises import check_observed_order
-    from cnet_lib.book.exercises.how_to_use import reference_observed_order
+    from cnet_lib.teacher.pendulum_key import reference_observed_order
 
     def fitted(dts, errors):
         return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
@@ -265,7 +271,7 @@ def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
 
     assert check_observed_order(two_point) is False
     out = capsys.readouterr().out
-    assert "❌ fail" in out and "hint 1 of 3" in out and "expected" in out
+    assert "❌ fail" in out and "hint 1 of 2" in out and "expected" in out
     assert check_observed_order(reference_observed_order) is False, "the reference is not an answer"
     assert "reference_observed_order" in capsys.readouterr().out
 

@@ -27,7 +27,13 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     assert any(ln.strip().startswith("rk4_refined: a trained model ships") for ln in lines)
     assert sum("will be TRAINED" in ln for ln in lines) == 1
     smoke = BP.plan(settings.replace(preset="smoke"))
-    assert not any("preview" in ln for ln in smoke)
+    assert not any("quicker" in ln for ln in smoke)
+    # both models shipped: the cpu build is about as quick as the smoke one, so no "quicker check" is offered
+    other = tmp_path / "shipped" / "cpu-euler_fixed"
+    other.mkdir(parents=True)
+    (other / SHP.MANIFEST).write_text(json.dumps({"identity_hash": RF.identity_hash(image_runs("cpu")["euler_fixed"])}))
+    lines = BP.plan(settings)
+    assert not any("quicker" in ln for ln in lines) and any("measured, with the image models that ship" in ln for ln in lines)
 
 
 def test_plan_refuses_an_unknown_preset(capsys):
@@ -36,7 +42,8 @@ def test_plan_refuses_an_unknown_preset(capsys):
 
 def test_the_main_command_says_its_plan_before_building(tmp_path):
     """``bash scripts/book.sh`` up to the build (CNET_BOOK_DRY_RUN=1): the preset, the shipped models
-    it loads, the expected time and the preview command, printed before anything is built."""
+    it loads and the measured time, printed before anything is built (no "quicker" smoke build is offered
+    when the shipped models make the cpu build about as quick)."""
     import os
     import subprocess
     from pathlib import Path
@@ -49,5 +56,6 @@ def test_the_main_command_says_its_plan_before_building(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert "== preset 'cpu'" in text and text.count("ships with the book for this preset: loaded, not trained") == 2
-    assert "expected time" in text and "CNET_PRESET=smoke bash scripts/book.sh" in text
+    assert "expected time" in text and "(measured, with the image models that ship with the book)" in text
+    assert "quicker" not in text
     assert "stopping before the build" in text and not (tmp_path / "runs").exists()

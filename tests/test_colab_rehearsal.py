@@ -108,6 +108,27 @@ def _hook(msg):
         md["colab"] = {"custom_widget_manager": {"url": _installed_url}}
     return msg
 '''
+_COLAB_MESSAGE = '''
+"""Stand-in for google.colab._message: "get_ipynb" answers the notebook the rehearsal runs, as Colab's front end does."""
+import json
+import os
+
+
+def blocking_request(request_type, request="", timeout_sec=5, parent=None):
+    assert request_type == "get_ipynb", request_type
+    with open(os.environ["CNET_REHEARSAL_NOTEBOOK"], encoding="utf-8") as f:
+        return {"ipynb": json.load(f)}
+'''
+_COLAB_FILES = '''
+"""Stand-in for google.colab.files: a download lands in the rehearsal's downloads folder."""
+import os
+import shutil
+
+
+def download(filename):
+    os.makedirs(os.environ["CNET_REHEARSAL_DOWNLOADS"], exist_ok=True)
+    shutil.copy(filename, os.environ["CNET_REHEARSAL_DOWNLOADS"])
+'''
 _STARTUP = '''
 # The kernel start of the rehearsal: what Colab has done before a notebook's first cell runs.
 import json, os, shlex, subprocess, sys
@@ -173,6 +194,8 @@ def colab(tmp_path_factory):
     (colab_pkg / "__init__.py").write_text('"""Stand-in for google.colab (the Colab rehearsal)."""\n')
     (colab_pkg / "output" / "__init__.py").write_text(_COLAB_OUTPUT)
     (colab_pkg / "output" / "_widgets.py").write_text(_COLAB_WIDGETS)
+    (colab_pkg / "_message.py").write_text(_COLAB_MESSAGE)
+    (colab_pkg / "files.py").write_text(_COLAB_FILES)
     startup = tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-colab.py").write_text(_STARTUP)
@@ -192,7 +215,7 @@ def _environment(colab: dict, base: str) -> dict:
     env.update({
         "HOME": str(tmp / "home"), "JUPYTER_PATH": str(tmp / "jupyter"), "IPYTHONDIR": str(tmp / "ipython"),
         "CNET_PRESET": "smoke", "CNET_CIFAR10_URL": f"{base}/{ARCHIVE}", "CNET_CIFAR10_MD5": colab["md5"],
-        "CNET_REHEARSAL_PIP_LOG": str(tmp / "pip.log"), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "CNET_REHEARSAL_PIP_LOG": str(tmp / "pip.log"), "CNET_REHEARSAL_DOWNLOADS": str(tmp / "downloads"), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
     return env
 
@@ -215,6 +238,7 @@ def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monke
         for src in notebooks:
             dst = workdir / src.name
             write_notebook(read_notebook(src), dst)
+            mp.setenv("CNET_REHEARSAL_NOTEBOOK", str(dst))  # what the stand-in google.colab._message answers
             node = nbformat.read(dst, as_version=4)
             client = NotebookClient(node, timeout=600, kernel_name="colab", resources={"metadata": {"path": str(workdir)}})
             try:
@@ -292,6 +316,36 @@ def test_student_copies_run_in_colab_with_their_own_install(colab, monkeypatch, 
         text = _stream(nb)
         assert "❌ not done yet" in text and "✅" not in text, f"{name}: the stubs are the student's to write"
         assert "WARNING" not in text, f"{name}: {text[-1500:]}"
+    _the_students_install_is_theirs(colab)
+    _the_colab_exports_are_graded(colab, share, copies)
+
+
+def _the_students_install_is_theirs(colab: dict) -> None:
+    """After the copies' install cell: no teacher command and no answer key in the students' environment."""
+    listed = _run([colab["python"], "-m", "cnet_lib"])
+    assert not [ln for ln in listed.splitlines() if ln.split()[:1] in (["grade"], ["student"], ["answers"])], listed
+    key = subprocess.run([str(colab["python"]), "-c", "import cnet_lib.teacher"], capture_output=True, text=True)
+    assert key.returncode != 0 and "No module named 'cnet_lib.teacher'" in key.stderr, key.stderr[-500:]
+
+
+def _the_colab_exports_are_graded(colab: dict, share: Path, copies: list) -> None:
+    """Every copy's last cell (grader.export()) downloaded a zip in Colab; the teacher's command grades them."""
+    import csv
+    import shutil
+
+    from cnet_lib.cli.grade import main as grade
+
+    zips = sorted((colab["tmp"] / "downloads").glob("*.zip"))
+    assert sorted(z.name[: -len("_2026_01_01T00_00_00.zip")] for z in zips) == sorted(p.stem for p in copies), zips
+    student = colab["tmp"] / "submissions" / "a_student"
+    student.mkdir(parents=True)
+    for z in zips:
+        shutil.copy(z, student)
+    out = colab["tmp"] / "gradebook.csv"
+    assert grade([str(student.parent), "--key", str(share.with_name("share-key")), "--out", str(out)]) == 0
+    (row,) = csv.DictReader(out.open(encoding="utf-8"))
+    assert row["student"] == "a_student" and float(row["total"]) == 0 and row["flags"] == "", row
+    assert "not done" in (colab["tmp"] / "gradebook-feedback" / "a_student.md").read_text(encoding="utf-8")
 
 
 def test_the_book_renderer_works_on_plotly_5_outside_colab(colab):

@@ -117,7 +117,7 @@ def test_bad_scheme_and_span():
     with pytest.raises(ValueError, match="ambiguous"):
         integrate(lambda t, x: x, torch.zeros(1), "rk4", 2)
     with pytest.raises(ValueError, match="unknown scheme"):
-        integrate(lambda t, x: x, torch.zeros(1), "dopri5", 2)
+        integrate(lambda t, x: x, torch.zeros(1), "rk5", 2)
     with pytest.raises(ValueError, match="t_span"):
         integrate(lambda t, x: x, torch.zeros(1), "euler", 2, (1.0, 1.0))
 

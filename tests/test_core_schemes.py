@@ -43,7 +43,7 @@ def test_bare_rk4_is_refused_with_both_choices():
 
 def test_unknown_scheme_lists_valid_names():
     with pytest.raises(ValueError) as err:
-        get_scheme("rk45")
+        get_scheme("rk5")
     for name in EXPECTED_ORDERS:
         assert name in str(err.value)
 

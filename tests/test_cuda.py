@@ -152,7 +152,8 @@ def test_resnet_map_on_the_gpu():
 
 
 def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
-    runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device="cuda"), verbose=False)
+    settings = Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device="cuda")
+    runs = RS.trained_runs(settings, verbose=False)
     assert all(next(r.model.parameters()).is_cuda for r in runs.values())
     sweeps = ST.sweep_runs(runs, GRID, verbose=False)
     app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device="cuda", n_images=64, n_show=4)
@@ -160,5 +161,7 @@ def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
     assert "text/html" in bundle
     run = runs["rk4_refined"]
     with torch.no_grad():
-        d = SI.study_data(run.config, "cuda", with_train=False)
+        d = SI.study_data(run.config, settings, device="cuda", with_train=False)
         assert run.model(normalize(d.test_x[:4], d.mean, d.std)).is_cuda
+    study = ST.robustness_runs(runs, verbose=False)  # weight noise drawn on the CPU, added on the GPU
+    assert set(study) == set(runs) | {"euler_fixed on rk4_classic"} and all(study.values())

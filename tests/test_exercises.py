@@ -17,6 +17,8 @@ from cnet_lib.book.exercises import how_to_use as H
 from cnet_lib.book.exercises import image_exercises as I
 from cnet_lib.book.exercises import pendulum_exercises as P
 from cnet_lib.book.exercises import robustness_exercises as Q
+from cnet_lib.teacher import image_key as IK
+from cnet_lib.teacher import pendulum_key as PK
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,6 +48,25 @@ def rk_step(f, t, x, h, tableau):
             X = X + h * float(tableau.a[i][j]) * k[j]
         k.append(f(t + float(tableau.c[i]) * h, X))
     return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))
+
+
+def embedded_step(f, t, x, h, tableau, b_hat):
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    return (x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k)),
+            h * sum(float(b - c) * ki for b, c, ki in zip(tableau.b, b_hat, k)))
+
+
+def refine_piecewise_linear(coeffs):
+    if coeffs.shape[0] == 1:
+        return torch.cat([coeffs, coeffs])
+    out = torch.empty((2 * coeffs.shape[0] - 1, *coeffs.shape[1:]), dtype=coeffs.dtype)
+    out[0::2], out[1::2] = coeffs, (coeffs[:-1] + coeffs[1:]) / 2
+    return out
 
 
 def _global_error(n_steps_of):
@@ -96,9 +117,11 @@ def quantize_per_channel(w, bits):
 RIGHT = [
     (H.check_observed_order, observed_order),
     (P.check_rk_step, rk_step),
+    (P.check_embedded_step, embedded_step),
     (P.check_global_error, _global_error(round)),
     (I.check_euler_block_as_resnet, _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: k * h)),
     (I.check_parameters_after_refinement, parameters_after_refinement),
+    (I.check_refine_piecewise_linear, refine_piecewise_linear),
     (I.check_ideal_speedup, ideal_speedup),
     (I.check_identity_gap, identity_gap),
     (Q.check_quantize_per_channel, quantize_per_channel),
@@ -155,31 +178,53 @@ def _shortcuts():
     def gap_by_find_row(rows):
         return 100 * (find_row(rows, kind="trained")["accuracy"] - find_row(rows, kind="identity")["accuracy"])
 
+    def rk_in_a_thread(f, t, x, h, tab):  # a thread of its own does not escape the guard
+        import threading
+
+        out = []
+        worker = threading.Thread(target=lambda: out.append(integrate(f, x, tab, 1, t_span=(t, t + h))))
+        worker.start()
+        worker.join()
+        return out[0] if out else x
+
+    def embedded_by_integrate(f, t, x, h, tab, b_hat):
+        step = integrate(f, x, tab, 1, t_span=(t, t + h))
+        return step, step - x
+
+    def refine_by_library(coeffs):
+        from cnet_lib import PiecewiseLinear
+
+        return PiecewiseLinear(coeffs.shape[0]).refine()[1].apply(coeffs)
+
     return [
-        (H.check_observed_order, H.reference_observed_order, "reference_observed_order"),
-        (H.check_observed_order, lambda d, e: H.reference_observed_order(d, e), "reference_observed_order"),
-        (P.check_rk_step, P.reference_rk_step, "reference_rk_step"),
+        (H.check_observed_order, PK.reference_observed_order, "reference_observed_order"),
+        (H.check_observed_order, lambda d, e: PK.reference_observed_order(d, e), "reference_observed_order"),
+        (P.check_rk_step, PK.reference_rk_step, "reference_rk_step"),
         (P.check_rk_step, rk_by_integrate, "integrate"),
         (P.check_rk_step, rk_by_torchdiffeq, "torchdiffeq"),
         (P.check_rk_step, rk_by_one_step, "one_step"),
-        (P.check_global_error, P.reference_global_error, "reference_global_error"),
+        (P.check_global_error, PK.reference_global_error, "reference_global_error"),
         (P.check_global_error, ge_by_library, "cnet_lib.pendulum.odenet.global_error"),
-        (I.check_euler_block_as_resnet, I.reference_euler_block_as_resnet, "reference_euler_block_as_resnet"),
+        (I.check_euler_block_as_resnet, IK.reference_euler_block_as_resnet, "reference_euler_block_as_resnet"),
         (I.check_euler_block_as_resnet, block_call, "OdeBlock.forward"),
         (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
         (I.check_parameters_after_refinement, refine_a_copy, "refine"),
-        (I.check_parameters_after_refinement, I.reference_parameters_after_refinement, "reference_parameters"),
+        (I.check_parameters_after_refinement, IK.reference_parameters_after_refinement, "reference_parameters"),
         (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.image_tables.refinement_cost"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
-        (I.check_identity_gap, I.reference_identity_gap, "reference_identity_gap"),
+        (I.check_identity_gap, IK.reference_identity_gap, "reference_identity_gap"),
         (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.perturbations.quantize_per_channel"),
+        (P.check_rk_step, rk_in_a_thread, "integrate"),
+        (P.check_embedded_step, embedded_by_integrate, "integrate"),
+        (P.check_embedded_step, PK.reference_embedded_step, "reference_embedded_step"),
+        (I.check_refine_piecewise_linear, refine_by_library, "refine"),
     ]
 
 
-@pytest.mark.parametrize("case", range(17))
+@pytest.mark.parametrize("case", range(21))
 def test_shortcuts_into_the_library_are_rejected(capsys, case):
     shortcuts = _shortcuts()
-    assert len(shortcuts) == 17
+    assert len(shortcuts) == 21
     check, fn, named = shortcuts[case]
     ok, out = _verdict(capsys, check, fn)
     assert not ok, f"{check.__name__} accepted a call into {named}"
@@ -235,6 +280,29 @@ def _almost_right():
     def quant_float64(w, bits):  # loses the input's dtype
         return quantize_per_channel(w.double(), bits)
 
+    def embedded_twice(f, t, x, h, tab, b_hat):  # right values from 2s evaluations
+        import copy as _copy
+        from types import SimpleNamespace
+
+        low = rk_step(f, t, x, h, SimpleNamespace(stages=tab.stages, a=tab.a, b=b_hat, c=tab.c))
+        high = rk_step(f, t, x, h, tab)
+        return high, high - low
+
+    def embedded_sign(f, t, x, h, tab, b_hat):  # low minus high
+        high, err = embedded_step(f, t, x, h, tab, b_hat)
+        return high, -err
+
+    def refine_repeat(coeffs):  # as for piecewise-constant θ
+        return torch.repeat_interleave(coeffs, 2, dim=0)
+
+    def refine_no_constant_case(coeffs):  # 2M - 1 = 1 coefficient for M = 1
+        out = torch.empty((2 * coeffs.shape[0] - 1, *coeffs.shape[1:]), dtype=coeffs.dtype)
+        out[0::2], out[1::2] = coeffs, (coeffs[:-1] + coeffs[1:]) / 2
+        return out
+
+    def speedup_max(n):  # the largest N_t, not the last
+        return len(n) * max(n) / sum(n)
+
     return [
         (H.check_observed_order, two_point, "two-point slope"),
         (H.check_observed_order, swapped_axes, "log Δt against log error"),
@@ -253,13 +321,19 @@ def _almost_right():
         (Q.check_quantize_per_channel, quant_unsigned_levels, "2^bits levels"),
         (Q.check_quantize_per_channel, quant_nan_on_zeros, "division by a zero scale"),
         (Q.check_quantize_per_channel, quant_float64, "dtype not kept"),
+        (P.check_global_error, _global_error(math.ceil), "ceil() where t_final/dt lands a hair above a whole number"),
+        (P.check_embedded_step, embedded_twice, "2s evaluations of the rate"),
+        (P.check_embedded_step, embedded_sign, "the estimate's sign"),
+        (I.check_refine_piecewise_linear, refine_repeat, "each coefficient copied"),
+        (I.check_refine_piecewise_linear, refine_no_constant_case, "M = 1"),
+        (I.check_ideal_speedup, speedup_max, "max(n) for the last N_t"),
     ]
 
 
-@pytest.mark.parametrize("case", range(16))
+@pytest.mark.parametrize("case", range(22))
 def test_almost_right_answers_fail(capsys, case):
     almost = _almost_right()
-    assert len(almost) == 16
+    assert len(almost) == 22
     check, fn, what = almost[case]
     ok, out = _verdict(capsys, check, fn)
     assert not ok, f"{check.__name__} accepted an almost-right answer ({what})"
@@ -273,7 +347,7 @@ def test_the_float_step_time_is_right_because_the_block_reads_it_exactly(capsys)
     exact = _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: Fraction(k, b.n_basis) * Fraction(b.T))
     floaty = _euler_block(lambda b: b.T / b.n_basis, lambda k, h, b: k * h)
     assert I.check_euler_block_as_resnet(exact) and I.check_euler_block_as_resnet(floaty)
-    assert any(b.args[0].T != 1 for b in I._small_blocks())
+    assert any(r["args"][0]["T"] != 1 for r in I.EULER_BLOCK_AS_RESNET.public())
 
 
 # ----------------------------------------------------------------------------- hints
@@ -282,19 +356,19 @@ def test_hints_are_graded_nudge_first(capsys):
         return 1.0
 
     outs = []
-    for _ in range(5):
+    for _ in range(4):
         _, out = _verdict(capsys, H.check_observed_order, wrong)
         outs.append(out)
-    levels = [next(int(n) for n in range(1, 4) if f"hint {n} of 3" in o) for o in outs]
-    assert levels == [1, 1, 2, 2, 3]
+    levels = [next(int(n) for n in range(1, 3) if f"hint {n} of 2" in o) for o in outs]
+    assert levels == [1, 1, 2, 2]
     assert H.OBSERVED_ORDER_HINTS[0] in outs[0] and H.OBSERVED_ORDER_HINTS[1] not in outs[0]
     assert "hint=2" in outs[0], "the first hint says how to ask for the next"
     assert "polyfit" not in " ".join(H.OBSERVED_ORDER_HINTS), "no hint is the solution's code"
 
 
 def test_a_hint_can_be_asked_for(capsys):
-    _, out = _verdict(capsys, P.check_rk_step, lambda f, t, x, h, tab: x, hint=3)
-    assert P.RK_STEP_HINTS[2] in out and P.RK_STEP_HINTS[0] not in out
+    _, out = _verdict(capsys, P.check_rk_step, lambda f, t, x, h, tab: x, hint=2)
+    assert P.RK_STEP_HINTS[1] in out and P.RK_STEP_HINTS[0] not in out
 
 
 def test_an_unfinished_stub_gets_no_hint_and_counts_no_failure(capsys):
@@ -306,15 +380,16 @@ def test_an_unfinished_stub_gets_no_hint_and_counts_no_failure(capsys):
         _, out = _verdict(capsys, H.check_observed_order, stub)
         assert "not done yet" in out and "hint 1 of" not in out
     _, out = _verdict(capsys, H.check_observed_order, lambda d, e: 1.0)
-    assert "hint 1 of 3" in out
+    assert "hint 1 of 2" in out
 
 
 def test_no_first_hint_spells_out_the_solution():
     """The first hint of every exercise is a nudge: no code (no call syntax), no name of a function to use."""
     import re
 
-    for hints in (H.OBSERVED_ORDER_HINTS, P.RK_STEP_HINTS, P.GLOBAL_ERROR_HINTS, I.EULER_BLOCK_HINTS,
-                  I.PARAMETERS_AFTER_REFINEMENT_HINTS, I.IDEAL_SPEEDUP_HINTS, I.IDENTITY_GAP_HINTS):
+    for hints in (H.OBSERVED_ORDER_HINTS, P.RK_STEP_HINTS, P.EMBEDDED_STEP_HINTS, P.GLOBAL_ERROR_HINTS, I.EULER_BLOCK_HINTS,
+                  I.PARAMETERS_AFTER_REFINEMENT_HINTS, I.REFINE_HINTS, I.IDEAL_SPEEDUP_HINTS, I.IDENTITY_GAP_HINTS,
+                  Q.QUANTIZE_HINTS):
         assert len(hints) >= 2
         first = hints[0]
         assert not re.search(r"[A-Za-z_][\w.]*\(", first), first

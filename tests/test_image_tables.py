@@ -107,22 +107,6 @@ def test_training_time_and_histories(tmp_path):
     assert second.splitlines()[-1] == "2 epochs, 150.0 s (2.5 min) of training (evaluation excluded)"
 
 
-def test_format_refinement_cost():
-    hist = [{"n_steps": [n] * 3, "train_seconds": s} for n, s in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.2))]
-    cost = TB.refinement_cost(hist)
-    fixed = TB.refinement_cost([{"n_steps": 4, "train_seconds": 3.0}] * 4)
-    text = TB.format_refinement_cost(cost, "rk4_classic", {"Euler run": fixed})
-    lines = text.splitlines()
-    assert lines[0] == "N_t per epoch: [1, 2, 4, 4]  (Σ N_t = 11)"
-    assert lines[1] == "refinement schedule, measured: 11.2 s of training"
-    assert lines[2] == ("fixed-depth RK4 (classic) at N_t = 4, ESTIMATE: 16.4 s = 4 epochs × 4.10 s "
-                        "(mean of the 2 epoch(s) measured at N_t = 4)")
-    assert lines[3] == "speed-up: 1.46× (estimated); ideal Σ N_t speed-up: 1.45×"
-    assert lines[4] == "Euler run, at fixed N_t = 4, measured: 12.0 s of training"
-    assert len(lines) == 5 and "smoke" not in text
-    assert "say nothing about refinement" in TB.format_refinement_cost(cost, preset="smoke").splitlines()[-1]
-
-
 # ----------------------------------------------------------------------------- sweeps
 def sweep(trained, identity, scheme="euler", nt=2):
     return [{"kind": "trained", "scheme": scheme, "n_steps": nt, "n_basis": nt, "units": 3 * nt, "n_parameters": 10,

@@ -3,7 +3,8 @@
 A module's layer is its top folder's place in :data:`LAYERS` (lowest first; README, "The library"):
 ``core`` (numerics and models) < ``runtime`` (settings, devices, files, presets, rows, vocabulary) < the
 study packages ``pendulum`` and ``images`` < ``draw`` (figures, live apps, plotting helpers) < ``book``
-(the book's machinery) < ``cli`` (the command lines).  A module at the package root
+(the book's machinery) < ``teacher`` (the answer key and the grader, absent from a student's install) < ``cli``
+(the command lines).  A module at the package root
 (``cnet_lib/__init__.py``, ``cnet_lib/__main__.py``) is an entry point above every folder.  No module
 imports a higher layer, nor a sibling folder of its own layer (the two studies never import each other);
 every import of a cnet_lib module stands at the top of its module (no hidden imports in functions); no
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
-LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("book",), ("cli",))
+LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("book",), ("teacher",), ("cli",))
 """The top folders of cnet_lib, lowest layer first; folders in one tuple form one layer."""
 DRAWING = ("draw", "book")
 """The folders that may import display libraries and plotly."""

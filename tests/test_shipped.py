@@ -1,6 +1,7 @@
 """The trained models that ship with the book (``cnet_lib/shipped/``, written by ``python -m cnet_lib ship``).
 
-The ``cpu`` preset's two image models ship in the repository with a manifest.  These tests fail when
+The ``cpu`` preset's two image models ship in the repository with a manifest (the ``gpu`` preset's too, once
+the GPU session has trained them: every shipping preset gets the same checks).  These tests fail when
 a change to the preset makes them stale (their identity hash is no longer the preset's), when a
 file differs from the checksum its manifest records, or when a shipped checkpoint does not load
 as the preset's model; and they check that a stale model is never picked up.
@@ -8,7 +9,6 @@ as the preset's model; and they check that a stale model is never picked up.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from pathlib import Path
 
@@ -16,67 +16,65 @@ import pytest
 import torch
 
 from cnet_lib.images import run_folders as RF, run_store as RS, shipped as SHP
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images import CHECKPOINT, RESULTS, load_model
-from cnet_lib.runtime.checkpoint import config_diff
+from cnet_lib.images.image_presets import image_runs, sweep_grid as image_presets_sweep
+from cnet_lib.images import CHECKPOINT
 from cnet_lib.runtime.settings import Settings
+from shipped_checks import check_preset_folders
 from smoke_data import smoke_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "cpu"
 RUNS = list(image_runs(PRESET))
-RETRAIN = ("retrain and ship them again with `CNET_DATA_DIR=<folder with the 45k-image cifar-10-batches-py> "
-           f"python -m cnet_lib ship {PRESET} --data-description \"...\"` (about an hour on 2 cores), and commit "
-           "cnet_lib/shipped/")
-SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship")
-"""How a manifest records the command that shipped it: today's form, and the one the shipped files were made with
-(their manifests are historical records, checked by their SHA-256, and never rewritten)."""
-MAX_BYTES = 5_000_000  # small enough for the repository
+SHIPPING = sorted(set(SHP.shipping_presets()) | {PRESET})
+"""The presets whose models ship (the cpu preset always; the gpu preset once the GPU session has shipped it)."""
+
+
+def _retrain(preset: str) -> str:
+    if preset == "gpu":
+        return ("run the GPU session again (bash scripts/gpu_session.sh on a GPU machine, README \"On a GPU\") and take its "
+                "files in with python scripts/session_files.py accept <files>, then commit cnet_lib/shipped/")
+    return ("retrain and ship them again with `CNET_DATA_DIR=<folder with the 45k-image cifar-10-batches-py> "
+            f"python -m cnet_lib ship {preset} --data-description \"...\"` (about an hour on 2 cores), and commit "
+            "cnet_lib/shipped/")
 
 
 def _manifest(run: str) -> dict:
-    folder = SHP.SHIPPED / f"{PRESET}-{run}"
-    path = folder / SHP.MANIFEST
-    assert path.is_file(), f"no shipped model for the {PRESET} preset's run {run!r} ({folder}): {RETRAIN}"
-    return json.loads(path.read_text())
+    return json.loads((SHP.SHIPPED / f"{PRESET}-{run}" / SHP.MANIFEST).read_text())
 
 
-@pytest.mark.parametrize("run", RUNS)
-def test_shipped_model_matches_the_preset(run):
-    cfg = image_runs(PRESET)[run]
-    manifest = _manifest(run)
-    assert manifest["identity_hash"] == RF.identity_hash(cfg), (
-        f"the {PRESET} preset's run {run!r} changed since its model was shipped: {RETRAIN}")
-    assert SHP.shipped_run(cfg) == SHP.SHIPPED / f"{PRESET}-{run}"
-    assert manifest["preset"] == PRESET and manifest["run"] == run
-    assert any(command in manifest["command"] for command in SHIP_COMMANDS)
-    for key in ("machine", "train_seconds", "final_test_acc", "history", "data"):
-        assert manifest.get(key), f"the manifest of {run} lacks {key!r}"
-    assert len(manifest["history"]) == cfg.epochs
+@pytest.mark.parametrize("preset", SHIPPING)
+def test_every_shipped_preset_matches_its_manifests_and_its_preset(preset):
+    """Identity hash, checksums, loading as the preset's model, and the size bound (cpu 5 MB a folder as
+    before, in all; gpu 12 MB in all): tests/shipped_checks.py."""
+    manifests = check_preset_folders(SHP.SHIPPED, preset, _retrain(preset))
+    for m in manifests:
+        assert SHP.shipped_run(image_runs(preset)[m["run"]]) == SHP.SHIPPED / f"{preset}-{m['run']}"
+    if preset == "gpu":  # the GPU's name and the other seeds' numbers came along
+        assert all("cuda" in str(m["machine"].get("device", "")) for m in manifests)
+        assert any("seeds.json" in m["files"] for m in manifests)
 
 
-@pytest.mark.parametrize("run", RUNS)
-def test_shipped_files_match_their_checksums(run):
-    folder = SHP.SHIPPED / f"{PRESET}-{run}"
-    files = _manifest(run)["files"]
-    assert CHECKPOINT in files and RESULTS in files
-    assert any(name.startswith("sweep-") for name in files), "the shipped run has no sweep: the chapters would recompute it"
-    on_disk = {p.name for p in folder.iterdir()} - {SHP.MANIFEST}
-    assert on_disk == set(files), f"files in {folder} differ from its manifest: {sorted(on_disk ^ set(files))}"
-    for name, digest in files.items():
-        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, f"{folder / name} was changed after shipping"
-    total = sum((folder / name).stat().st_size for name in files)
-    assert total < MAX_BYTES, f"{folder} is {total / 1e6:.1f} MB: too big for the repository"
+def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path, monkeypatch, capsys):
+    """On a T4 (CUDA, no bf16) a sweep's key says float32, the shipped one was computed with bf16 autocast:
+    the shipped sweep is loaded, and said so, instead of minutes of recomputing it (a reader's own model is
+    swept there as before)."""
+    from cnet_lib.images import cached_studies as CS
 
-
-@pytest.mark.parametrize("run", RUNS)
-def test_shipped_checkpoint_is_the_presets_model(run):
-    cfg = image_runs(PRESET)[run]
-    model, ck = load_model(SHP.SHIPPED / f"{PRESET}-{run}", "cpu")  # weights_only=True inside
-    assert not config_diff(ck["config"], cfg.identity()), f"the shipped checkpoint of {run} is not the preset's model"
-    assert model.manifestation == [(cfg.scheme, cfg.final_n_steps())] * len(model.blocks)
-    assert ck["extra"]["history"][-1]["test_acc"] == pytest.approx(_manifest(run)["final_test_acc"])
-    assert all(torch.isfinite(p).all() for p in model.parameters())
+    runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
+    monkeypatch.setattr(CS, "amp_dtype", lambda device: None)  # a GPU without bf16
+    monkeypatch.setattr(CS, "resolve_device", lambda device: torch.device("cuda"))
+    capsys.readouterr()
+    sweeps = CS.sweep_runs(runs, device="cuda", verbose=True)
+    out = capsys.readouterr().out
+    assert out.count("which this GPU lacks") == len(runs) and "NVIDIA H100" in out
+    cuda = torch.device("cuda")
+    for name, rows in sweeps.items():
+        fp32_path, fp32_key = CS.sweep_cache(runs[name], image_presets_sweep("gpu"), cuda)
+        assert fp32_key["amp"] is False and not fp32_path.exists(), "nothing was swept or written in float32"
+        bf16_path = runs[name].out_dir / f"sweep-{RF.short_hash({**fp32_key, 'amp': True}, 12)}.json"
+        assert rows == json.loads(bf16_path.read_text())["rows"], "the shipped (bf16) sweep's rows"
+    own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
+    assert all(CS._shipped_bf16_sweep(r, {"amp": False}, torch.device("cuda")) is None for r in own.values())
 
 
 def test_a_changed_preset_never_picks_up_the_shipped_model():
@@ -89,8 +87,10 @@ def test_a_changed_preset_never_picks_up_the_shipped_model():
 
 def test_installed_package_carries_the_shipped_models():
     """Colab installs the package from the repository (not editable): the models must be package data."""
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    assert '[tool.setuptools.package-data]\ncnet_lib = ["shipped/*/*"]' in pyproject
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "shipped/*/*" in pyproject["tool"]["setuptools"]["package-data"]["cnet_lib"]
     ignore = (ROOT / ".gitignore").read_text()
     assert "!cnet_lib/shipped/**/*.pt" in ignore, "*.pt is ignored: the shipped checkpoints would never be committed"
 
@@ -105,16 +105,72 @@ def test_the_book_loads_the_shipped_model_and_says_so(tmp_path, capsys):
 
 
 def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_path, capsys):
-    cfgs = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs("gpu").items()}
+    cfgs = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs("paper").items()}
     RS.training_notice(cfgs, use_shipped=True)
     out = capsys.readouterr().out
-    assert "not trained yet for the 'gpu' preset" in out and "101 s on an H200" in out
-    assert "%env CNET_PRESET=cpu" in out  # the preset whose models ship
-    cpu = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs(PRESET).items()}
-    RS.training_notice(cpu, use_shipped=True)
-    assert capsys.readouterr().out == "", "the cpu preset loads its shipped models: nothing to announce"
-    RS.training_notice(cpu, use_shipped=False)
+    assert "not trained yet for the 'paper' preset" in out and "hours on a GPU" in out
+    assert "%env CNET_PRESET=cpu" in out and "'gpu'" in out  # the presets whose models ship
+    for preset in SHIPPING:
+        mine = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / preset / run)) for run, cfg in image_runs(preset).items()}
+        RS.training_notice(mine, use_shipped=True)
+        assert capsys.readouterr().out == "", f"the {preset} preset loads its shipped models: nothing to announce"
+    RS.training_notice({run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs(PRESET).items()},
+                       use_shipped=False)
     assert "about 42 min" in capsys.readouterr().out
+
+
+def test_the_gpu_preset_ships_and_says_how_long_training_it_takes(tmp_path, capsys):
+    """The gpu preset's models ship (a reader on a GPU waits for nothing); asked to train, the notice gives
+    the measured H100 time and the T4 estimate (issue 24)."""
+    assert "gpu" in SHIPPING, "the gpu preset's models are not in cnet_lib/shipped/: " + _retrain("gpu")
+    cfgs = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs("gpu").items()}
+    RS.training_notice(cfgs, use_shipped=False)
+    out = capsys.readouterr().out
+    assert "not trained yet for the 'gpu' preset" in out and "88 s on an H100 (measured" in out and "26 min on a T4" in out
+    seconds = {m: json.loads((SHP.SHIPPED / f"gpu-{m}" / SHP.MANIFEST).read_text())["train_seconds"] for m in cfgs}
+    assert round(seconds["rk4_refined"]) == 63 and round(seconds["euler_fixed"]) == 25 and round(sum(seconds.values())) == 88
+
+
+def test_the_gpu_preset_ships_three_training_seeds():
+    """seeds.json beside the gpu preset's seed-0 models: seeds 0, 1, 2, each with both runs' checkpoints,
+    accuracies, sweeps and robustness study; seed 0 is the shipped checkpoints themselves."""
+    from cnet_lib.images.seed_files import SEEDS_FILE, read_seeds_file
+
+    payload = read_seeds_file(SHP.SHIPPED / "gpu-rk4_refined" / SEEDS_FILE)
+    assert payload is not None and payload["preset"] == "gpu"
+    assert [r["seed"] for r in payload["seeds"]] == [0, 1, 2]
+    runs = list(image_runs("gpu"))
+    for record in payload["seeds"]:
+        assert set(record["runs"]) == set(runs) == set(record["sweeps"])
+        assert record["robustness"], f"seed {record['seed']} has no robustness study"
+        assert all(0.5 < record["runs"][r]["final_test_acc"] < 1 for r in runs)
+    digests = {r["checkpoint_sha256"] for rec in payload["seeds"] for r in rec["runs"].values()}
+    assert len(digests) == 3 * len(runs), "every seed's checkpoints differ"
+    for run in runs:
+        manifest = json.loads((SHP.SHIPPED / f"gpu-{run}" / SHP.MANIFEST).read_text())
+        seed0 = payload["seeds"][0]["runs"][run]
+        assert seed0["checkpoint_sha256"] == manifest["files"][CHECKPOINT]
+        assert seed0["final_test_acc"] == manifest["final_test_acc"]
+
+
+def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_path, monkeypatch):
+    """On a CUDA GPU with bf16 (A100, L4, H100: the GPU they were computed on) the chapters load the shipped
+    sweeps, robustness and adaptive-step studies instead of recomputing them.  (On a GPU without bf16, a T4,
+    the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
+    from cnet_lib.images import cached_studies as CS
+    from cnet_lib.images.adaptive_cached import _checked_grid, adaptive_cache
+    from cnet_lib.images.image_presets import robustness_grid, sweep_grid
+
+    runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
+    assert all(run.shipped for run in runs.values())
+    monkeypatch.setattr(CS, "amp_dtype", lambda device: torch.bfloat16 if torch.device(device).type == "cuda" else None)
+    cuda = torch.device("cuda")
+    files = {m: json.loads((SHP.SHIPPED / f"gpu-{m}" / SHP.MANIFEST).read_text())["files"] for m in runs}
+    for name, run in runs.items():
+        assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
+    first = next(iter(runs))
+    assert CS.robustness_cache(runs, robustness_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
+    assert adaptive_cache(runs, _checked_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
 
 
 def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
@@ -130,6 +186,10 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
     path = robustness_cache(runs, robustness_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
+    from cnet_lib.images.adaptive_cached import adaptive_study_path
+
+    path = adaptive_study_path(runs, device=cpu)
+    assert path.name in _manifest(RUNS[0])["files"], f"the shipped adaptive-step study is stale: python -m cnet_lib ship {PRESET} --restudy"
 
 
 def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypatch, capsys):
@@ -167,4 +227,7 @@ def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypat
                  if f.startswith("robustness-")]
     assert len(old_study) == len(new_study) == 1 and old_study != new_study
     assert not (shipped / "smoke-rk4_refined" / old_study[0]).exists()
+    adaptive = [f for f in before["rk4_refined"]["files"] if f.startswith("adaptive-")]
+    restudied = json.loads((shipped / "smoke-rk4_refined" / SHP.MANIFEST).read_text())
+    assert len(adaptive) == 1 and adaptive[0] in restudied["studies"]["seconds"]  # shipped, and kept by the restudy
     assert "restudied rk4_refined" in capsys.readouterr().out

@@ -30,10 +30,9 @@ def _code(nb: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def wheel_copies(tmp_path_factory):
-    out = tmp_path_factory.mktemp("students")
-    assert main([str(out), "--wheel-url", "https://course.example.edu/ml/", "--root", str(ROOT)]) == 0
-    return out
+def wheel_copies(class_export):
+    """The copies and the students' wheel of ``python -m cnet_lib student OUTDIR --wheel-url URL`` (conftest.py)."""
+    return class_export["copies"]
 
 
 def test_wheel_copies_have_no_path_to_the_solutions(wheel_copies):
@@ -56,6 +55,7 @@ def test_wheel_copies_install_exactly_the_exported_library(wheel_copies):
         assert f"Version: {build}" in meta
         assert z.read("cnet_lib/book/exercises/framework.py") == (ROOT / "cnet_lib/book/exercises/framework.py").read_bytes()
         assert not any(n.startswith("book/") or n.endswith(".ipynb") for n in z.namelist())
+        assert "cnet_lib/book/exercises/public_answers.json" in z.namelist(), "the public checks' answers are package data"
     for p in wheel_copies.glob("*.ipynb"):
         nb = read_notebook(p)
         first, second = _code(nb)[:2]
@@ -76,6 +76,11 @@ def test_student_copies_run_to_the_end(wheel_copies):
     text = "".join(o.get("text", "") for c in result.nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "❌ not done yet: observed_order" in text and "✅" not in text
     assert "WARNING: this copy of the chapter was made for cnet-lib" in text
+    assert "0 of 1 public checks pass in how_to_use" in text and "Your submission: " in text, text[-2000:]
+    (zip_path,) = wheel_copies.glob("how_to_use_*.zip")  # grader.export() beside the notebook it read
+    with zipfile.ZipFile(zip_path) as z:
+        assert "how_to_use.ipynb" in z.namelist()
+    zip_path.unlink()
 
 
 def test_the_export_needs_to_know_where_students_install_from(tmp_path, capsys):
@@ -143,3 +148,83 @@ def test_repository_copies_need_a_clone(tmp_path, capsys):
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/x\n", encoding="utf-8")
     assert main([str(tmp_path / "out"), "--from-repository", "--root", str(root)]) == 1
     assert "--wheel-url" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- what a student installs (issue 21)
+def _installed_texts(wheel: Path, tmp: Path) -> dict[str, str]:
+    """Every file of the wheel, unpacked as pip installs it, as text."""
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp)
+    return {str(p.relative_to(tmp)): p.read_bytes().decode("utf-8", errors="ignore") for p in tmp.rglob("*")
+            if p.is_file() and p.suffix != ".pt"}  # the shipped checkpoints' bytes hold any number by chance
+
+
+def _hidden_values(secret: str) -> set[str]:
+    """Numbers of the hidden cases the key draws (written as the recipes write them), for a few students: those
+    with at least 8 significant digits, which no file holds by chance (0.03125 or 0.010317 may well be in one)."""
+    import json
+    import re
+
+    from cnet_lib.book.exercises import EXERCISES
+    from cnet_lib.teacher.keys import hidden_cases
+
+    public = json.dumps([EXERCISES[n].public() for n in EXERCISES])
+    drawn = json.dumps([hidden_cases(n, secret, s) for n in EXERCISES for s in ("ann", "ben")])
+    return {v for v in re.findall(r"\d+\.\d+", drawn) if len(v.replace(".", "").lstrip("0")) >= 8 and v not in public}
+
+
+def test_the_students_install_carries_no_answers_and_no_way_to_them(wheel_copies, class_export, tmp_path):
+    from cnet_lib.teacher import image_key, keys, pendulum_key
+    from cnet_lib.teacher.answer_key import AnswerKey
+
+    (wheel,) = wheel_copies.glob("*.whl")
+    files = _installed_texts(wheel, tmp_path)
+    everything = "\n".join(files.values())
+    assert not [f for f in files if f.startswith("cnet_lib/teacher/")], "the answer key and the grader stay home"
+    assert not [f for f in files if f.split("/")[-1] in ("grade.py", "answers.py") or f == "cnet_lib/cli/student.py"]
+    key_names = [n for m in (pendulum_key, image_key, keys) for n in m.__all__ if n.startswith(("reference_", "hidden_"))]
+    assert key_names and not [n for n in key_names if n in everything], "a reference or hidden-case generator"
+    assert _project.repo_slug() not in everything and _project.REPO_URL not in everything, "the teacher's repository"
+    key = AnswerKey.load(class_export["key"])
+    values = _hidden_values(key.secret)
+    assert len(values) > 20 and not [v for v in values if v in everything], "a hidden case's value"
+    assert key.secret not in everything
+    meta = next(text for name, text in files.items() if name.endswith("METADATA"))
+    assert "Teaching with the book" not in meta and "answer key" not in meta.lower(), "the repository's README"
+
+
+def _code_lines(source: str) -> list[str]:
+    """The lines of ``source`` that say something of an answer: whitespace folded, no signature, import,
+    docstring or comment, at least 25 characters."""
+    import re
+
+    lines = (re.sub(r"\s+", " ", ln).strip() for ln in source.splitlines())
+    return [ln for ln in lines if len(ln) >= 25 and not ln.startswith(("def ", "import ", "from ", '"""', "#"))
+            and not ln.endswith('"""')]
+
+
+def test_the_students_install_holds_no_solution_under_any_name(wheel_copies, class_export, tmp_path):
+    """A reference renamed, or a solution pasted into a module, is found by its lines: at most one line of a
+    solution (a formula the library itself needs, such as the levels of a b-bit quantization) is in the wheel."""
+    from cnet_lib.teacher.answer_key import solution_sources
+
+    (wheel,) = wheel_copies.glob("*.whl")
+    installed = {ln for text in _installed_texts(wheel, tmp_path).values() for ln in _code_lines(text)}
+    solutions = solution_sources(class_export["root"])
+    assert len(solutions) >= 10 and all(len(_code_lines(s)) >= 1 for s in solutions.values())
+    found = {name: [ln for ln in _code_lines(src) if ln in installed] for name, src in solutions.items()}
+    assert not {n: f for n, f in found.items() if len(f) > 1}, "a solution's lines in the students' wheel"
+
+
+def test_the_copies_read_as_plain_text_and_check_with_the_grader(wheel_copies):
+    from cnet_lib.book.exercises import CATALOGUE
+
+    for p in wheel_copies.glob("*.ipynb"):
+        nb = read_notebook(p)
+        text = "\n".join(cell_source(c) for c in nb["cells"])
+        assert "{doc}" not in text and "{cite}" not in text, f"{p.name}: a MyST role Colab shows raw"
+        assert f'grader = Notebook("{p.stem}")' in text and "submission = grader.export()" in text
+        assert nb["metadata"]["cnet_student_copy"]["chapter"] == p.stem
+        for row in (r for r in CATALOGUE if r.chapter == p.stem):
+            assert f"**Exercise `{row.name}`** · {row.points} point" in text and row.objective in text
+            assert f'grader.check("{row.name}")' in text and f"check_{row.name}({row.name})" not in text

@@ -3,8 +3,10 @@
 
 A chapter notebook must have
 
-1. a first markdown cell with its ``# Title`` and the "Open in Colab" badge
-   (:func:`cnet_lib.book.project.colab_badge`);
+1. a first markdown cell with its ``# Title``, the "Open in Colab" badge
+   (:func:`cnet_lib.book.project.colab_badge`) and, right after it, the chapter's card: what it assumes,
+   what the reader will learn, how long it takes to read and to run
+   (:func:`cnet_lib.book.chapter_cards.card_markdown`, from one table);
 2. as first code cell exactly :func:`cnet_lib.book.project.colab_cell_source`;
 3. as second code cell exactly :data:`cnet_lib.book.project.SETUP_CELL_SOURCE`;
 4. no outputs, execution counts or widget state (outputs are stripped in git);
@@ -19,7 +21,9 @@ A chapter notebook must have
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Optional
 
+from .chapter_cards import Card, card_markdown, with_card
 from .exercise_cells import (exercise_pairs, function_signatures, raises_not_implemented, solution_cell_problems,
                              stub_problems)
 from .notebook_cells import (BADGE_RE, HIDE_TAG, SOLUTION_TAG, SOLUTION_TITLE, cell_source, cell_tags, code_cells,
@@ -29,8 +33,9 @@ from .project import SETUP_CELL_SOURCE, colab_badge, colab_cell_source
 __all__ = ["check_notebook", "fix_notebook"]
 
 
-def check_notebook(path: Path, require_exercise: bool = True) -> list[str]:
-    """The convention problems of one notebook (an empty list when it follows them all)."""
+def check_notebook(path: Path, require_exercise: bool = True, cards: Optional[Mapping[str, Card]] = None) -> list[str]:
+    """The convention problems of one notebook (an empty list when it follows them all); ``cards``: the
+    chapter cards (default :data:`cnet_lib.book.chapter_cards.CARDS`)."""
     path = Path(path)
     nb = read_notebook(path)
     problems = []
@@ -45,6 +50,8 @@ def check_notebook(path: Path, require_exercise: bool = True) -> list[str]:
             problems.append("the first markdown cell must start with the chapter's '# Title'")
         if badge not in text:
             problems.append(f"the first markdown cell lacks the Colab badge {badge}")
+        else:
+            problems += _card_problems(path, nb, text, badge, cards)
     code = code_cells(nb)
     if not code or cell_source(code[0]).strip() != colab_cell_source().strip():
         problems.append("the first code cell is not the canonical Colab cell (cnet_lib.book.project.colab_cell_source())")
@@ -86,6 +93,18 @@ def check_notebook(path: Path, require_exercise: bool = True) -> list[str]:
     return problems
 
 
+def _card_problems(path: Path, nb: dict, text: str, badge: str, cards: Optional[Mapping[str, Card]]) -> list[str]:
+    """A missing or stale chapter card (it must follow the badge in the first cell)."""
+    try:
+        card = card_markdown(path.stem, nb, cards)
+    except KeyError as err:
+        return [err.args[0]]
+    if f"{badge}\n\n{card}\n" not in text + "\n":
+        return ["the chapter card after the Colab badge is missing or out of date (what the chapter assumes, teaches "
+                "and takes to read and run): run `python -m cnet_lib notebook_tools fix` on it"]
+    return []
+
+
 def _fix_solution_cell(cell: dict) -> None:
     """Tag ``hide-input``, the ``# @title Solution`` line and the collapsed metadata (the decorator is the author's)."""
     md = cell.setdefault("metadata", {})
@@ -98,9 +117,10 @@ def _fix_solution_cell(cell: dict) -> None:
         set_source(cell, f"{SOLUTION_TITLE}\n{text}")
 
 
-def fix_notebook(path: Path) -> bool:
-    """Rewrite badge, Colab cell, setup cell, solution cells' tags, title line and metadata; strip
-    outputs.  True if changed."""
+def fix_notebook(path: Path, cards: Optional[Mapping[str, Card]] = None) -> bool:
+    """Rewrite badge, chapter card (when the chapter has one in ``cards``, default
+    :data:`cnet_lib.book.chapter_cards.CARDS`), Colab cell, setup cell, solution cells' tags, title line and
+    metadata; strip outputs.  True if changed."""
     path = Path(path)
     before = path.read_text(encoding="utf-8")
     nb = read_notebook(path)
@@ -121,6 +141,10 @@ def fix_notebook(path: Path) -> bool:
             lines[at:at] = ["", badge]
             text = "\n".join(lines)
         set_source(cells[0], text)
+    try:
+        set_source(cells[0], with_card(cell_source(cells[0]), badge, card_markdown(path.stem, nb, cards)))
+    except KeyError:
+        pass  # no card for this chapter: check_notebook says what to add
 
     code_idx = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
     colab = colab_cell_source()

@@ -121,7 +121,7 @@ def fig_error_convergence(runs: Sequence[dict]) -> go.Figure:
         order = get_scheme(s).order
         fig.add_trace(reference_slope(dts[0], dts[-1], errors[0] * 2.0, order, name=f"slope {order}"))
     loglog_style(fig, x_title="Δt", y_title=f"error at t = {_t_end(runs):g}")
-    fig.update_layout(title="Convergence: error ≈ C Δt^r", template="plotly_white", height=460)
+    fig.update_layout(title="Convergence: error ≈ C·Δt<sup>r</sup>", template="plotly_white", height=460)
     return fig
 
 

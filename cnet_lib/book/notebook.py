@@ -3,7 +3,8 @@
 :func:`setup` reads the session's settings from the environment, once
 (:meth:`cnet_lib.runtime.settings.Settings.from_environment`: ``ctx.settings``, with ``ctx.preset``
 and ``ctx.device``), seeds the random generators, chooses how plotly figures are displayed, and
-prints the run-size preset, the device and the torch version.  Importing this module changes
+prints the run-size preset (which image models it uses, and how to switch), the device and the torch
+version.  Importing this module changes
 nothing; only calling :func:`setup` does.
 
 Figures become the book's HTML (:mod:`cnet_lib.draw.html_figures`: plotly.js once per page, each
@@ -21,13 +22,15 @@ from typing import Mapping, Optional
 import torch
 
 from ..draw.html_figures import BOOK_RENDERER, book_renderer, plotlyjs_html
+from ..images.image_presets import expected_training
+from ..images.shipped import shipping_presets
 from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
 from .faults import show_faults_briefly
 from .notebook_bars import notebook_bar
 from .project import PACKAGE_NAME
 
-__all__ = ["NotebookContext", "setup", "in_colab", "installed_build"]
+__all__ = ["NotebookContext", "setup", "in_colab", "installed_build", "preset_lines"]
 
 
 @dataclass(frozen=True)
@@ -165,12 +168,45 @@ def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
     return ctx
 
 
+def preset_lines(preset: str, has_cuda: bool, colab: bool) -> list[str]:
+    """What the setup cell says about the session's preset: which image models the chapters use (loaded
+    as shipped with the book, or trained in this session, and how long training takes where measured), and
+    the reader's choices (``%env CNET_PRESET=...`` before the setup cell, then the cell again; or
+    ``images.trained_runs(ctx.settings, use_shipped=False)`` to train the preset's models oneself)."""
+    shipping = shipping_presets()
+    lines = [f"preset: {preset}"]
+    if preset == "smoke":
+        lines.append("tiny runs that check that the chapter works: their numbers mean nothing.")
+        lines.append("for the book's numbers: run %env CNET_PRESET=cpu, then this cell again.")
+        return lines
+    if preset in shipping:
+        same = "the numbers of the published book" if preset == "cpu" else "the same numbers on every machine"
+        lines.append(f"the image chapters load the '{preset}' preset's models that ship with the book: {same}.")
+        lines.append("to train them yourself instead: images.trained_runs(ctx.settings, use_shipped=False) where a "
+                     f"chapter loads them (training time: {expected_training(preset)}).")
+    else:
+        lines.append("the image chapters train their own models in this session, so their numbers will differ "
+                     f"from the published book's. Training time: {expected_training(preset)}.")
+        if shipping:
+            lines.append(f"to load shipped models instead: run %env CNET_PRESET={' or '.join(shipping)}, then this "
+                         "cell again.")
+    if preset != "gpu" and "gpu" in shipping and has_cuda:
+        lines.append("on this GPU the 'gpu' preset's larger models (also shipped) are within reach: run "
+                     "%env CNET_PRESET=gpu, then this cell again.")
+    elif preset != "gpu" and colab and not has_cuda:
+        lines.append("for the 'gpu' preset: Runtime > Change runtime type > GPU, then %env CNET_PRESET=gpu before "
+                     "this cell.")
+    elif preset == "gpu" and not has_cuda:
+        lines.append("the 'gpu' preset without a GPU: its shipped models load, but anything it trains or sweeps runs "
+                     "on the CPU, slowly; %env CNET_PRESET=cpu is sized for a CPU.")
+    return lines
+
+
 def _print_context(ctx: NotebookContext) -> None:
-    """The setup cell's lines: the preset (and how to change it), the device, torch, where it runs."""
+    """The setup cell's lines: the preset, what it means for the image models and how to change it; the
+    device, torch, where it runs."""
     where = "Google Colab" if ctx.in_colab else "local"
     device = ctx.device
     gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
-    print(f"preset: {ctx.preset}   (set CNET_PRESET=smoke|cpu|gpu|paper to change it)")
+    print("\n".join(preset_lines(ctx.preset, torch.cuda.is_available(), ctx.in_colab)))
     print(f"device: {device}{gpu}   torch {torch.__version__}   [{where}]")
-    if device.type == "cpu" and ctx.preset == "cpu" and ctx.in_colab:
-        print("tip: Runtime > Change runtime type > GPU runs the 'gpu' preset")

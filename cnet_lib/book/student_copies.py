@@ -16,39 +16,37 @@ Run it inside a clone of the repository (or pass ``--root``).  For every noteboo
   wheel of this working tree (written to ``OUTDIR``, version ``<version>+g<commit>`` or
   ``+src<hash of the sources>``), which you put where ``URL`` serves it; with
   ``--from-repository`` the current commit, which must be clean and pushed;
-* tells the student, in its setup cell, when another build of the library is installed.
+* tells the student, in its setup cell, when another build of the library is installed;
+* shows each exercise's points, minutes, difficulty and objective, checks with otter-grader's notebook API
+  (``grader.check``) and ends with ``grader.export()``, the zip to hand in; MyST roles are plain text
+  (:mod:`.student_cells`).
+
+With ``--wheel-url`` the students' wheel carries no answer key, no teacher command and no repository URL
+(:mod:`.student_wheel`); the teacher's answer key is written by the command line (:mod:`cnet_lib.cli.student`).
 """
 from __future__ import annotations
 
 import copy
-import hashlib
-import importlib.util
 import re
-import shutil
 import subprocess
-import sys
-import tempfile
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional, Sequence
 
+from .exercise_cells import exercise_pairs
 from .notebook_cells import (BADGE_RE, SOLUTION_TAG, cell_source, cell_tags, read_notebook, set_source, strip_outputs,
                              write_notebook)
 from .project import PACKAGE_NAME, REPO_URL, SETUP_CELL_SOURCE, colab_cell_source, install_requirement, repo_slug
-from .toc import toc_notebooks
+from .student_cells import bib_labels, page_titles, roles_to_text, student_cells
+from .student_wheel import SOURCE_PATHS, StudentExportError, build_wheel, project_version, source_hash
+from .toc import find_root, toc_files, toc_notebooks
 
 __all__ = ["StudentExportError", "StudentInstall", "build_wheel", "project_version", "wheel_install",
-           "repository_install", "is_pushed", "student_version", "export"]
+           "repository_install", "is_pushed", "student_version", "export", "SOURCE_PATHS", "chapters_with_exercises"]
 
-# the files a student's library is built from (relative to the repository root)
-SOURCE_PATHS = ("pyproject.toml", "README.md", "cnet_lib")
 _LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)[^)]*\)")
 _BARE_URL_RE = re.compile(r"https?://[^\s)>\]]+")
-
-
-class StudentExportError(Exception):
-    """The copies cannot be written as asked; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -89,58 +87,12 @@ def _changed_sources(root: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the library the copies install
-def _source_hash(root: Path) -> str:
-    """SHA-256 (10 hex digits) of the files a wheel is built from."""
-    h = hashlib.sha256()
-    for rel in SOURCE_PATHS:
-        path = root / rel
-        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path]
-        for f in files:
-            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:10]
-
-
 def _local_label(root: Path) -> str:
     """``g<commit>`` for an unmodified commit, else ``src<hash of the sources>``."""
     commit = _commit(root)
     if commit is not None and not _changed_sources(root):
         return f"g{commit[:10]}"
-    return f"src{_source_hash(root)}"
-
-
-def build_wheel(root: Path, version: str, outdir: Path) -> Path:
-    """Build the wheel of ``root``'s library with version ``version`` into ``outdir`` (from a copy of
-    the sources, so the repository gets no build folders); returns its path."""
-    with tempfile.TemporaryDirectory(prefix="cnet-student-wheel-") as tmp:
-        src = Path(tmp) / "src"
-        src.mkdir()
-        for rel in SOURCE_PATHS:
-            if (root / rel).is_dir():
-                shutil.copytree(root / rel, src / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            else:
-                shutil.copy2(root / rel, src / rel)
-        pyproject = (src / "pyproject.toml").read_text(encoding="utf-8")
-        pyproject, n = re.subn(r'(?m)^version\s*=\s*"[^"]*"', f'version = "{version}"', pyproject, count=1)
-        if n != 1:
-            raise StudentExportError(f"no `version = \"...\"` line in {root / 'pyproject.toml'}")
-        (src / "pyproject.toml").write_text(pyproject, encoding="utf-8")
-        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(Path(tmp) / "dist"), str(src)]
-        if importlib.util.find_spec("setuptools") is not None:  # build with it: nothing to download
-            cmd.insert(5, "--no-build-isolation")
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        wheels = sorted((Path(tmp) / "dist").glob("*.whl"))
-        if out.returncode != 0 or len(wheels) != 1:
-            raise StudentExportError(f"building the wheel failed:\n{out.stdout}\n{out.stderr}")
-        outdir.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.copy2(wheels[0], outdir / wheels[0].name))
-
-
-def project_version(root: Path) -> str:
-    """The version in ``root``'s pyproject.toml, without a local label."""
-    m = re.search(r'(?m)^version\s*=\s*"([^"]+)"', (root / "pyproject.toml").read_text(encoding="utf-8"))
-    if not m:
-        raise StudentExportError(f"no `version = \"...\"` line in {root / 'pyproject.toml'}")
-    return m.group(1).split("+")[0]
+    return f"src{source_hash(root)}"
 
 
 def wheel_install(root: Path, outdir: Path, wheel_url: str) -> StudentInstall:
@@ -153,7 +105,7 @@ def wheel_install(root: Path, outdir: Path, wheel_url: str) -> StudentInstall:
     if parsed.path.endswith(".whl"):
         raise StudentExportError("--wheel-url is the URL of the folder that will serve the wheel (the file name is added)")
     version = f"{project_version(root)}+{_local_label(root)}"
-    wheel = build_wheel(root, version, outdir)
+    wheel = build_wheel(root, version, outdir, student=True)
     url = wheel_url.rstrip("/") + "/" + urllib.parse.quote(wheel.name)
     return StudentInstall(requirement=f"{PACKAGE_NAME} @ {url}", build=version, source=f"the wheel at {url}", wheel=wheel)
 
@@ -209,35 +161,60 @@ def _header(text: str, install: StudentInstall) -> str:
     return "\n".join(lines)
 
 
-def student_version(nb: dict, install: Optional[StudentInstall] = None, url: str = REPO_URL) -> dict:
-    """A copy of ``nb`` for students: no solution cells, no outputs, no badge, no links to the
-    book's repository; with ``install``, its install cell and setup cell pinned to that build."""
+def student_version(nb: dict, install: Optional[StudentInstall] = None, url: str = REPO_URL, chapter: str = "",
+                    titles: Optional[Mapping[str, str]] = None, cites: Optional[Mapping[str, str]] = None) -> dict:
+    """A copy of ``nb`` for students: no solution cells, no outputs, no badge, no links to the book's repository,
+    MyST roles as text (``titles``: page titles, ``cites``: citation labels); with ``chapter``, the exercise
+    headers, the grader and the hand-in section (:func:`cnet_lib.book.student_cells.student_cells`); with
+    ``install``, its install cell and setup cell pinned to that build."""
     out = copy.deepcopy(nb)
     out["cells"] = [c for c in out["cells"] if SOLUTION_TAG not in cell_tags(c)]
     slug = repo_slug(url)
+    setup_index = None
     for i, cell in enumerate(out["cells"]):
         text = cell_source(cell)
         if cell.get("cell_type") == "markdown":
-            text = _drop_links(text, slug)
+            text = roles_to_text(_drop_links(text, slug), titles or {}, cites or {})
             text = _header(text, install) if i == 0 and install is not None else text
             set_source(cell, re.sub(r"\n{3,}", "\n\n", text).strip("\n"))
         elif install is not None and "google.colab" in text and "%pip install" in text:
             set_source(cell, colab_cell_source(requirement=install.requirement, what="the library this copy was made for"))
-        elif install is not None and text.strip() == SETUP_CELL_SOURCE.strip():
-            set_source(cell, SETUP_CELL_SOURCE.replace("setup()", f'setup(expected_build="{install.build}")'))
-    if install is not None:
-        out.setdefault("metadata", {})["cnet_student_copy"] = {"build": install.build, "source": install.source}
+        elif text.strip() == SETUP_CELL_SOURCE.strip():
+            setup_index = i
+            if install is not None:
+                set_source(cell, SETUP_CELL_SOURCE.replace("setup()", f'setup(expected_build="{install.build}")'))
+    if chapter:
+        out["cells"] = student_cells(out["cells"], chapter, setup_index if setup_index is not None else 0)
+    meta = out.setdefault("metadata", {})
+    if install is not None or chapter:
+        meta["cnet_student_copy"] = {"chapter": chapter, **({"build": install.build, "source": install.source}
+                                                            if install is not None else {})}
     return strip_outputs(out)
 
 
+def chapters_with_exercises(root: Optional[Path] = None) -> list[str]:
+    """The chapters (notebook stems of ``_toc.yml``) that hold exercises, in book order."""
+    return [p.stem for p in toc_notebooks(root) if exercise_pairs(read_notebook(p))]
+
+
 # ----------------------------------------------------------------------------- all notebooks
-def export(outdir: Path, root: Optional[Path] = None, install: Optional[StudentInstall] = None) -> list[Path]:
-    """Write the student copy of every notebook in ``_toc.yml`` into ``outdir``."""
-    outdir = Path(outdir)
+def export(outdir: Path, root: Optional[Path] = None, install: Optional[StudentInstall] = None,
+           chapters: Optional[Sequence[str]] = None) -> list[Path]:
+    """Write the student copy of every notebook in ``_toc.yml`` (or of ``chapters``) into ``outdir``."""
+    outdir, root = Path(outdir), find_root(root)
     outdir.mkdir(parents=True, exist_ok=True)
+    titles = page_titles(root, toc_files(root))
+    cites = bib_labels(root / "book" / "references.bib")
+    notebooks = toc_notebooks(root)
+    unknown = sorted(set(chapters or ()) - {p.stem for p in notebooks})
+    if unknown:
+        raise StudentExportError(f"no chapter {', '.join(unknown)} in _toc.yml; the chapters are "
+                                 f"{', '.join(p.stem for p in notebooks)}")
     written = []
-    for src in toc_notebooks(root):
+    for src in notebooks:
+        if chapters is not None and src.stem not in chapters:
+            continue
         dst = outdir / src.name
-        write_notebook(student_version(read_notebook(src), install), dst)
+        write_notebook(student_version(read_notebook(src), install, chapter=src.stem, titles=titles, cites=cites), dst)
         written.append(dst)
     return written

@@ -1,8 +1,8 @@
 """``python -m cnet_lib book_plan [PRESET]``: what building the book will do, said before it starts.
 
 Printed by ``scripts/book.sh``: the preset, for each image model whether it is loaded (cached or
-shipped with the book) or trained, how long that took where it was measured, and how to get a
-quick preview instead.  The times are measurements recorded in the README (machine named), not
+shipped with the book) or trained, how long the build took where it was measured, and, when the build
+trains (so that it takes long), the quicker ``smoke`` build instead.  The times are measurements recorded in the README (machine named), not
 promises for other machines.  The preset (when not given), the runs folder and the data folder come
 from the environment's settings (:class:`cnet_lib.runtime.settings.Settings`).
 """
@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from ..book.chapter_cards import BUILDS, GPU_SESSION
 from ..images.image_presets import image_runs
 from ..images.run_folders import is_finished, run_dir
 from ..images.shipped import shipped_run
@@ -24,17 +25,29 @@ __all__ = ["SUMMARY", "MEASURED", "plan", "main"]
 
 SUMMARY = "What a book build of a preset would load or train, and how long it takes"
 
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
+
+
 MEASURED = {
-    "smoke": "about 2 min on the project's 2-core CPU machine (measured)",
-    "cpu": {"loaded": "about 2 min on the project's 2-core CPU machine (measured: 1 min 43 s with the shipped "
-                      "image models, set-up included)",
+    "smoke": f"about {_minutes(BUILDS['smoke']['build_seconds'])} on {BUILDS['smoke']['machine']} (measured)",
+    "cpu": {"loaded": f"about {_minutes(BUILDS['cpu']['build_seconds'])} on {BUILDS['cpu']['machine']} (measured, with "
+                      "the image models that ship with the book" + "".join(
+                          f"; {name} not executed in that build, not measured" for name in
+                          BUILDS["cpu"].get("not_executed", [])) + ")",
             "trained": "about 50 min on the project's 2-core CPU machine (measured: 42 min to train both image "
                        "models, 6 min for their sweeps and robustness study, 2 min for the rest)"},
-    "gpu": "minutes on an H100/H200-class GPU (both models trained in 101 s on an H200, measured); about half an "
-           "hour on a T4 (an estimate, see the README)",
+    "gpu": {"loaded": "not measured as a whole (with the shipped models on an H100, measured: the two sweeps "
+                      f"{GPU_SESSION['study_seconds']['manifestation_invariance'][2]:.0f} s, the robustness study "
+                      f"{GPU_SESSION['study_seconds']['robustness'][2]:.0f} s)",
+            "trained": "minutes on an H100/H200-class GPU (both models trained in 88 s on an H100, measured); about "
+                       "26 min on a T4 (an estimate, see the README)"},
     "paper": "hours on a GPU (not measured)",
 }
-"""Measured whole-book times (README, "Measured times" and "On a GPU"), by preset and situation."""
+"""Measured whole-book times, by preset and situation: the builds of
+:data:`cnet_lib.book.chapter_cards.BUILDS` (``benchmarks/bench_book.py``) and the README's *Measured times*
+and *On a GPU*."""
 
 
 def plan(settings: Settings) -> list[str]:
@@ -60,8 +73,9 @@ def plan(settings: Settings) -> list[str]:
     lines.append(f"== expected time: {measured}")
     if name in ("gpu", "paper") and not torch.cuda.is_available():
         lines.append(f"== WARNING: the '{name}' preset is sized for a GPU; on this CPU it would take many hours")
-    if name != "smoke":
-        lines.append("== a 2-minute preview instead: CNET_PRESET=smoke bash scripts/book.sh (its numbers mean nothing)")
+    if name != "smoke" and (to_train or name in ("gpu", "paper")):
+        lines.append(f"== a quicker check instead: CNET_PRESET=smoke bash scripts/book.sh, {MEASURED['smoke']} "
+                     "(every chapter run tiny: its numbers mean nothing)")
     return lines
 
 

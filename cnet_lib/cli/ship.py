@@ -2,7 +2,8 @@
 
 Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.run_store.trained_runs`,
 never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
-everything a chapter reads into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
+everything a chapter reads (and the other training seeds' numbers, ``seeds.json``, where the run folder
+holds them: :mod:`cnet_lib.images.seed_files`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
 exact command, the run's identity hash (:func:`cnet_lib.images.run_folders.identity_hash`; a changed preset
 makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
 data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
@@ -33,10 +34,12 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..images.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
 from ..images.cached_studies import robustness_cache, robustness_runs, sweep_cache, sweep_runs
 from ..images.image_presets import robustness_grid, sweep_grid
 from ..images.run_folders import identity_hash
 from ..images.run_store import trained_runs
+from ..images.seed_files import SEEDS_FILE
 from ..images.shipped import MANIFEST, SHIPPED
 from ..images.theta_record import SNAPSHOTS
 from ..images.train_state import CHECKPOINT, RESULTS
@@ -48,7 +51,7 @@ __all__ = ["SUMMARY", "ship", "restudy", "main"]
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
-STUDY_PREFIXES = ("sweep-", "robustness-")
+STUDY_PREFIXES = ("sweep-", "robustness-", ADAPTIVE_PREFIX)
 
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED) -> list[Path]:
@@ -65,13 +68,16 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
     robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
     studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
+    adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
+    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
     written = []
     for name, run in runs.items():
         folder = dest / f"{preset}-{name}"
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name]]  # the current studies only, not stale caches
+        # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
+        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE]
         for f in keep:
             if (run.out_dir / f).is_file():
                 shutil.copyfile(run.out_dir / f, folder / f)
@@ -119,6 +125,8 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     dev = settings.device
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
     studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
+    adaptive_runs(runs, verbose=True, progress=True, device=dev)
+    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
     written = []
     for name, run in runs.items():
         folder = dest / f"{preset}-{name}"

@@ -1,8 +1,9 @@
 """``python -m cnet_lib student OUTDIR``: write the student copies of the chapters
-(:mod:`cnet_lib.book.student_copies`).
+(:mod:`cnet_lib.book.student_copies`) and the teacher's answer key (:mod:`cnet_lib.teacher.answer_key`).
 
     python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR
     python -m cnet_lib student OUTDIR --from-repository    # students install the repository at this commit
+    python -m cnet_lib student OUTDIR --wheel-url URL --chapters how_to_use pendulum_integrators --key KEYDIR
 """
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..book.student_copies import StudentExportError, export, is_pushed, repository_install, wheel_install
+from ..book.student_copies import (StudentExportError, chapters_with_exercises, export, is_pushed, repository_install,
+                                   wheel_install)
 from ..book.toc import find_root
+from ..teacher.answer_key import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
 
 __all__ = ["SUMMARY", "main"]
 
-SUMMARY = "Write student copies of the chapters (no solutions, no path to them, the library pinned)"
+SUMMARY = "Write student copies of the chapters (no solutions, no path to them, the library pinned) and the answer key"
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The options: where the copies go, and how they install the library."""
+    """The options: where the copies and the key go, how the copies install the library, which chapters."""
     ap = argparse.ArgumentParser(prog="python -m cnet_lib student", description=SUMMARY + ".")
     ap.add_argument("outdir", type=Path)
     how = ap.add_mutually_exclusive_group(required=True)
@@ -30,8 +33,32 @@ def _parser() -> argparse.ArgumentParser:
     how.add_argument("--from-repository", action="store_true",
                      help="the copies install the book's repository at the current commit (clean and pushed); "
                      "students can then find the repository, which holds the solutions")
+    ap.add_argument("--chapters", nargs="+", metavar="CHAPTER", default=None,
+                    help="the chapters of the class (notebook names without .ipynb; default: every chapter with exercises)")
+    ap.add_argument("--key", type=Path, default=None, help="where the answer key goes (default: OUTDIR-key, beside OUTDIR)")
+    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
+                    help=f"seconds per exercise when grading (default {DEFAULT_TIME_LIMIT:g})")
     ap.add_argument("--root", type=Path, default=None, help="repository root (default: found from the cwd)")
     return ap
+
+
+def _keydir(args) -> Path:
+    keydir = args.key or args.outdir.with_name(args.outdir.name + "-key")
+    if keydir.resolve() == args.outdir.resolve() or args.outdir.resolve() in keydir.resolve().parents:
+        raise StudentExportError(f"the answer key {keydir} would be inside {args.outdir}, which the students get: "
+                                 "choose --key outside it")
+    return keydir
+
+
+def _write_key(args, root: Path, build: str, chapters: Sequence[str]) -> Path:
+    """The answer key (a kept secret when the folder holds one already, so grading stays the same)."""
+    keydir = _keydir(args)
+    new = AnswerKey.new(chapters, build, args.time_limit)
+    if (keydir / KEY_FILE).is_file():
+        old = AnswerKey.load(keydir)
+        new = AnswerKey(old.secret, new.chapters, new.exercises, new.points, build, args.time_limit)
+        print(f"(kept the secret of the answer key already in {keydir})")
+    return write_key(keydir, new, solution_sources(root))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -40,9 +67,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         root = find_root(args.root)
+        chapters = args.chapters or chapters_with_exercises(root)
+        _keydir(args)
         install = wheel_install(root, args.outdir, args.wheel_url) if args.wheel_url else repository_install(root)
-        written = export(args.outdir, root, install)
-    except (StudentExportError, OSError) as err:
+        written = export(args.outdir, root, install, chapters)
+        keydir = _write_key(args, root, install.build, [p.stem for p in written]) if written else None
+    except (StudentExportError, OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -54,6 +84,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for p in written:
         print(f"wrote {p}")
     print(f"\nThe copies install cnet-lib {install.build} from {install.source} (on Colab, in their first cell).")
+    print(f"The answer key (keep it to yourself: its secret draws every submission's hidden cases): {keydir}/\n"
+          f"Grade the submissions with: python -m cnet_lib grade SUBMISSIONS --key {keydir} --out gradebook.csv")
     if install.wheel is not None:
         print(f"Before the lesson, put {install.wheel.name} (written to {args.outdir}) where {args.wheel_url} serves it.\n"
               f"Students on their own machines: pip install \"{install.requirement}\"")

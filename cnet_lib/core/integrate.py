@@ -8,8 +8,11 @@ with ``N_t = n_steps`` equal steps of size ``h = (t1 - t0) / N_t``:
 * stage ``i`` of step ``k`` sits at the exact rational position ``(k + c_i) / N_t`` of
   the span, exposed to callers as a :class:`StagePosition` (the OdeBlock uses it to pick
   the weight piece exactly);
-* tableau entries equal to zero are skipped, and every coefficient is a Python float, so
-  the loop never synchronises host and device.
+* tableau entries equal to zero are skipped, and so is a stage no weight uses (the last stage of an
+  embedded pair taken as a fixed-step scheme); every coefficient is a Python float, so the loop
+  never synchronises host and device.
+
+Adaptive steps chosen by an embedded pair's error estimate are in :mod:`cnet_lib.core.adaptive`.
 """
 from __future__ import annotations
 
@@ -83,12 +86,15 @@ def step_times(n_steps: int, t_span: Sequence[float] = (0.0, 1.0)) -> list[float
 def stage_positions(
     scheme: Union[str, Tableau], n_steps: int, t_span: Sequence[float] = (0.0, 1.0)
 ) -> Iterator[StagePosition]:
-    """Every stage evaluation of a run, in the order :func:`integrate` makes them."""
+    """Every stage evaluation of a run, in the order :func:`integrate` makes them (a stage no weight
+    uses, :attr:`Tableau.used_stages`, is not evaluated)."""
     tab = get_scheme(scheme)
     check_n_steps(n_steps)
     t0, t1 = _check_span(t_span)
+    used = tab.used_stages
     for k in range(n_steps):
-        for i, c in enumerate(tab.c):
+        for i in used:
+            c = tab.c[i]
             yield StagePosition(k, i, c, n_steps, t0 + (t1 - t0) * float((k + c) / n_steps))
 
 
@@ -109,9 +115,10 @@ def integrate_positions(
     positions = stage_positions(tab, n_steps, (t0, t1))
     x = x0
     path = [x0] if return_path else None
+    used = tab.used_stages
     for _ in range(n_steps):
         ks: list = [None] * tab.stages
-        for i in range(tab.stages):
+        for i in used:
             xi = x
             if a[i]:
                 inc = weighted_sum(a[i], ks)

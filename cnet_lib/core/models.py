@@ -134,17 +134,30 @@ class ContinuousNet(nn.Module):
     def manifestation(self) -> list[tuple[str, int]]:
         return [b.manifestation for b in self.blocks]
 
-    def manifest(self, scheme=None, n_steps=None) -> "ContinuousNet":
-        """Set every block's scheme and N_t (one value or one per block); parameters untouched."""
+    @property
+    def tolerances(self) -> tuple:
+        """Each block's :class:`~cnet_lib.core.step_control.Tolerances` (None for fixed steps)."""
+        return tuple(b.tolerances for b in self.blocks)
+
+    @property
+    def solve_stats(self) -> list:
+        """What each block's last adaptive forward did (:class:`~cnet_lib.core.adaptive.AdaptiveStats`,
+        None for a block that has not run adaptively)."""
+        return [b.last_solve for b in self.blocks]
+
+    def manifest(self, scheme=None, n_steps=None, **adaptive) -> "ContinuousNet":
+        """Set every block's scheme and N_t (one value or one per block), or an embedded pair with
+        ``rtol`` and ``atol`` (:meth:`OdeBlock.manifest`: adaptive steps); parameters untouched."""
         for b, nt in zip(self.blocks, _per_block(n_steps, len(self.blocks), "n_steps")):
-            b.manifest(scheme, nt)
+            b.manifest(scheme, nt, **adaptive)
         return self
 
     @contextlib.contextmanager
-    def manifested(self, scheme=None, n_steps=None) -> Iterator["ContinuousNet"]:
+    def manifested(self, scheme=None, n_steps=None, **adaptive) -> Iterator["ContinuousNet"]:
+        """Context manager: :meth:`manifest` for the body, then every block's manifestation restored."""
         with contextlib.ExitStack() as stack:
             for b, nt in zip(self.blocks, _per_block(n_steps, len(self.blocks), "n_steps")):
-                stack.enter_context(b.manifested(scheme, nt))
+                stack.enter_context(b.manifested(scheme, nt, **adaptive))
             yield self
 
     def refine(self, optimizer: Optional[torch.optim.Optimizer] = None) -> "ContinuousNet":

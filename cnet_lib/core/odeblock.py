@@ -14,7 +14,9 @@ per basis interval (their affine weights are part of θ).
 
 The computational graph — the *manifestation* — is chosen at call time: ``scheme`` and
 ``n_steps`` (N_t, default M) can be changed with :meth:`OdeBlock.manifest` without
-touching the parameters.  :meth:`OdeBlock.refine` doubles M and N_t keeping θ(t);
+touching the parameters; or an embedded pair with ``rtol`` and ``atol`` chooses its own steps
+(:mod:`cnet_lib.core.adaptive`), never crossing the break points of θ(t) and of the BatchNorm
+statistics (:meth:`OdeBlock.breakpoints`), and reports what it did in ``last_solve``.  :meth:`OdeBlock.refine` doubles M and N_t keeping θ(t);
 :meth:`OdeBlock.project` compresses θ to another basis by L2 projection.
 
 Each stage of step k reads θ at its exact position (k + c)/N_t on its own step's
@@ -32,9 +34,12 @@ from typing import Iterator, Optional, Union
 import torch
 from torch import nn
 
-from .bases import Basis, CoefficientMap, PiecewiseConstant, make_basis, piece_index
+from .adaptive import AdaptiveStats, check_pair, integrate_adaptive_positions
+from .bases import Basis, CoefficientMap, make_basis, piece_index
+from .coefficient_maps import interval_map, remap_optimizer_state
 from .integrate import StagePosition, check_n_steps, integrate_positions, weighted_sum
 from .schemes import Tableau, get_scheme
+from .step_control import Tolerances
 from .validation import check_float
 
 __all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state"]
@@ -68,36 +73,6 @@ def _fresh_copy(module: nn.Module) -> nn.Module:
         if hasattr(m, "reset_parameters"):
             m.reset_parameters()
     return out
-
-
-def _interval_map(n_old: int, n_new: int) -> CoefficientMap:
-    """Map piecewise-constant statistics from n_old to n_new equal intervals."""
-    if n_new == n_old:
-        return CoefficientMap(n_old, tuple(((i, 1.0),) for i in range(n_old)))
-    if n_new == 2 * n_old:
-        return PiecewiseConstant(n_old).refine()[1]
-    return PiecewiseConstant(n_old).project(PiecewiseConstant(n_new))
-
-
-def remap_optimizer_state(
-    optimizer: torch.optim.Optimizer, replaced: dict[nn.Parameter, nn.Parameter], cmap: CoefficientMap
-) -> None:
-    """Point ``optimizer`` at the new Parameters and carry their state through ``cmap``.
-
-    ``replaced`` maps each old coefficient Parameter to its successor.  The optimizer's
-    parameter groups are updated in place, and every per-parameter state tensor of the old
-    parameter's shape (SGD's momentum buffer, Adam's moments) is mapped along its leading
-    (basis) axis, so momentum survives refinement; scalars such as Adam's step are kept.
-    """
-    for group in optimizer.param_groups:
-        group["params"] = [replaced.get(p, p) for p in group["params"]]
-    for old, new in replaced.items():
-        state = optimizer.state.pop(old, None)
-        if state:
-            optimizer.state[new] = {
-                k: cmap.apply(v) if torch.is_tensor(v) and v.dim() > 0 and v.shape == old.shape else v
-                for k, v in state.items()
-            }
 
 
 class OdeBlock(nn.Module):
@@ -136,6 +111,8 @@ class OdeBlock(nn.Module):
         self.epsilon = check_float("epsilon", epsilon, example=1.0)
         self.T = check_float("T", T, low=0, low_open=True, example=1.0)
         self.skip_init = bool(skip_init)
+        self.tolerances: Optional[Tolerances] = None  # set by manifest(pair, rtol=, atol=): adaptive steps
+        self.last_solve: Optional[AdaptiveStats] = None  # what the last adaptive forward did
         m = self.basis.n_basis
 
         # θ̂: the residual's own values for β = 0, fresh draws for the others
@@ -187,6 +164,7 @@ class OdeBlock(nn.Module):
         return (
             f"basis={self.basis.name}, n_basis={self.n_basis}, scheme={self.scheme.name}, "
             f"n_steps={self.n_steps}, epsilon={self.epsilon}, T={self.T}, skip_init={self.skip_init}"
+            + (f", adaptive: rtol={self.tolerances.rtol:g}, atol={self.tolerances.atol:g}" if self.tolerances else "")
         )
 
     def coefficient(self, name: str) -> nn.Parameter:
@@ -264,27 +242,62 @@ class OdeBlock(nn.Module):
             return (self.epsilon * weighted_sum(self.basis.weights(pos.tau, pos.side), self.skip_gain)) * r
         return r if self.epsilon == 1.0 else self.epsilon * r
 
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """The positions in [0, 1] (times t/T) where the rate may jump: the basis's break points (k/M for
+        piecewise constants, the hats' nodes) and the ends of the BatchNorm statistics' intervals."""
+        n = self.basis.n_intervals
+        return tuple(sorted(set(self.basis.breakpoints) | {Fraction(k, n) for k in range(n + 1)}))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         pieces = self._pieces()
-        return integrate_positions(lambda pos, z: self.rate(pos, z, pieces), x, self.scheme, self.n_steps, (0.0, self.T))
+        rate = lambda pos, z: self.rate(pos, z, pieces)
+        if self.tolerances is None:
+            return integrate_positions(rate, x, self.scheme, self.n_steps, (0.0, self.T))
+        if x.is_cuda and torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("an adaptive manifestation cannot be captured in a CUDA graph (each step is decided "
+                               "on the host): evaluate it eagerly (graphs=False)")
+        tol = self.tolerances
+        sol = integrate_adaptive_positions(rate, x, self.scheme, (0.0, self.T), rtol=tol.rtol, atol=tol.atol,
+                                           breakpoints=self.breakpoints(), max_steps=tol.max_steps, norm=tol.norm)
+        self.last_solve = sol.stats
+        return sol.x
 
     # ------------------------------------------------------------------ manifestation
-    def manifest(self, scheme: Union[str, Tableau, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
-        """Choose the computational graph (scheme, N_t); parameters are untouched."""
-        if scheme is not None:
-            self.scheme = get_scheme(scheme)
+    def manifest(self, scheme: Union[str, Tableau, None] = None, n_steps: Optional[int] = None, *,
+                 rtol: Optional[float] = None, atol: Optional[float] = None, max_steps: int = 10_000,
+                 norm: str = "max") -> "OdeBlock":
+        """Choose the computational graph; parameters are untouched.  Fixed steps: ``scheme`` and N_t
+        = ``n_steps`` (either may be left as it is).  Adaptive steps: an embedded pair (``scheme`` or the
+        current one: ``bosh3``, ``dopri5``) with ``rtol`` and ``atol`` (both), at most ``max_steps``
+        attempts, ``norm`` over a batch (:mod:`cnet_lib.core.step_control`).  A later fixed-step call
+        (a scheme or N_t without tolerances) ends the adaptive manifestation."""
+        if rtol is None and atol is None:
+            if scheme is not None:
+                self.scheme = get_scheme(scheme)
+            if n_steps is not None:
+                self.n_steps = check_n_steps(n_steps)
+            if scheme is not None or n_steps is not None:
+                self.tolerances = None
+            return self
+        if rtol is None or atol is None:
+            raise ValueError(f"adaptive steps need both rtol and atol, got rtol={rtol!r}, atol={atol!r} "
+                             "(e.g. rtol=1e-3, atol=1e-3)")
         if n_steps is not None:
-            self.n_steps = check_n_steps(n_steps)
+            raise ValueError("n_steps fixes the steps, rtol/atol let an embedded pair choose them: give one or the other")
+        pair = check_pair(self.scheme if scheme is None else scheme)
+        self.tolerances = Tolerances(rtol, atol, max_steps, norm)
+        self.scheme = pair
         return self
 
     @contextlib.contextmanager
-    def manifested(self, scheme=None, n_steps=None) -> Iterator["OdeBlock"]:
-        """Context manager: evaluate with another manifestation, then restore the current one."""
-        saved = (self.scheme, self.n_steps)
+    def manifested(self, scheme=None, n_steps=None, **adaptive) -> Iterator["OdeBlock"]:
+        """Context manager: evaluate with another manifestation (the arguments of :meth:`manifest`),
+        then restore the current one."""
+        saved = (self.scheme, self.n_steps, self.tolerances)
         try:
-            yield self.manifest(scheme, n_steps)
+            yield self.manifest(scheme, n_steps, **adaptive)
         finally:
-            self.scheme, self.n_steps = saved
+            self.scheme, self.n_steps, self.tolerances = saved
 
     # ------------------------------------------------------------------ refinement, projection
     def _apply_map(self, cmap: CoefficientMap, optimizer=None) -> None:
@@ -314,7 +327,7 @@ class OdeBlock(nn.Module):
         """
         new_basis, cmap = self.basis.refine()
         self._apply_map(cmap, optimizer)
-        self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=False)
+        self._map_bn(interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=False)
         self.basis = new_basis
         self.n_steps *= 2
         return self
@@ -332,7 +345,7 @@ class OdeBlock(nn.Module):
         new_basis = make_basis(self.basis.name if basis is None else basis, int(n_basis))
         cmap = self.basis.project(new_basis)
         self._apply_map(cmap)
-        self._map_bn(_interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)
+        self._map_bn(interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)
         self.basis = new_basis
         self.n_steps = new_basis.n_basis if n_steps is None else check_n_steps(n_steps)
         return self

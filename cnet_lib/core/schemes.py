@@ -14,14 +14,23 @@ tree, Butcher 1963) are checked *exactly* when a :class:`Tableau` is built.
 Naming: ``rk4_classic`` is Kutta's classic fourth-order method (c = 0, 1/2, 1/2, 1);
 ``rk4_38`` is Kutta's 3/8 rule (c = 0, 1/3, 2/3, 1).  torchdiffeq's fixed-grid
 method called ``"rk4"`` is the 3/8 rule, so the bare name ``"rk4"`` is refused here.
+
+Embedded pairs (:class:`EmbeddedPair`: a second weight row ``b_hat`` whose difference from ``b``
+estimates the local error, for adaptive steps, :mod:`cnet_lib.core.adaptive`): ``bosh3`` is
+Bogacki–Shampine 3(2) and ``dopri5`` Dormand–Prince 5(4), both FSAL and both propagating the
+higher-order row (local extrapolation), with the names and the propagated rows of torchdiffeq's
+adaptive solvers.  Used with ``n_steps`` like any scheme they are fixed-step methods of order 3
+and 5 (the error row unused); ``rk45`` and ``rk23`` (scipy's names) are refused as ambiguous.
+The order conditions are checked in :mod:`cnet_lib.core.order_conditions`.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-from typing import Iterator, Sequence, Union
+from functools import cached_property
+from typing import Sequence, Union
+
+from .order_conditions import check_row_order, elementary_weight, rooted_trees, row_satisfies
 
 __all__ = [
     "Tableau",
@@ -30,6 +39,8 @@ __all__ = [
     "unregister_scheme",
     "scheme_names",
     "rooted_trees",
+    "EmbeddedPair",
+    "is_embedded_pair",
 ]
 
 Number = Union[int, Fraction, str]
@@ -42,47 +53,6 @@ def _frac(v: Number) -> Fraction:
             "write it as Fraction or a string so the order conditions can be checked exactly"
         )
     return Fraction(v)
-
-
-# --------------------------------------------------------------------------- rooted trees
-# A rooted tree is the sorted tuple of its children's trees; the single vertex is ().
-def _grow(tree: tuple) -> Iterator[tuple]:
-    """Every tree obtained by attaching one new leaf to some vertex of ``tree``."""
-    yield tuple(sorted(tree + ((),)))
-    for i, child in enumerate(tree):
-        for grown in _grow(child):
-            yield tuple(sorted(tree[:i] + (grown,) + tree[i + 1 :]))
-
-
-@lru_cache(maxsize=None)
-def rooted_trees(order: int) -> tuple[tuple, ...]:
-    """All rooted trees with ``order`` vertices (1, 1, 2, 4, 9, 20, ... of them)."""
-    if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
-    if order == 1:
-        return ((),)
-    found = {g for t in rooted_trees(order - 1) for g in _grow(t)}
-    return tuple(sorted(found))
-
-
-def _tree_order(tree: tuple) -> int:
-    return 1 + sum(_tree_order(c) for c in tree)
-
-
-def _density(tree: tuple) -> int:
-    """gamma(t): |t| times the densities of the subtrees."""
-    return _tree_order(tree) * math.prod(_density(c) for c in tree)
-
-
-def _stage_weights(tree: tuple, a: tuple[tuple[Fraction, ...], ...]) -> list[Fraction]:
-    """Phi_i(t) = prod over children u of (A Phi(u))_i, with Phi(single vertex) = 1."""
-    s = len(a)
-    phi = [Fraction(1)] * s
-    for child in tree:
-        inner = _stage_weights(child, a)
-        for i in range(s):
-            phi[i] *= sum(a[i][j] * inner[j] for j in range(s))
-    return phi
 
 
 # --------------------------------------------------------------------------- tableau
@@ -136,21 +106,7 @@ class Tableau:
                 raise ValueError(
                     f"tableau {self.name!r}: row {i} of a sums to {sum(self.a[i])} but c[{i}] = {self.c[i]}"
                 )
-        if sum(self.b) != 1:
-            raise ValueError(f"tableau {self.name!r}: the weights b sum to {sum(self.b)}, not 1 (inconsistent scheme)")
-        for p in range(1, self.order + 1):
-            for tree in rooted_trees(p):
-                lhs = self.elementary_weight(tree)
-                if lhs != Fraction(1, _density(tree)):
-                    raise ValueError(
-                        f"tableau {self.name!r} claims order {self.order} but fails the order-{p} condition "
-                        f"for tree {tree}: b.Phi = {lhs}, needs 1/{_density(tree)}"
-                    )
-        if self.satisfies_order(self.order + 1):
-            raise ValueError(
-                f"tableau {self.name!r} claims order {self.order} but satisfies every order-{self.order + 1} "
-                "condition too; declare its true order"
-            )
+        check_row_order(self.name, "b", self.a, self.b, self.order)
 
     # ---- derived data
     @property
@@ -159,40 +115,130 @@ class Tableau:
 
     def elementary_weight(self, tree: tuple) -> Fraction:
         """b . Phi(tree); the order condition for ``tree`` is that this equals 1/gamma(tree)."""
-        return sum(bi * pi for bi, pi in zip(self.b, _stage_weights(tree, self.a)))
+        return elementary_weight(tree, self.a, self.b)
 
     def satisfies_order(self, p: int) -> bool:
-        """True when every order condition for trees with at most ``p`` vertices holds."""
-        return all(
-            self.elementary_weight(t) == Fraction(1, _density(t)) for q in range(1, p + 1) for t in rooted_trees(q)
-        )
+        """True when every order condition of the row b for trees with at most ``p`` vertices holds."""
+        return row_satisfies(self.a, self.b, p)
 
-    @property
+    @cached_property
     def float_a(self) -> tuple[tuple[tuple[int, float], ...], ...]:
         """Row i: the (j, a_ij) pairs with a_ij != 0, as floats (zero entries skipped)."""
         return tuple(tuple((j, float(v)) for j, v in enumerate(row) if v != 0) for row in self.a)
 
-    @property
+    @cached_property
     def float_b(self) -> tuple[tuple[int, float], ...]:
         """The (i, b_i) pairs with b_i != 0, as floats."""
         return tuple((i, float(v)) for i, v in enumerate(self.b) if v != 0)
 
-    def __str__(self) -> str:
+    def _weight_rows(self) -> tuple[tuple[Fraction, ...], ...]:
+        return (self.b,)
+
+    @cached_property
+    def used_stages(self) -> tuple[int, ...]:
+        """The stages a fixed step must evaluate: stage i is skipped only when neither the weights b nor a
+        later stage use it (b_i = 0 and a_ji = 0 for every j > i), e.g. the last stage of an embedded pair
+        taken as a fixed-step scheme, which only its error estimate and FSAL use."""
         s = self.stages
-        w = max(len(str(v)) for v in (*self.c, *self.b, *(x for r in self.a for x in r)))
+        return tuple(i for i in range(s) if self.b[i] != 0 or any(self.a[j][i] != 0 for j in range(i + 1, s)))
+
+    def _header(self) -> str:
+        s = self.stages
+        return f"{self.name} (order {self.order}, {s} stage{'s' if s > 1 else ''})"
+
+    def __str__(self) -> str:
+        """The Butcher tableau as text: c | a, a rule, then each weight row (b, and b̂ for a pair)."""
+        s = self.stages
+        rows = self._weight_rows()
+        w = max(len(str(v)) for v in (*self.c, *(x for r in rows for x in r), *(x for r in self.a for x in r)))
         lines = []
         for i in range(s):
             cells = " ".join(f"{str(self.a[i][j]) if j < i else '':>{w}}" for j in range(s))
             lines.append(f"{str(self.c[i]):>{w}} | {cells}")
         lines.append("-" * (w + 3 + s * (w + 1)))
-        lines.append(" " * w + " | " + " ".join(f"{str(v):>{w}}" for v in self.b))
-        return f"{self.name} (order {self.order}, {s} stage{'s' if s > 1 else ''})\n" + "\n".join(lines)
+        lines.extend(" " * w + " | " + " ".join(f"{str(v):>{w}}" for v in row) for row in rows)
+        return self._header() + "\n" + "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- embedded pairs
+@dataclass(frozen=True)
+class EmbeddedPair(Tableau):
+    """An explicit Runge–Kutta tableau with a second, embedded weight row ``b_hat`` for error control.
+
+    One step computes the stages ``k_i`` once and two solutions from them,
+
+    .. math::
+
+        y_1 = y_0 + h \\sum_i b_i k_i \\;(\\text{order } p), \\qquad
+        \\hat y_1 = y_0 + h \\sum_i \\hat b_i k_i \\;(\\text{order } \\hat p), \\qquad
+        e = y_1 - \\hat y_1 = h \\sum_i (b_i - \\hat b_i) k_i ,
+
+    and ``e`` estimates the local error of the lower-order solution (Hairer, Nørsett and Wanner I,
+    §II.4).  The pair **propagates** ``y_1``, the row ``b`` (for the registered pairs the higher order:
+    *local extrapolation*), so used as a fixed-step scheme it is the method of order ``p``.
+    Both rows are checked exactly when built (each must satisfy its declared order and fail the next).
+    ``fsal`` (first same as last) declares that the last stage is evaluated at the new solution: the
+    last row of ``a`` equals ``b`` and ``c_s = 1``, so ``k_s`` of one step is ``k_1`` of the next; the
+    claim is verified both ways (a pair that has the property must declare it).
+    """
+
+    b_hat: tuple = ()
+    order_hat: int = 0
+    fsal: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.b_hat) != self.stages:
+            raise ValueError(f"tableau {self.name!r}: b_hat has {len(self.b_hat)} entries, the pair has "
+                             f"{self.stages} stages; they must agree")
+        object.__setattr__(self, "b_hat", tuple(_frac(v) for v in self.b_hat))
+        if not isinstance(self.order_hat, int) or not 1 <= self.order_hat != self.order:
+            raise ValueError(f"tableau {self.name!r}: order_hat must be a positive integer other than the order "
+                             f"{self.order} (an error estimate needs two orders), got {self.order_hat!r}")
+        check_row_order(self.name, "b_hat", self.a, self.b_hat, self.order_hat)
+        has_fsal = self.a[-1] == self.b and self.c[-1] == 1
+        if bool(self.fsal) != has_fsal:
+            raise ValueError(
+                f"tableau {self.name!r}: declared fsal={self.fsal}, but the last row of a "
+                f"{'equals' if self.a[-1] == self.b else 'differs from'} b and c_s = {self.c[-1]}; FSAL holds "
+                "exactly when the last row of a is b and c_s = 1: declare fsal accordingly")
+
+    @property
+    def error_order(self) -> int:
+        """q = min(p, p̂): the order of the estimated local error is q + 1 (the controller's exponent is 1/(q + 1))."""
+        return min(self.order, self.order_hat)
+
+    @cached_property
+    def float_error(self) -> tuple[tuple[int, float], ...]:
+        """The (i, b_i − b̂_i) pairs with a non-zero difference, as floats (the difference taken exactly)."""
+        return tuple((i, float(b - bh)) for i, (b, bh) in enumerate(zip(self.b, self.b_hat)) if b != bh)
+
+    def _weight_rows(self) -> tuple[tuple[Fraction, ...], ...]:
+        return (self.b, self.b_hat)
+
+    def _header(self) -> str:
+        return (f"{self.name} (embedded pair {self.order}({self.order_hat}), {self.stages} stages"
+                f"{', FSAL' if self.fsal else ''}; weight rows: b, order {self.order}, propagated; "
+                f"b_hat, order {self.order_hat})")
+
+
+def is_embedded_pair(scheme: Union[str, Tableau]) -> bool:
+    """Whether ``scheme`` (a name or a Tableau) is an :class:`EmbeddedPair`, i.e. can choose its own steps."""
+    return isinstance(get_scheme(scheme), EmbeddedPair)
 
 
 # --------------------------------------------------------------------------- registry
 _REGISTRY: dict[str, Tableau] = {}
 
 _AMBIGUOUS = {
+    "rk45": (
+        "the scheme name 'rk45' is ambiguous: scipy's 'RK45' is the Dormand–Prince 5(4) pair, while RKF45 is "
+        "Fehlberg's 4(5) pair. For Dormand–Prince say 'dopri5' (torchdiffeq's name, as here)."
+    ),
+    "rk23": (
+        "the scheme name 'rk23' is ambiguous: scipy's 'RK23' is the Bogacki–Shampine 3(2) pair. Say 'bosh3' "
+        "(torchdiffeq's name, as here)."
+    ),
     "rk4": (
         "the scheme name 'rk4' is ambiguous: torchdiffeq's fixed-grid 'rk4' is Kutta's 3/8 rule, "
         "while most textbooks mean the classic RK4. Say which one you mean: 'rk4_classic' "
@@ -248,6 +294,12 @@ def _make(name: str, order: int, a: Sequence[Sequence[Number]], b: Sequence[Numb
     register_scheme(Tableau(name, order, tuple(tuple(r) for r in a), tuple(b), tuple(c)))
 
 
+def _make_pair(name: str, orders: tuple[int, int], a: Sequence[Sequence[Number]], b: Sequence[Number],
+               b_hat: Sequence[Number], c: Sequence[Number], fsal: bool) -> None:
+    register_scheme(EmbeddedPair(name, orders[0], tuple(tuple(r) for r in a), tuple(b), tuple(c), tuple(b_hat),
+                                 orders[1], fsal))
+
+
 _F = Fraction
 _make("euler", 1, [[]], [1], [0])
 _make("midpoint", 2, [[], [_F(1, 2)]], [0, 1], [0, _F(1, 2)])
@@ -267,5 +319,29 @@ _make(
     [[], [_F(1, 3)], [_F(-1, 3), 1], [1, -1, 1]],
     [_F(1, 8), _F(3, 8), _F(3, 8), _F(1, 8)],
     [0, _F(1, 3), _F(2, 3), 1],
+)
+# Bogacki and Shampine (1989), "A 3(2) pair of Runge–Kutta formulas": order 3 propagated, FSAL
+_make_pair(
+    "bosh3",
+    (3, 2),
+    [[], [_F(1, 2)], [0, _F(3, 4)], [_F(2, 9), _F(1, 3), _F(4, 9)]],
+    [_F(2, 9), _F(1, 3), _F(4, 9), 0],
+    [_F(7, 24), _F(1, 4), _F(1, 3), _F(1, 8)],
+    [0, _F(1, 2), _F(3, 4), 1],
+    fsal=True,
+)
+# Dormand and Prince (1980), "A family of embedded Runge–Kutta formulae": RK5(4)7M, order 5 propagated,
+# FSAL; b_hat as in Hairer, Nørsett and Wanner I, Table II.5.2 (and their code DOPRI5)
+_make_pair(
+    "dopri5",
+    (5, 4),
+    [[], [_F(1, 5)], [_F(3, 40), _F(9, 40)], [_F(44, 45), _F(-56, 15), _F(32, 9)],
+     [_F(19372, 6561), _F(-25360, 2187), _F(64448, 6561), _F(-212, 729)],
+     [_F(9017, 3168), _F(-355, 33), _F(46732, 5247), _F(49, 176), _F(-5103, 18656)],
+     [_F(35, 384), 0, _F(500, 1113), _F(125, 192), _F(-2187, 6784), _F(11, 84)]],
+    [_F(35, 384), 0, _F(500, 1113), _F(125, 192), _F(-2187, 6784), _F(11, 84), 0],
+    [_F(5179, 57600), 0, _F(7571, 16695), _F(393, 640), _F(-92097, 339200), _F(187, 2100), _F(1, 40)],
+    [0, _F(1, 5), _F(3, 10), _F(4, 5), _F(8, 9), 1, 1],
+    fsal=True,
 )
 del _F

@@ -12,10 +12,13 @@ MathJax download), and plotly.js itself is displayed once, inline, in the setup 
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
-__all__ = ["BOOK_RENDERER", "MODEBAR_PX", "PLOTLYJS_MARKER", "book_renderer", "below_modebar", "figure_html",
-           "plotlyjs_html"]
+from .phone_layout import phone_script, phone_updates
+
+__all__ = ["BOOK_RENDERER", "MODEBAR_PX", "TITLE_CHARS", "PLOTLYJS_MARKER", "book_renderer", "wrap_title", "below_modebar",
+           "figure_html", "plotlyjs_html"]
 
 BOOK_RENDERER = "cnet_book"
 """The name under which :func:`book_renderer` is registered with plotly."""
@@ -39,16 +42,34 @@ def book_renderer():
     return BookHtmlRenderer()
 
 
-MODEBAR_PX = 32
+MODEBAR_PX = 38
 """Height of plotly's toolbar (the modebar) at the top right of every figure, in pixels."""
 
 
+TITLE_CHARS = 44
+"""A figure title longer than this is broken into lines (:func:`wrap_title`): at the book's font a line
+of this length fits a phone's screen (400 px)."""
+TITLE_LINE_PX = 20
+"""The height of one more line of a wrapped title (at :data:`TITLE_FONT_PX`)."""
+TITLE_FONT_PX = 15
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` broken with ``<br>`` at spaces into lines of at most ``width`` characters (a title that
+    already has a ``<br>`` is the author's and kept as it is)."""
+    if not text or "<br>" in text or len(text) <= width:
+        return text
+    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
+
+
 def below_modebar(fig):
-    """A copy of ``fig`` (a figure or its dict) whose title starts below plotly's toolbar.
+    """A copy of ``fig`` (a figure or its dict) whose title starts below plotly's toolbar, broken into
+    lines that fit a phone (:func:`wrap_title`).
 
     The toolbar sits over the top right of the figure; a long title at the top left ran under it
-    on the book's narrow text column.  The title is placed :data:`MODEBAR_PX` below the top edge
-    and the top margin grows by as much, so that menus above the plot move down with it."""
+    on the book's narrow text column, and ran off a phone's screen.  The title is placed
+    :data:`MODEBAR_PX` below the top edge and the top margin grows by as much, and by
+    :data:`TITLE_LINE_PX` for each line the title gains, so that menus above the plot move down with it."""
     import plotly.graph_objects as go
 
     out = go.Figure(fig)
@@ -56,8 +77,12 @@ def below_modebar(fig):
         top = out.layout.margin.t
         if top is None:
             top = out.layout.template.layout.margin.t if out.layout.template.layout.margin.t is not None else 100
-        out.update_layout(title=dict(y=1.0, yref="container", yanchor="top", pad=dict(t=MODEBAR_PX)),
-                          margin=dict(t=top + MODEBAR_PX))
+        text = wrap_title(out.layout.title.text)
+        extra = text.count("<br>") * TITLE_LINE_PX
+        # plotly anchors a title of several lines by its first line: pad it down by the extra lines too
+        out.update_layout(title=dict(text=text, y=1.0, yref="container", yanchor="top", pad=dict(t=MODEBAR_PX + extra),
+                                     font=dict(size=TITLE_FONT_PX)),
+                          margin=dict(t=top + MODEBAR_PX + extra))
     return out
 
 
@@ -66,12 +91,16 @@ def figure_html(fig, include_plotlyjs: Any = False) -> str:
     toolbar (:func:`below_modebar`).
 
     No MathJax is requested (the book's pages and Jupyter load their own), so figure texts
-    should use Unicode (Δt, ε, θ) rather than ``$...$``.
+    should use Unicode (Δt, ε, θ) rather than ``$...$``.  Drawn narrower than a phone's page, the figure
+    takes its phone layout (:mod:`cnet_lib.draw.phone_layout`: the legend below, crowded slider labels
+    hidden).
     """
     import plotly.io as pio
 
+    fig = below_modebar(fig)
     return pio.to_html(
-        below_modebar(fig),
+        fig,
+        post_script=phone_script(phone_updates(fig)) or None,
         include_plotlyjs=include_plotlyjs,
         include_mathjax=False,
         full_html=False,

@@ -149,11 +149,13 @@ def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], 
 
 
 def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
-    """The paper's Fig. 4: one panel per trained model, test accuracy against N_t for each inference
-    scheme, the trained graph as a star, compressed θ as open diamonds, and the blocks-as-identity
-    accuracy as a dashed line."""
+    """The paper's Fig. 4: one panel per trained model (stacked, so that it reads on a phone), test
+    accuracy against N_t for each inference scheme, the trained graph as a star, compressed θ as open
+    diamonds, and the blocks-as-identity accuracy as a dashed line."""
     names = list(sweeps)
-    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, subplot_titles=[run_label(n) for n in names])
+    # one panel per row: side by side, the panels' titles, axis titles and labels collide on a phone
+    fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=[run_label(n) for n in names])
     shown = set()
     for c, name in enumerate(names, 1):
         rows = sweeps[name]
@@ -164,12 +166,12 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
                                      name=s, legendgroup=s, showlegend=s not in shown,
                                      line=dict(color=scheme_color(s)), customdata=[r["units"] for r in rs],
                                      hovertemplate=f"{s}<br>N_t=%{{x}}<br>accuracy=%{{y:.4f}}<br>units=%{{customdata}}"),
-                          row=1, col=c)
+                          row=c, col=1)
             shown.add(s)
         tr = find_row(rows, kind="trained")
         fig.add_trace(go.Scatter(x=[tr["n_steps"]], y=[tr["accuracy"]], mode="markers", name="trained graph",
                                  legendgroup="trained", showlegend="trained" not in shown,
-                                 marker=dict(symbol="star", size=15, color="black")), row=1, col=c)
+                                 marker=dict(symbol="star", size=15, color="black")), row=c, col=1)
         shown.add("trained")
         comp = [r for r in rows if r["kind"] == "compressed"]
         for s in dict.fromkeys(r["scheme"] for r in comp):
@@ -178,16 +180,17 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
             fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="markers",
                                      name=f"θ compressed to M = N_t, {s}", legendgroup=key, showlegend=key not in shown,
                                      marker=dict(symbol="diamond-open", size=12, color=scheme_color(s))),
-                          row=1, col=c)
+                          row=c, col=1)
             shown.add(key)
         ident = find_row(rows, kind="identity")
         if ident is not None:
-            fig.add_hline(y=ident["accuracy"], line_dash="dash", line_color="gray", row=1, col=c,
-                          annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="bottom right")
-    fig.update_xaxes(type="log", title_text="N_t (steps per OdeBlock)")
-    fig.update_yaxes(title_text="test accuracy", col=1)
+            fig.add_hline(y=ident["accuracy"], line_dash="dash", line_color="gray", row=c, col=1,
+                          annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="top right")
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text="N_t (steps per OdeBlock)", row=len(names), col=1)
+    fig.update_yaxes(title_text="test accuracy")
     fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
-                      template="plotly_white", height=520, legend=LEGEND_BELOW, margin=dict(b=120))
+                      template="plotly_white", height=300 * len(names) + 200, legend=LEGEND_BELOW, margin=dict(b=120))
     return fig
 
 

@@ -20,7 +20,7 @@ from ..pendulum.physics import RHO0, G as G_DEFAULT, exact_solution
 from ..runtime.rows import find_row
 from ..runtime.threads import torch_threads
 from ..runtime.vocabulary import SCHEME_COLORS, SERIES_COLORS, scheme_color, scheme_label
-from .plotting import dropdown_slider_figure, loglog_style, slider_figure
+from .plotting import LEGEND_BELOW, dropdown_slider_figure, loglog_style, slider_figure
 from .widgets import Choice, Steps, live_app
 
 __all__ = [
@@ -128,31 +128,33 @@ def fig_trajectories(rows: Sequence[Mapping], cfg: PendulumConfig, component: in
     """Paper Fig. 2: each ODE-Net(A) with its own scheme at Δt_data (solid) and Δt_data/2 (dashed).
 
     ``rows`` must come from :func:`rollout_table` with ``keep_paths=True`` and h ∈ {1/2, 1}.
-    One subplot per trained model, drawn in its scheme's colour; ρ(t) by default (``component=1``:
-    v(t)).  The legend explains the two line styles (in grey: they are not schemes).
+    One subplot per trained model, stacked (so that it reads on a phone), drawn in its scheme's colour;
+    ρ(t) by default (``component=1``: v(t)).  The legend explains the two line styles (in grey: they are not schemes).
     """
     from plotly.subplots import make_subplots
 
     go = _go()
     trained = list(dict.fromkeys(r["trained"] for r in rows))
     styles = ((1.0, "solid", "Δt = Δt_data"), (0.5, "dash", "Δt = Δt_data/2"))
-    fig = make_subplots(rows=1, cols=len(trained), shared_yaxes=True, subplot_titles=[odenet_label(a) for a in trained])
+    # one panel per row: side by side, the panels' titles collide on a phone
+    fig = make_subplots(rows=len(trained), cols=1, shared_xaxes=True, vertical_spacing=0.09,
+                        subplot_titles=[odenet_label(a) for a in trained])
     for j, a in enumerate(trained, 1):
-        fig.add_trace(_exact_traces(cfg, component).update(showlegend=j == 1), row=1, col=j)
+        fig.add_trace(_exact_traces(cfg, component).update(showlegend=j == 1), row=j, col=1)
         for h, dash, nm in styles:
             r = find_row(rows, trained=a, evaluated=a, h=h)
             fig.add_trace(
                 go.Scatter(x=_f32(r["t"]), y=_f32(r["x"][:, component]), name=f"{odenet_label(a)}, {nm}", mode="lines",
                            showlegend=False,
                            line=dict(color=scheme_color(a), dash=dash)),
-                row=1, col=j,
+                row=j, col=1,
             )
-        fig.update_xaxes(title_text="t", row=1, col=j)
+    fig.update_xaxes(title_text="t", row=len(trained), col=1)
     for h, dash, nm in styles:  # legend entries for the line styles only
         fig.add_trace(go.Scatter(x=[None], y=[None], name=nm, mode="lines", line=dict(color="#7f7f7f", dash=dash)), row=1, col=1)
-    fig.update_yaxes(title_text="ρ(t)" if component == 0 else "v(t)", row=1, col=1)
-    fig.update_layout(template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=40),
-                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"))
+    fig.update_yaxes(title_text="ρ(t)" if component == 0 else "v(t)")
+    fig.update_layout(template="plotly_white", height=220 * len(trained) + 160, margin=dict(l=60, r=20, t=60, b=110),
+                      legend=LEGEND_BELOW)
     return fig
 
 
@@ -205,8 +207,10 @@ def fig_interchange(rows: Sequence[Mapping], h_values: Optional[Sequence[float]]
             texttemplate="%{text}", colorscale="Viridis", zmin=-4, zmax=1, colorbar=dict(title="log10 E"),
             hovertemplate="trained %{y}<br>run with %{x}<br>E = %{text}<extra></extra>")]
     active = next((i for i, h in enumerate(h_values) if math.isclose(h, 1.0)), 0)
+    # no x-axis title: the title says what the columns are, and on a phone the rotated scheme names push an
+    # axis title into the slider
     fig = slider_figure(frames, title="Trained with A (rows), run with B (columns)", slider_prefix="Δt = ",
-                        xaxis_title="inference scheme B", active=active, height=460)
+                        active=active, height=460)
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -263,18 +267,25 @@ def fig_dt_data_control(control_rows: Sequence[Mapping]):
                                  marker=dict(size=10), name=f"{odenet_label(a)} run with {scheme_label(b)}"))
         fig.add_trace(go.Scatter(x=x, y=[r["error_own"] for r in rs], mode="lines+markers", line=dict(color=scheme_color(a), dash="dot"),
                                  marker=dict(symbol="diamond"), name=f"{odenet_label(a)} run with {scheme_label(a)}"))
-    fig.update_layout(template="plotly_white", height=460, margin=dict(l=60, r=20, t=40, b=40), legend=dict(x=1.02, y=1.0))
-    return loglog_style(fig, x_title="Δt_data (the rollout uses Δt = Δt_data)", y_title="E at t = T_data")
+    fig.update_layout(template="plotly_white", height=560, margin=dict(l=60, r=20, t=40, b=200), legend=LEGEND_BELOW)
+    return loglog_style(fig, x_title="Δt_data (= the rollout's Δt)", y_title="E at t = T_data")
 
 
-def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, static_fallback_fig, h_choices: Sequence[float] = (0.125, 0.25, 0.5, 1, 2, 4, 8)):
+def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, static_fallback_fig,
+                     h_choices: Optional[Sequence[float]] = None, rows: Optional[Sequence[Mapping]] = None):
     """A live app (Jupyter/Colab): pick Δt, the inference scheme and the trained model; it rolls out G.
 
-    The static book shows ``static_fallback_fig`` in its place (see :func:`cnet_lib.draw.widgets.live_app`).
+    With ``rows`` (:func:`cnet_lib.pendulum.rollout_table` with ``keep_paths=True``, as the chapter computes
+    them) a rollout they hold is drawn from them at once (its path thinned, its error E from the whole
+    path); any other is rolled out on the spot (at Δt = Δt_data/8 that is 8,000 steps: seconds on a CPU).
+    ``h_choices`` defaults to the Δt/Δt_data of ``rows``, else 1/8 to 8.  The static book shows
+    ``static_fallback_fig`` in its place (see :func:`cnet_lib.draw.widgets.live_app`).
     """
     go = _go()
+    if h_choices is None:
+        h_choices = sorted({float(r["h"]) for r in rows}) if rows else (0.125, 0.25, 0.5, 1, 2, 4, 8)
     controls = {
-        "h": Steps([(f"{h:g}·Δt_data", h) for h in h_choices], 1, "Δt"),
+        "h": Steps([(f"{h:g}·Δt_data", h) for h in h_choices], 1 if 1 in h_choices else h_choices[0], "Δt"),
         "scheme": Choice([(scheme_label(s), s) for s in cfg.eval_schemes], cfg.eval_schemes[0], "run with"),
         "trained": Choice([(odenet_label(a), a) for a in models], next(iter(models)), "model"),
     }
@@ -283,15 +294,19 @@ def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, stati
     def render(h, scheme, trained):
         dt = h * models[trained].dt_data
         N = int(math.ceil(cfg.T_data / dt - 1e-9))
-        with torch_threads(1):
-            path = rollout(models[trained].model, x0, scheme, dt, N).numpy()
-        t = dt * np.arange(N + 1)
-        err = float(np.linalg.norm(path[-1] - exact_solution(t[-1], cfg.rho0, cfg.g)))
+        row = find_row(rows, trained=trained, evaluated=scheme, h=float(h), default=None) if rows else None
+        if row is not None and "x" in row:
+            t, path, err, how = np.asarray(row["t"]), np.asarray(row["x"]), float(row["error"]), " (precomputed)"
+        else:
+            with torch_threads(1):
+                path = rollout(models[trained].model, x0, scheme, dt, N).numpy()
+            t = dt * np.arange(N + 1)
+            err, how = float(np.linalg.norm(path[-1] - exact_solution(t[-1], cfg.rho0, cfg.g))), ""
         fig = go.Figure([_exact_traces(cfg)])
         fig.add_trace(go.Scatter(x=t, y=np.clip(path[:, 0], -50, 50), mode="lines", line=dict(color=scheme_color(scheme)),
                                  name=f"{odenet_label(trained)} run with {scheme_label(scheme)}"))
-        fig.update_layout(template="plotly_white", height=380, title=f"Δt = {dt:g}, N_t = {N}: E(t = {t[-1]:g}) = {err:.2e}",
-                          xaxis_title="t", yaxis_title="ρ(t)", yaxis_range=[-3.5, 3.5])
+        fig.update_layout(template="plotly_white", height=380, title=f"Δt = {dt:g}, N_t = {N}: E(t = {cfg.T_data:g}) = "
+                          f"{err:.2e}{how}", xaxis_title="t", yaxis_title="ρ(t)", yaxis_range=[-3.5, 3.5])
         return fig
 
     return live_app(controls, render, static_fallback_fig, title="Roll out a trained ODE-Net")

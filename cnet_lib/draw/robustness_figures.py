@@ -48,7 +48,7 @@ def fig_weight_noise(study, title: str = ""):
             hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
         fig.add_hline(y=clean, line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy under noise on the weights θ̂ (dotted: clean)",
-                "relative weight noise σ (‖noise‖ = σ‖θ̂‖ per tensor)", "test accuracy", height=500, legend_below=True)
+                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "test accuracy", height=500, legend_below=True)
     sigmas = sorted({c.level for conds in study.values() for c in conds if c.kind == "weight_noise"})
     fig.update_xaxes(type="log", tickvals=sigmas, ticktext=[f"{s:g}" for s in sigmas])
     return fig
@@ -74,7 +74,7 @@ def fig_quantization(study, title: str = ""):
                              textposition="outside", customdata=[r["bytes"] for r in rows],
                              hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
     book_layout(fig, title or "Weights rounded after training (integers: symmetric, per output channel)",
-                "weights stored as", "test accuracy", height=500, legend_below=True)
+                "", "test accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig
 
@@ -103,19 +103,21 @@ def fig_drops(judgement, title: str = ""):
     """The verdict's numbers as horizontal bars: per perturbation (one row each, the primary test at
     the top and marked), the points each model loses from its own clean accuracy; a ``*`` after a
     secondary condition whose difference is significant (Holm within its family); the paired
-    difference and both p-values in the hover."""
+    difference, its unadjusted 95% interval and p, and the Holm-adjusted p in the hover, each labelled."""
     j = judgement
     rows = [r for r in j.rows if r["role"] != "unmeasured"]
     names = [("PRIMARY: " if r["role"] == "primary" else "") + level_name(r["kind"], r["level"])
              + (" *" if r["significant"] and r["role"] != "primary" else "") for r in rows]
-    detail = [f"difference {r['diff']:+.2f} [{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}] points, p = {r['p']:.2g}"
-              + ("" if r["role"] == "primary" else f", Holm p = {r['p_holm']:.2g} ({r['family']})") for r in rows]
+    detail = [f"difference {r['diff']:+.2f} points, 95% interval (unadj.) [{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}], "
+              f"p (unadj.) = {r['p']:.2g}"
+              + (" (one test: not adjusted)" if r["role"] == "primary"
+                 else f", p (Holm, {r['family']}) = {r['p_holm']:.2g}") for r in rows]
     fig = go.Figure()
     for who, key in ((j.a, "drop_a"), (j.b, "drop_b")):
         fig.add_trace(go.Bar(y=names, x=[r[key] for r in rows], name=run_label(who), marker_color=run_color(who),
                              orientation="h", customdata=detail,
                              hovertemplate="%{y}: loses %{x:.2f} points<br>%{customdata}"))
-    book_layout(fig, title or "Points lost to each perturbation (* significant, secondary)", "accuracy lost (points)",
+    book_layout(fig, title or "Points lost to each perturbation (* significant after Holm, secondary)", "accuracy lost (points)",
                 "", height=160 + 44 * len(rows), legend_below=True)
     fig.update_layout(barmode="group")
     fig.update_yaxes(autorange="reversed", automargin=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .html_figures import figure_html
+from .progressive import Refiner
 from .widget_view import bundle_for_ipython, widget_bundle
 
 __all__ = ["LiveApp", "live_app", "Choice", "IntRange", "Steps", "STATIC_NOTE"]
@@ -86,10 +87,11 @@ STATIC_NOTE = (
 class LiveApp:
     """A live widget app with its static fallback figure; display it as a cell's last value."""
 
-    def __init__(self, widget, static_fig, note: str = STATIC_NOTE):
+    def __init__(self, widget, static_fig, note: str = STATIC_NOTE, render: Optional[Callable[..., Any]] = None):
         self.widget = widget
         self.static_fig = static_fig
         self.note = note
+        self.render = render  # the render function, for timing an interaction without a frontend
 
     def static_html(self) -> str:
         """The ``text/html`` shown where no widget can run (the static book)."""
@@ -129,7 +131,9 @@ def live_app(
     drive ``render_fn(**values)``.
 
     ``render_fn`` receives the current value of every control as a keyword argument and returns
-    what to show (a plotly figure, text, ...) or displays it itself and returns ``None``.
+    what to show (a plotly figure, text, ...), or a :class:`cnet_lib.draw.progressive.Progressive` (shown
+    at once, then replaced by its refinement computed in the background), or displays it itself and
+    returns ``None``.
     ``static_fallback_fig`` is the plotly figure (built from precomputed values, e.g. with
     :func:`cnet_lib.draw.plotting.dropdown_slider_figure`) that the static book shows in its place.
     """
@@ -145,13 +149,14 @@ def live_app(
         if not isinstance(w, W.ValueWidget):
             raise TypeError(f"control {name!r} must be an ipywidgets value widget, got {type(w).__name__}")
 
+    refiner = Refiner()
+
     def _render(**values):
-        out = render_fn(**values)
-        if out is not None:
-            display(out)
+        refiner.show(render_fn(**values), display)
 
     output = W.interactive_output(_render, dict(controls))
+    refiner.output = output
     header = [W.HTML(f"<b>{_html.escape(title)}</b>")] if title else []
     box = W.VBox(header + [W.HBox(list(controls.values())), output])
     box._cnet_controls = dict(controls)
-    return LiveApp(box, static_fallback_fig, note=note)
+    return LiveApp(box, static_fallback_fig, note=note, render=render_fn)

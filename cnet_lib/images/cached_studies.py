@@ -20,6 +20,7 @@ from typing import Mapping, Optional
 
 from ..core.validation import check_int
 from ..runtime.device import amp_dtype, environment, resolve_device
+from ..runtime.files import shown_path
 from ..runtime.json_cache import keyed, read_cache, write_cache
 from ..runtime.locks import folder_lock
 from ..runtime.memory import out_of_memory_hint
@@ -76,10 +77,15 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
         what = f"{run.label}: the sweep"
         with folder_lock(run.out_dir, f"sweeping {run.label}", required=False):
             cached = read_cache(path, what, keyed(key, "rows"))
+            shipped_bf16 = _shipped_bf16_sweep(run, key, dev) if cached is None else None
+            if shipped_bf16 is not None:
+                cached = read_cache(shipped_bf16[0], what, keyed(shipped_bf16[1], "rows"))
             if cached is not None:
                 out[name] = cached["rows"]
                 if verbose:
-                    print(f"{run.label}: sweep loaded from {path} ({_provenance(cached)})")
+                    shown = shipped_bf16[0] if shipped_bf16 is not None else path
+                    print(f"{run.label}: sweep loaded from {shown_path(shown)} ({_provenance(cached)})"
+                          + (BF16_NOTE if shipped_bf16 is not None else ""))
                 continue
             data = study_data(cfg, run.settings, dev, with_train=False)
             t0 = time.perf_counter()
@@ -93,9 +99,22 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
             kept = write_cache(path, json.dumps(payload, indent=1), what)
         if verbose:
             print(f"{run.label}: swept {len(rows)} evaluations on {len(data.test_y)} test images in {seconds:.1f} s"
-                  + (f" (cached in {path})" if kept else ""))
+                  + (f" (cached in {shown_path(path)})" if kept else ""))
         out[name] = rows
     return out
+
+
+BF16_NOTE = ("; computed with bf16 autocast, which this GPU lacks: the sweep shipped with the book is shown instead of "
+             "minutes of recomputing it in float32; a model you train yourself is swept here")
+
+
+def _shipped_bf16_sweep(run: StudyRun, key: Mapping, dev) -> Optional[tuple]:
+    """``(path, key)`` of the sweep shipped with a model that was swept with bf16 autocast, for a CUDA GPU
+    without bf16 (a T4), whose own key says float32; ``None`` for any other run or device."""
+    if not (run.shipped and dev.type == "cuda" and not key["amp"] and run.config.amp):
+        return None
+    alt = {**key, "amp": True}
+    return run.out_dir / f"sweep-{short_hash(alt, 12)}.json", alt
 
 
 # --------------------------------------------------------------------------- robustness, cached
@@ -129,7 +148,7 @@ def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *
                 read_cache(path, what, lambda obj: f"its conditions cannot be read ({type(err).__name__}: {err})")
             else:
                 if verbose:
-                    print(f"robustness study loaded from {path} ({_provenance(cached)})")
+                    print(f"robustness study loaded from {shown_path(path)} ({_provenance(cached)})")
                 return study
         data = study_data(first.config, first.settings, dev, with_train=False)
         t0 = time.perf_counter()
@@ -143,7 +162,7 @@ def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *
                                              "study": {k: conditions_to_json(v) for k, v in study.items()}}), what)
     if verbose:
         print(f"robustness study: {sum(len(c.correct) for v in study.values() for c in v)} evaluations on "
-              f"{len(data.test_y)} test images in {seconds:.1f} s" + (f" (cached in {path})" if kept else ""))
+              f"{len(data.test_y)} test images in {seconds:.1f} s" + (f" (cached in {shown_path(path)})" if kept else ""))
     return study
 
 

@@ -2,8 +2,9 @@
 out, and the errors of data that cannot be had.
 
 A data set sits in a folder ``<data_dir>/<spec.folder>`` (``cifar-10-batches-py``, ``cifar-100-python``),
-the layout torchvision downloads; ``data_dir`` is the folder that *contains* it (a session's
-``data_dir`` setting, :class:`cnet_lib.runtime.settings.Settings`).  Downloading is
+the layout torchvision downloads, or as its compact copy ``<data_dir>/<spec.pack_folder>``
+(``cifar-10-webp``, :mod:`cnet_lib.images.cifar_pack`; read when the pickles are absent); ``data_dir`` is
+the folder that *contains* it (a session's ``data_dir`` setting, :class:`cnet_lib.runtime.settings.Settings`).  Downloading is
 :mod:`cnet_lib.images.download`, reading :mod:`cnet_lib.images.image_data`.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ class DatasetSpec:
     num_classes: int
     mean: tuple[float, float, float]  # per-channel statistics of the training split, in [0, 1]
     std: tuple[float, float, float]
+    pack_folder: str = ""  # the compact copy's folder (cnet_lib.images.cifar_pack), read when the pickles are absent
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -59,6 +61,7 @@ DATASETS: dict[str, DatasetSpec] = {
         num_classes=10,
         mean=(0.4914, 0.4822, 0.4465),
         std=(0.2470, 0.2435, 0.2616),
+        pack_folder="cifar-10-webp",
     ),
     "cifar100": DatasetSpec(
         name="cifar100",
@@ -74,6 +77,7 @@ DATASETS: dict[str, DatasetSpec] = {
         num_classes=100,
         mean=(0.5071, 0.4865, 0.4409),
         std=(0.2673, 0.2564, 0.2762),
+        pack_folder="cifar-100-webp",
     ),
 }
 

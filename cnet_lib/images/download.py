@@ -25,6 +25,7 @@ from ..runtime.files import FolderNotWritable, NO_SPACE, is_write_refused, write
 from ..runtime.locks import folder_lock
 from ..runtime.progress import progress_bar
 from ..runtime.settings import ENVIRONMENT, check_mirror
+from .cifar_pack import is_pack
 from .datasets import (ARCHIVE_SIZE, DataFolderError, DatasetChecksumError, DatasetNotFoundError, DatasetSpec,
                        dataset_spec, is_complete, resolve_data_dir)
 
@@ -161,7 +162,8 @@ def _what_to_do(spec: DatasetSpec, root: Path, url: str) -> str:
 
 def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, download: bool = True,
                    progress: bool = True, *, url: Optional[str] = None, md5: Optional[str] = None) -> Path:
-    """The folder holding ``name``'s pickles, downloading it first if it is missing.
+    """The folder holding ``name``'s pickles, else its pack (``<data_dir>/cifar-10-webp``,
+    :mod:`cnet_lib.images.cifar_pack`), downloading the pickles first when neither is there.
 
     The download comes from :func:`dataset_source` (``url``/``md5``, a session's mirror settings, else
     the published archive and MD5), is checked, and is extracted atomically.  ``data_dir`` defaults
@@ -173,6 +175,8 @@ def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, d
     folder = root / spec.folder
     if is_complete(folder, spec):
         return folder
+    if is_pack(root / spec.pack_folder):
+        return root / spec.pack_folder
     src_url, src_md5 = dataset_source(spec.name, url, md5)
     if not download:
         raise DatasetNotFoundError(f"{spec.name} is not in {folder} (downloads are off here).{_what_to_do(spec, root, src_url)}")

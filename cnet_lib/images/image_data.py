@@ -16,32 +16,42 @@ import torch
 
 from ..core.validation import check_int
 from .cifar_files import read_batch, read_class_names
+from .cifar_pack import is_pack, read_pack_batch, read_pack_class_names
 from .datasets import DatasetSpec, dataset_spec
 from .download import ensure_dataset
 
-__all__ = ["ImageData", "read_split", "balanced_subset", "load_dataset"]
+__all__ = ["ImageData", "TEST_SUBSET_SEED", "read_split", "balanced_subset", "load_dataset"]
 
 PathLike = Union[str, os.PathLike]
+TEST_SUBSET_SEED = 1
+"""The seed of a training run's test subset whatever its training seed (``seed + 1`` of seed 0, so runs
+of seed 0 keep the subset they always had)."""
 
 
 def read_split(folder: PathLike, name: str = "cifar10", split: str = "train") -> tuple[torch.Tensor, torch.Tensor]:
-    """Images ``(N, 3, 32, 32)`` uint8 and labels ``(N,)`` int64 of one split, on the CPU.
+    """Images ``(N, 3, 32, 32)`` uint8 and labels ``(N,)`` int64 of one split, on the CPU, from a folder of
+    pickles (``cifar-10-batches-py``) or a pack (``cifar-10-webp``): the same files in the same order.
 
     Every file is read without running code from it and checked
-    (:func:`cnet_lib.images.cifar_files.read_batch`): a damaged one raises :class:`CifarFileError`."""
+    (:func:`cnet_lib.images.cifar_files.read_batch`, :func:`cnet_lib.images.cifar_pack.read_pack_batch`): a
+    damaged one raises :class:`CifarFileError`."""
     spec = dataset_spec(name)
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     files = spec.train_files if split == "train" else spec.test_files
     xs, ys = [], []
+    packed = is_pack(folder)
     for fname in files:
-        x, y = read_batch(Path(folder) / fname, spec.label_key, spec.num_classes)
+        x, y = (read_pack_batch(folder, fname, spec.num_classes) if packed
+                else read_batch(Path(folder) / fname, spec.label_key, spec.num_classes))
         xs.append(x)
         ys.append(y)
     return torch.from_numpy(np.concatenate(xs)), torch.from_numpy(np.concatenate(ys))
 
 
 def _class_names(folder: Path, spec: DatasetSpec) -> list[str]:
+    if is_pack(folder):
+        return read_pack_class_names(folder, spec.num_classes)
     return read_class_names(folder / spec.meta_file, spec.names_key, spec.num_classes)
 
 
@@ -108,10 +118,13 @@ def load_dataset(
     *,
     url: Optional[str] = None,
     md5: Optional[str] = None,
+    test_seed: Optional[int] = None,
 ) -> ImageData:
     """Load ``name`` onto ``device`` (default CPU), optionally a class-balanced seeded subset.
 
-    ``n_train`` / ``n_test``: integers >= 1, or ``None`` for the whole split.  A missing data set is
+    ``n_train`` / ``n_test``: integers >= 1, or ``None`` for the whole split; the training subset is
+    drawn with ``seed``, the test subset with ``test_seed`` (default ``seed + 1``; a run's studies pass
+    :data:`TEST_SUBSET_SEED`, so that every training seed is measured on the same test images).  A missing data set is
     downloaded into ``data_dir`` first, from ``url``/``md5`` when given (a mirror: a session's
     :meth:`cnet_lib.runtime.settings.Settings.download_source`), see
     :func:`cnet_lib.images.download.ensure_dataset`.  A damaged data file raises
@@ -121,6 +134,7 @@ def load_dataset(
         if value is not None:
             check_int(arg, value, low=1, example=2000)
     check_int("seed", seed, example=0)
+    test_seed = seed + 1 if test_seed is None else check_int("test_seed", test_seed, example=1)
     folder = ensure_dataset(spec.name, data_dir, download=download, progress=progress, url=url, md5=md5)
     device = torch.device("cpu") if device is None else torch.device(device)
     tx, ty = read_split(folder, spec.name, "train")
@@ -129,7 +143,7 @@ def load_dataset(
         i = balanced_subset(ty, n_train, seed, spec.num_classes)
         tx, ty = tx[i], ty[i]
     if n_test is not None and n_test != len(vx):
-        i = balanced_subset(vy, n_test, seed + 1, spec.num_classes)
+        i = balanced_subset(vy, n_test, test_seed, spec.num_classes)
         vx, vy = vx[i], vy[i]
     return ImageData(
         name=spec.name,

@@ -1,19 +1,22 @@
-"""The image chapters' tables, as rows and as text: the paper's Table 1, the cost of refinement,
-training histories, runs and sweeps in brief, and the reports of :mod:`cnet_lib.images.theta`.
-Chapters print these instead of formatting tables themselves; every ``format_*`` function returns
-a string (built with :func:`cnet_lib.runtime.rows.format_table`).
+"""The image chapters' tables, as rows and as text: the paper's Table 1, the cost of refinement from a
+training log (the fair measurement is :mod:`cnet_lib.images.refinement_timing`), training histories, runs and sweeps in brief, and the reports of :mod:`cnet_lib.images.theta`.
+Chapters display these instead of formatting tables themselves; every ``format_*`` function returns
+a :class:`~cnet_lib.runtime.rich_text.Rich`: plain text when printed (the command lines), tables and
+paragraphs that wrap to the page when displayed in a notebook or the book (built with
+:func:`cnet_lib.runtime.rows.format_table` and :mod:`cnet_lib.runtime.rich_text`).
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
+from ..runtime.rich_text import Rich, heading, join_rich, paragraphs
 from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import basis_label, run_label, scheme_label
 from .manifestations import sweep_table
 from .study_run import training_time
 
 __all__ = ["refinement_cost", "table1", "format_table1", "format_configs", "format_runs", "format_histories",
-           "format_refinement_cost", "format_sweep_summary", "format_sweeps", "format_change_from_initial",
+           "format_sweep_summary", "format_sweeps", "format_change_from_initial",
            "format_change_per_epoch", "format_resnet_manifestation", "format_refinement_check",
            "format_manifestation_reads", "format_stage_table", "format_feature_shapes", "format_bn_statistics",
            "format_skip_gains"]
@@ -25,7 +28,7 @@ def _uniform(values: Sequence) -> Any:
     return values[0] if values and all(v == values[0] for v in values) else values
 
 
-def _by_run(fields: Mapping[str, Mapping[str, Any]]) -> str:
+def _by_run(fields: Mapping[str, Mapping[str, Any]]) -> Rich:
     """A table with one column per run: ``fields[label][what]`` becomes the cell of row ``what``."""
     labels = list(fields)
     whats = list(dict.fromkeys(w for f in fields.values() for w in f))
@@ -87,7 +90,7 @@ def table1(sweeps: Mapping[str, Sequence[dict]], schemes: Optional[Sequence[str]
     return out
 
 
-def format_table1(rows: Sequence[dict]) -> str:
+def format_table1(rows: Sequence[dict]) -> Rich:
     """Plain text of :func:`table1` rows."""
     graph = {"trained": "trained", "manifestation": "same θ", "compressed": "θ compressed", "identity": "blocks removed"}
     return format_table(rows, [
@@ -99,7 +102,7 @@ def format_table1(rows: Sequence[dict]) -> str:
 
 
 # --------------------------------------------------------------------------- runs and training
-def format_configs(configs: Mapping[str, Any]) -> str:
+def format_configs(configs: Mapping[str, Any]) -> Rich:
     """The runs of a preset (``{run name: TrainConfig}``, e.g. :func:`cnet_lib.images.image_runs`), one
     column per run: data, width, scheme, the N_t = M schedule and the optimiser."""
     return _by_run({run_label(name): {
@@ -115,7 +118,7 @@ def format_configs(configs: Mapping[str, Any]) -> str:
     } for name, cfg in configs.items()})
 
 
-def format_runs(runs: Mapping[str, Any]) -> str:
+def format_runs(runs: Mapping[str, Any]) -> Rich:
     """The trained runs (``{run name: StudyRun}``), one column per run: the model (width, scheme, basis,
     M, N_t, ε, parameters) and its training (epochs, images, final test accuracy)."""
     fields = {}
@@ -136,7 +139,7 @@ def format_runs(runs: Mapping[str, Any]) -> str:
     return _by_run(fields)
 
 
-def format_histories(runs: Mapping[str, Any]) -> str:
+def format_histories(runs: Mapping[str, Any]) -> Rich:
     """Every run's training history (``{run name: StudyRun}``): one line per epoch (N_t and M of the
     first block, parameters, learning rate, training loss, test accuracy, seconds of training), then
     the run's total training time and the machine that measured it (:func:`training_time`)."""
@@ -149,36 +152,14 @@ def format_histories(runs: Mapping[str, Any]) -> str:
             *_refined_note(run.history)], left=0)
         tt = training_time(run)
         where = f" on {tt['device_name']} ({tt['device']})" if tt["device"] else ""
-        parts.append(f"{run.label}\n{table}\n{tt['epochs']} epochs, {_seconds(tt['train_seconds'])} of training "
-                     f"(evaluation excluded){where}")
-    return "\n\n".join(parts)
-
-
-def format_refinement_cost(cost: Mapping, scheme: str = "rk4_classic", fixed: Optional[Mapping[str, Mapping]] = None,
-                           preset: Optional[str] = None) -> str:
-    """The report of :func:`refinement_cost` for a refinement run with ``scheme``: N_t per epoch, the
-    measured training time, the fixed-depth estimate, the measured and the ideal speed-up; then the
-    measured time of each fixed-depth run in ``fixed`` (``{label: refinement_cost(its history)}``), and
-    under the ``smoke`` preset a warning that these timings say nothing."""
-    lines = [
-        f"N_t per epoch: {cost['n_steps_per_epoch']}  (Σ N_t = {cost['sum_n_steps']})",
-        f"refinement schedule, measured: {cost['train_seconds']:.1f} s of training",
-        f"fixed-depth {scheme_label(scheme)} at N_t = {cost['final_n_steps']}, ESTIMATE: "
-        f"{cost['fixed_depth_estimate']:.1f} s = {cost['epochs']} epochs × {cost['seconds_per_epoch_at_final']:.2f} s "
-        f"(mean of the {cost['epochs_at_final']} epoch(s) measured at N_t = {cost['final_n_steps']})",
-        f"speed-up: {cost['speedup']:.2f}× (estimated); ideal Σ N_t speed-up: {cost['ideal']:.2f}×",
-    ]
-    for label, c in (fixed or {}).items():
-        lines.append(f"{label}, at fixed N_t = {c['final_n_steps']}, measured: {c['train_seconds']:.1f} s of training")
-    if preset == "smoke":
-        lines.append("(smoke preset: epochs of a fraction of a second are dominated by overhead, one epoch at the final "
-                     "N_t is a noisy estimate, and these ratios say nothing about refinement at scale.)")
-    return "\n".join(lines)
+        parts.append(join_rich([heading(run.label), table, f"{tt['epochs']} epochs, {_seconds(tt['train_seconds'])} "
+                                f"of training (evaluation excluded){where}"]))
+    return join_rich(parts, sep="\n\n")
 
 
 # --------------------------------------------------------------------------- sweeps
 def format_sweep_summary(sweeps: Mapping[str, Sequence[dict]], grid: Optional[Mapping] = None,
-                         n_test: Optional[int] = None) -> str:
+                         n_test: Optional[int] = None) -> Rich:
     """What was swept (``grid``, ``n_test`` test images, when given) and, per model, the accuracy on its
     own graph and with every OdeBlock replaced by the identity."""
     rows = []
@@ -194,25 +175,26 @@ def format_sweep_summary(sweeps: Mapping[str, Sequence[dict]], grid: Optional[Ma
                     f"compressed M {list(grid.get('compress', ()))}")
     if n_test is not None:
         head.append(f"{n_test} test images")
-    return ("; ".join(head) + "\n" if head else "") + table
+    return join_rich(["; ".join(head), table])
 
 
-def format_sweeps(sweeps: Mapping[str, Sequence[dict]]) -> str:
+def format_sweeps(sweeps: Mapping[str, Sequence[dict]]) -> Rich:
     """Every model's whole sweep (:func:`cnet_lib.images.manifestations.sweep_table`), under its label."""
-    return "\n\n".join(f"{run_label(name)}\n{sweep_table(rows)}" for name, rows in sweeps.items())
+    return join_rich([join_rich([heading(run_label(name)), sweep_table(rows)]) for name, rows in sweeps.items()],
+                     sep="\n\n")
 
 
 # --------------------------------------------------------------------------- θ(t) and graphs (rows of .theta)
-def format_change_from_initial(rows: Sequence[dict]) -> str:
+def format_change_from_initial(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.change_from_initial`, under a line naming the block and its M."""
     r0 = rows[0]
     head = f"OdeBlock {r0['block']}: M = {r0['n_basis_initial']} at the start, M = {r0['n_basis']} after training"
-    return head + "\n" + format_table(rows, [("piece", "piece", "{}"), ("t", "t", "{:.3f}"),
-                                              ("‖θ_trained(t) − θ_initial(t)‖ / ‖θ_initial(t)‖", "relative_change", "{:.3f}")],
-                                       left=0)
+    return join_rich([head, format_table(rows, [("piece", "piece", "{}"), ("t", "t", "{:.3f}"),
+                                                ("‖θ_trained(t) − θ_initial(t)‖ / ‖θ_initial(t)‖", "relative_change",
+                                                 "{:.3f}")], left=0)])
 
 
-def format_change_per_epoch(rows: Sequence[dict]) -> str:
+def format_change_per_epoch(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.change_per_epoch`: per epoch, M before and after and the
     largest change of the recorded θ(t)."""
     return format_table(rows, [
@@ -224,7 +206,7 @@ def _is_euler_nt_m(result: Mapping) -> bool:
     return all(s == "euler" and n == m for (s, n), m in zip(result["manifestation"], result["units_per_stage"]))
 
 
-def format_resnet_manifestation(result: Mapping, label: str = "the model") -> str:
+def format_resnet_manifestation(result: Mapping, label: str = "the model") -> Rich:
     """The report of :func:`cnet_lib.images.theta.resnet_manifestation`: the model's graph, its ResNet,
     whether they agree bit for bit and, when the model's own graph is another one, how much the
     logits and predicted classes move between the two graphs."""
@@ -238,20 +220,20 @@ def format_resnet_manifestation(result: Mapping, label: str = "the model") -> st
     if not _is_euler_nt_m(result):
         lines.append(f"own graph against the Euler, N_t = M graph: largest logit change {result['max_logit_change']:.3f}; "
                      f"same predicted class on {100 * result['same_class']:.1f}% of the {n} images")
-    return "\n".join(lines)
+    return paragraphs(lines)
 
 
-def format_refinement_check(result: Mapping) -> str:
+def format_refinement_check(result: Mapping) -> Rich:
     """The report of :func:`cnet_lib.images.theta.refinement_check`."""
     (m0, m1), (n0, n1), (p0, p1) = result["n_basis"], result["n_steps"], result["n_parameters"]
-    return "\n".join([
+    return paragraphs([
         f"M: {m0} -> {m1}, N_t: {n0} -> {n1}; parameters: {p0} -> {p1}",
         f"θ(t) of every weight identical at {result['n_times']} times: {result['theta_identical']}",
         f"refined model on the old graph (N_t = {n0}): same logits bit for bit: {result['old_graph_identical']}",
         f"refined model on the new graph (N_t = {n1}): largest logit change {result['new_graph_max_change']:.2e}"])
 
 
-def format_manifestation_reads(rows: Sequence[dict]) -> str:
+def format_manifestation_reads(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.manifestation_reads`: per manifestation, the units per
     block and the pieces θ̂_β read (numbered from 1)."""
     return format_table(rows, [
@@ -267,14 +249,14 @@ def _reads(pieces) -> str:
     return " + ".join(f"{w:.3g} θ̂_{b + 1}" for b, w in pieces)
 
 
-def format_stage_table(rows: Sequence[dict]) -> str:
+def format_stage_table(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.stage_table`: per stage evaluation, its step, stage,
     exact time t and the θ̂_β it reads (numbered from 1)."""
     return format_table(rows, [("step", "step", "{}"), ("stage", "stage", "{}"), ("t", lambda r: float(r["tau"]), "{:.3f}"),
                                ("reads", lambda r: _reads(r["pieces"]), "{}")], left=0)
 
 
-def format_feature_shapes(rows: Sequence[dict]) -> str:
+def format_feature_shapes(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.feature_shapes`: each layer's output shape, with each
     OdeBlock's graph and each stitch's ε_stitch."""
     def detail(r):
@@ -286,7 +268,7 @@ def format_feature_shapes(rows: Sequence[dict]) -> str:
                                ("graph or scale", detail, "{}")], left=3)
 
 
-def format_bn_statistics(rows: Sequence[dict]) -> str:
+def format_bn_statistics(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.bn_statistics`: per piece, every running statistic
     averaged over the channels; a last line says how many numbers each statistic holds."""
     stats = [k for k in rows[0] if "." in k]
@@ -297,7 +279,7 @@ def format_bn_statistics(rows: Sequence[dict]) -> str:
     return format_table(rows, columns, note=note)
 
 
-def format_skip_gains(rows: Sequence[dict], identity: Optional[Sequence[bool]] = None) -> str:
+def format_skip_gains(rows: Sequence[dict], identity: Optional[Sequence[bool]] = None) -> Rich:
     """The rows of :func:`cnet_lib.images.theta.skip_gains` (ε s(t) of each OdeBlock on its pieces), after a
     line saying whether each OdeBlock of the untrained model returns its input exactly (``identity``,
     from :func:`cnet_lib.images.theta.blocks_are_identity`), when given."""
@@ -307,4 +289,4 @@ def format_skip_gains(rows: Sequence[dict], identity: Optional[Sequence[bool]] =
          "{}")], left=0)
     if identity is None:
         return table
-    return (f"untrained model: each OdeBlock's output equals its input exactly: {list(identity)}\n" + table)
+    return join_rich([f"untrained model: each OdeBlock's output equals its input exactly: {list(identity)}", table])

@@ -25,7 +25,6 @@ about training *methods* takes several training seeds per method with the seed a
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
@@ -33,11 +32,12 @@ import torch
 
 from .paired_stats import holm, mcnemar, paired_difference, with_seed_variance
 from .robustness_conditions import Condition, condition_name
+from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
 
 __all__ = ["PrimaryTest", "PRIMARY", "FAMILIES", "RANDOM_KINDS", "OUTCOMES", "Judgement", "judge", "decide",
-           "word_verdict", "format_verdict", "drops_table", "MethodJudgement", "judge_methods", "word_methods"]
+           "word_verdict", "format_verdict", "FOOTING", "drops_table", "MethodJudgement", "judge_methods", "word_methods"]
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None) -> li
         s.append(f"Primary test, fixed in advance: {t.name}; the paper's expectation is that {B} loses at least "
                  f"{t.min_effect:g} point{'s' if t.min_effect != 1 else ''} more than {A}. {A} loses "
                  f"{p['drop_a']:.2f} points, {B} {p['drop_b']:.2f}; difference {p['diff']:+.2f}, 95% interval "
-                 f"{_interval(p)}, p = {p['p']:.2g}: {p_outcome(j.outcome, t)}.")
+                 f"{_interval(p)}, p = {p['p']:.2g} (a single test: nothing to adjust): {p_outcome(j.outcome, t)}.")
     for family in FAMILIES:
         members = [r for r in j.rows if r["family"] == family and r["role"] == "secondary"]
         unmeasured = [r for r in j.rows if r["family"] == family and r["role"] == "unmeasured"]
@@ -264,28 +264,38 @@ def _verdict_line(j: Judgement, A: str, B: str) -> str:
     return head + body + clean
 
 
-def format_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width: int = 92) -> str:
-    """:func:`word_verdict` as text, each sentence wrapped to ``width`` characters."""
-    return "\n".join(textwrap.fill(sentence, width, subsequent_indent="  ") for sentence in word_verdict(j, labels))
+def format_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width: int = 92) -> Rich:
+    """:func:`word_verdict` as paragraphs: as text each sentence wrapped to ``width`` characters, in a
+    notebook one paragraph per sentence, the ``VERDICT`` set apart."""
+    return paragraphs(word_verdict(j, labels), width=width)
 
 
-def drops_table(j: Judgement) -> str:
-    """The verdict's rows as a plain-text table: per perturbation its role (primary, or its family),
-    the points each model loses, the paired difference with its unadjusted 95% interval and p, the
-    p Holm-adjusted within the family, and whether it is significant at the judgement's α."""
+FOOTING = ("the 95% interval and p (unadj.) are the same single test (the interval excludes 0 exactly when p (unadj.) "
+           "< α); p (Holm) is adjusted for the tests of its family, and significance is read from it (the primary "
+           "row is one test: nothing to adjust)")
+"""What the drops table says about which of its numbers are adjusted."""
+
+
+def drops_table(j: Judgement) -> Rich:
+    """The verdict's rows as a table: per perturbation its role (primary, or its family), the points
+    each model loses, the paired difference with its **unadjusted** 95% interval and p, the p
+    **Holm-adjusted** within the family (the primary row: "one test"), and whether it is significant at
+    the judgement's α after that adjustment; the note says which numbers are adjusted (:data:`FOOTING`)."""
     def role(r):
         return "PRIMARY" if r["role"] == "primary" else (r["family"] + (" (unmeasured)" if r["role"] == "unmeasured" else ""))
 
-    def num(fmt, key):
-        return lambda r: "—" if r[key] is None else fmt.format(r[key])
+    def holm(r):
+        if r["p_holm"] is None:
+            return "—"
+        return "one test" if r["role"] == "primary" else f"{r['p_holm']:.2g}"
 
     cols = [("perturbation", "name", "{}"), ("test", role, "{}"), ("A loses", "drop_a", "{:.2f}"),
             ("B loses", "drop_b", "{:.2f}"), ("B − A", "diff", "{:+.2f}"),
             ("95% interval (unadj.)", lambda r: "—" if r["ci95"] is None else _interval(r), "{}"),
-            ("p (unadj.)", num("{:.2g}", "p"), "{}"), ("p (Holm)", num("{:.2g}", "p_holm"), "{}"),
-            ("", lambda r: "significant" if r["significant"] else "", "{}")]
+            ("p (unadj.)", lambda r: "—" if r["p"] is None else f"{r['p']:.2g}", "{}"), ("p (Holm)", holm, "{}"),
+            (f"significant (Holm, α = {j.test.alpha:g})", lambda r: "yes" if r["significant"] else "no", "{}")]
     return format_table(j.rows, cols, note=f"A = {run_label(j.a)}, B = {run_label(j.b)}; points of accuracy on {j.n} test "
-                        f"images; Holm within each family; α = {j.test.alpha:g}; the PRIMARY row alone decides")
+                        f"images; {FOOTING}; the PRIMARY row alone decides")
 
 
 # --------------------------------------------------------------------------- several seeds per method

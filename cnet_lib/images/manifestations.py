@@ -33,7 +33,7 @@ from ..runtime.settings import Settings
 from ..runtime.rows import format_table
 from ..runtime.threads import image_step_flops, threads_for, torch_threads
 from .evaluation import evaluate
-from .image_data import load_dataset
+from .image_data import TEST_SUBSET_SEED, load_dataset
 from .image_presets import IMAGE_PRESETS, sweep_grid
 from .train_state import load_model
 
@@ -245,7 +245,8 @@ def sweep_checkpoint(
     dataset = run.get("dataset", "cifar10")
     data_dir = next(d for d in (data_dir, run.get("data_dir"), settings.data_dir) if d is not None)
     data = load_dataset(dataset, data_dir, n_train=None, n_test=n_test if n_test is not None else run.get("n_test"),
-                        seed=run.get("seed", 0), device=dev, progress=progress, **settings.download_source(dataset))
+                        seed=run.get("seed", 0), device=dev, progress=progress, test_seed=TEST_SUBSET_SEED,
+                        **settings.download_source(dataset))
     with out_of_memory_hint(dev, f"sweeping {checkpoint}", batch_size):
         rows = manifestation_sweep(model, data.test_x, data.test_y, data.mean, data.std, batch_size=batch_size,
                                    progress=progress, amp=run.get("amp", True), graphs=settings.cuda_graphs,

@@ -8,7 +8,8 @@ get right or both get wrong says nothing about their difference.
   approximation, for thousands of images);
 * :func:`with_seed_variance`: the same, widened by the spread over seeds of a random perturbation;
 * :func:`mcnemar`: McNemar's exact test of two binary outcomes;
-* :func:`holm`: Holm's adjustment of several p-values tested together.
+* :func:`holm`: Holm's adjustment of several p-values tested together;
+* :func:`welch`: two groups of independent values (one per trained model) compared by Welch's t-test.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Mapping, Sequence
 
 import torch
 
-__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm"]
+__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch"]
 
 
 def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
@@ -90,3 +91,27 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return out
 
 
+
+
+def welch(a: Sequence[float], b: Sequence[float], alpha: float = 0.05) -> dict:
+    """Welch's t-test of mean(b) − mean(a) for two groups of independent values (the training seed as the
+    unit: one value per trained model): ``diff``, its standard error ``se`` = √(s_a²/n_a + s_b²/n_b), the
+    Welch–Satterthwaite ``df``, the two-sided ``p`` (``scipy.stats.ttest_ind(b, a, equal_var=False)``)
+    and the (1 − α) interval ``ci95`` = diff ± t_{1−α/2, df} se.  Needs at least two values per group
+    (a ValueError says so); with no spread at all, p is 1 for equal means and 0 otherwise."""
+    from scipy import stats  # imported here: scipy.stats takes a moment to import
+
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError(f"Welch's t-test needs at least two values per group (one per trained model), got {len(a)} "
+                         f"and {len(b)}: train more seeds")
+    ta, tb = torch.tensor(list(a), dtype=torch.float64), torch.tensor(list(b), dtype=torch.float64)
+    diff = (tb.mean() - ta.mean()).item()
+    va, vb = ta.var(unbiased=True).item() / len(a), tb.var(unbiased=True).item() / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return {"diff": diff, "se": 0.0, "df": float(len(a) + len(b) - 2), "ci95": (diff, diff),
+                "p": 1.0 if diff == 0 else 0.0}
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    p = float(stats.ttest_ind(list(b), list(a), equal_var=False).pvalue)
+    half = float(stats.t.ppf(1 - alpha / 2, df)) * se
+    return {"diff": diff, "se": se, "df": df, "ci95": (diff - half, diff + half), "p": p}

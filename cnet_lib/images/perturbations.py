@@ -53,7 +53,7 @@ def perturb_coefficients(model: nn.Module, sigma: float, seed: int) -> nn.Module
     gen = torch.Generator().manual_seed(int(seed))
     for p in coefficient_tensors(out):
         noise = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-        scale = sigma * p.double().norm() / noise.norm().clamp_min(1e-30)
+        scale = sigma * p.double().norm().cpu() / noise.norm().clamp_min(1e-30)  # on the CPU, beside the noise
         p.add_((noise * scale).to(device=p.device, dtype=p.dtype))
     return out
 

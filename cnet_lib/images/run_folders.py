@@ -43,8 +43,10 @@ def run_hash(cfg: TrainConfig) -> str:
 
 
 def run_dir(cfg: TrainConfig, root: PathLike) -> Path:
-    """``<root>/<preset>-<run>-<hash of the run>``."""
-    return Path(root).expanduser() / f"{cfg.preset}-{cfg.run_name}-{run_hash(cfg)}"
+    """``<root>/<preset>-<run>-<hash of the run>``, and ``<root>/<preset>-<run>-seed<k>-<hash>`` for a
+    training seed k other than 0 (the seed is in the hash too; the name says it to a reader)."""
+    seed = f"-seed{cfg.seed}" if cfg.seed else ""
+    return Path(root).expanduser() / f"{cfg.preset}-{cfg.run_name}{seed}-{run_hash(cfg)}"
 
 
 def shipped_copy_dir(cfg: TrainConfig, root: PathLike) -> Path:

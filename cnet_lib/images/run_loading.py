@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..runtime.checkpoint import CheckpointError, config_diff, describe_checkpoint_file, file_digest, load_checkpoint
-from ..runtime.files import set_aside
+from ..runtime.files import set_aside, shown_path
 from ..runtime.locks import folder_lock
 from ..runtime.settings import Settings
 from ..runtime.vocabulary import run_label
@@ -59,7 +59,7 @@ def load_finished(run: str, cfg: TrainConfig, folder: Path, settings: Settings, 
     snaps = rebuilt_snapshots(folder, cfg, ck["model"], history, label, writable)
     out = StudyRun(run, cfg, model, history, folder, snaps, False, time.perf_counter() - t0, digest, shipped, settings)
     if verbose:
-        print(f"{label}: loaded the trained model from {folder} ({len(history)} epochs, test accuracy "
+        print(f"{label}: loaded the trained model from {shown_path(folder)} ({len(history)} epochs, test accuracy "
               f"{out.final_accuracy:.4f})")
     return out
 
@@ -78,7 +78,7 @@ def own_finished(run: str, cfg: TrainConfig, settings: Settings, t0: float, verb
         loaded = load_finished(run, cfg, folder, settings, t0, verbose, locked)
         if loaded is None and (folder / CHECKPOINT).is_file():
             done = epochs_saved(folder)
-            print(f"{label}: your own training of this run is kept in {folder} (epoch {done} of {cfg.epochs} saved); "
+            print(f"{label}: your own training of this run is kept in {shown_path(folder)} (epoch {done} of {cfg.epochs} saved); "
                   "the model shipped with the book is used meanwhile. To continue yours, run "
                   "trained_runs(ctx.settings, use_shipped=False).")
     return loaded

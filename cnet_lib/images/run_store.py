@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..runtime.checkpoint import file_digest
-from ..runtime.files import FolderNotWritable, check_writable, private_temp_dir
+from ..runtime.files import FolderNotWritable, check_writable, private_temp_dir, shown_path
 from ..runtime.locks import folder_lock
 from ..runtime.settings import Settings
 from ..runtime.vocabulary import run_label
@@ -67,8 +67,8 @@ def _writable_copy_dir(copy: Path, label: str) -> Path:
         return copy
     except FolderNotWritable:
         fallback = private_temp_dir() / copy.name
-        print(f"{label}: the runs folder {copy.parent} cannot be written, so the shipped model is copied to "
-              f"{fallback.parent}, which the system may clear; set CNET_RUNS_DIR to a folder you can write to keep "
+        print(f"{label}: the runs folder {shown_path(copy.parent)} cannot be written, so the shipped model is copied "
+              f"to {shown_path(fallback.parent)}, which the system may clear; set CNET_RUNS_DIR to a folder you can write to keep "
               "what is computed from it.")
         return fallback
 
@@ -110,7 +110,7 @@ def _train_own(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbos
         data = data_box[0]
         if verbose:
             print(f"{label}: training {cfg.epochs} epochs on {len(data.train_y)} images "
-                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {folder}")
+                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {shown_path(folder)}")
         rec = SnapshotRecorder(folder, cfg, verbose, label)
         try:
             result = train(cfg, data=data, on_epoch=rec)
@@ -132,7 +132,7 @@ def training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None:
     first = next(iter(cfgs.values()))
     print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{first.preset}' preset; training "
           f"takes {expected_training(first.preset)}, once: later chapters and runs reload the models from "
-          f"{Path(first.out_dir).parent}.")
+          f"{shown_path(Path(first.out_dir).parent)}.")
     preset = first.preset
     shipping = [p for p in shipping_presets() if p != preset]
     if shipping and preset != "smoke":

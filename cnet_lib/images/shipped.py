@@ -102,10 +102,10 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
                                    "(a failing disk?): check the disk and run again")
     if verbose:
         minutes = manifest.get("train_seconds", 0) / 60
-        print(f"{label}: using the model shipped with the book for this preset (trained by `{manifest.get('command')}` "
-              f"on {manifest.get('machine', {}).get('device_name', 'a CPU')}, {minutes:.0f} min of training, "
-              f"{manifest.get('data', {}).get('description', '')}). To train it yourself instead, run "
-              f"trained_runs(ctx.settings, use_shipped=False) (about {minutes:.0f} min on such a machine).")
+        print(f"{label}: using the model shipped with the book for this preset ({minutes:.0f} min of training on "
+              f"{manifest.get('machine', {}).get('device_name', 'a CPU')}; {manifest.get('data', {}).get('description', '')}"
+              f"). To train it yourself instead (about {minutes:.0f} min on such a machine): "
+              "trained_runs(ctx.settings, use_shipped=False). How it was trained: the manifest.json beside it.")
     return True
 
 

@@ -16,13 +16,14 @@ from pathlib import Path
 import torch
 
 from ..core.validation import check_int
+from ..runtime.files import shown_path
 from ..runtime.preset_names import select_preset
 from ..runtime.settings import Settings
 from .batches import normalize
 from .datasets import DATASETS, DatasetNotFoundError, resolve_data_dir
 from .download import ensure_dataset
 from .fake_data import fake_data_folder
-from .image_data import ImageData, load_dataset
+from .image_data import TEST_SUBSET_SEED, ImageData, load_dataset
 from .image_presets import IMAGE_PRESETS
 from .train_config import TrainConfig
 
@@ -55,11 +56,11 @@ def study_data_dir(settings: Settings, dataset: str = "cifar10", verbose: bool =
 def fake_data_note(preset: str, dataset: str, err: Exception, downloaded: bool, root: Path, fake: Path,
                    n_train: int, n_test: int) -> str:
     """The message printed when the chapters fall back to fake data: why, and how to get the real images."""
-    head = (f"NOTE: Using FAKE data: {n_train} + {n_test} images of class-coloured noise written to {fake}.\n"
+    head = (f"NOTE: Using FAKE data: {n_train} + {n_test} images of class-coloured noise written to {shown_path(fake)}.\n"
             f"      Every number below describes that fake data set, not {dataset.upper()}.")
     if downloaded:  # a real attempt failed: the error says what to do
         return f"{head}\n      Why: {err}"
-    return (f"{head}\n      Why: the {preset} preset never downloads the full data set, and it is not in {root}.\n"
+    return (f"{head}\n      Why: the {preset} preset never downloads the full data set, and it is not in {shown_path(root)}.\n"
             "      For the real images: in Google Colab run `%env CNET_PRESET=cpu` (or gpu) before the setup cell "
             "(the data set is then downloaded once); on your own machine set CNET_DATA_DIR to the folder that "
             f"contains {DATASETS[dataset].folder}.")
@@ -79,7 +80,8 @@ def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bo
     if data_dir is None:
         data_dir = study_data_dir(settings.replace(preset=cfg.preset), cfg.dataset)
     return load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, cfg.n_test,
-                        seed=cfg.seed, device=device, progress=False, **settings.download_source(cfg.dataset))
+                        seed=cfg.seed, device=device, progress=False, test_seed=TEST_SUBSET_SEED,
+                        **settings.download_source(cfg.dataset))
 
 
 def sample_batch(cfg: TrainConfig, settings: Settings, n: int = 64, device=None) -> torch.Tensor:

@@ -56,7 +56,7 @@ class TrainConfig:
     lr_milestones: tuple[int, ...] = ()  # step: multiply by lr_decay from these (completed) epochs on
     lr_decay: float = 0.1
     refine_at: tuple[int, ...] = ()  # completed-epoch counts at which every OdeBlock doubles M and N_t
-    seed: int = 0
+    seed: int = 0  # the training seed: initial weights, batch order, augmentation (and the n_train subset)
     # execution (not part of the run's identity)
     device: Optional[str] = None  # None: default_device()
     amp: bool = True  # on CUDA: the mixed precision of device.precision_for (channels-last, bf16 where native)

@@ -28,7 +28,7 @@ from ..runtime.progress import progress_bar, progress_write
 from ..runtime.threads import image_step_flops, threads_for, torch_threads
 from .batches import iterate_batches, n_batches
 from .evaluation import Evaluator
-from .image_data import ImageData, load_dataset
+from .image_data import TEST_SUBSET_SEED, ImageData, load_dataset
 from .train_config import TrainConfig, build_model
 from .train_state import CHECKPOINT, RESULTS, TrainResult, results_record, save_epoch, start_or_resume
 
@@ -84,7 +84,7 @@ def _check_data(cfg: TrainConfig, data: Optional[ImageData], device: torch.devic
     ``data`` passed after checking it is the config's."""
     if data is None:
         return load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, seed=cfg.seed, device=device,
-                            progress=cfg.progress, **dict(source or {}))
+                            progress=cfg.progress, test_seed=TEST_SUBSET_SEED, **dict(source or {}))
     if not same_device(data.device, device):
         raise ValueError(f"data is on {data.device} but training runs on {device}; load it with device={device}")
     if data.name != cfg.dataset or (cfg.n_train is not None and len(data.train_y) != cfg.n_train) or (
@@ -92,7 +92,7 @@ def _check_data(cfg: TrainConfig, data: Optional[ImageData], device: torch.devic
         raise ValueError(
             f"the data passed ({data!r}) is not what the config describes ({cfg.dataset}, n_train={cfg.n_train}, "
             f"n_test={cfg.n_test}); load it with load_dataset(cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, "
-            "seed=cfg.seed) or pass data=None"
+            "seed=cfg.seed, test_seed=TEST_SUBSET_SEED) or pass data=None"
         )
     return data
 

@@ -3,7 +3,7 @@
 :func:`judge_sweeps` decides, from a pair of sweeps (the Euler-trained and the RK4-trained model),
 whether the blocks matter at all and whether the paper's contrast is there; :func:`word_sweeps`
 writes sentences that quote the numbers; :func:`honest_verdict` does both, and its result prints
-as the sentences.  The chapters print it instead of asserting invariance.
+as the sentences.  The chapters display it instead of asserting invariance.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 from ..core.schemes import get_scheme
+from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import find_row
 from ..runtime.vocabulary import run_label
 
@@ -20,7 +21,8 @@ __all__ = ["Verdict", "judge_sweeps", "word_sweeps", "honest_verdict"]
 
 @dataclass
 class Verdict:
-    """What the numbers say.  ``print(verdict)`` prints :attr:`sentences` (empty until worded)."""
+    """What the numbers say.  ``print(verdict)`` prints :attr:`sentences` (empty until worded), one per line;
+    ``display(verdict)`` (or a cell ending with it) shows them as paragraphs that wrap to the page."""
 
     blocks_matter: bool
     contrast: bool
@@ -38,6 +40,17 @@ class Verdict:
     @property
     def text(self) -> str:
         return str(self)
+
+    @property
+    def rich(self) -> Rich:
+        """The sentences as paragraphs (:func:`cnet_lib.runtime.rich_text.paragraphs`), the VERDICT set apart."""
+        return paragraphs(self.sentences)
+
+    def _repr_html_(self) -> str:  # display(verdict) in a notebook: paragraphs that wrap to the page
+        return self.rich.html
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
 
 
 def _trained_n_steps(rows: Sequence[dict]) -> int:

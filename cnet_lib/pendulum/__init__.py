@@ -3,16 +3,20 @@ integrator?": the exact solution and data (:mod:`.physics`), the ODE-Net and its
 (:mod:`.odenet`), the presets (:mod:`.pendulum_presets`), the integrators on the true rate
 (:mod:`.convergence`), the trained models, cached for the session (:mod:`.trained_models`), their
 rollouts (:mod:`.rollouts`) and flows (:mod:`.rate_flows`), the measures these share
-(:mod:`.path_errors`), and the chapters' text tables (:mod:`.pendulum_tables`).  Its figures and live
+(:mod:`.path_errors`), the chapters' tables (:mod:`.pendulum_tables`), and what the second chapter says
+about its numbers, worded from them (:mod:`.pendulum_claims`).  Its figures and live
 app are in :mod:`cnet_lib.draw.pendulum_figures`.
 
 Every public name of these modules is re-exported here, so a chapter writes ``pendulum.train_models(cfg)``.
 """
 from . import convergence, odenet, path_errors, pendulum_presets, pendulum_tables, physics, rate_flows, rollouts
-from . import trained_models
+from . import pendulum_claims, trained_models
+from . import adaptive_flows
+from .adaptive_flows import *  # noqa: F401,F403
 from .convergence import *  # noqa: F401,F403
 from .odenet import *  # noqa: F401,F403
 from .path_errors import *  # noqa: F401,F403
+from .pendulum_claims import *  # noqa: F401,F403
 from .pendulum_presets import *  # noqa: F401,F403
 from .pendulum_tables import *  # noqa: F401,F403
 from .physics import *  # noqa: F401,F403
@@ -21,7 +25,8 @@ from .rollouts import *  # noqa: F401,F403
 from .trained_models import *  # noqa: F401,F403
 
 MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
-           pendulum_tables)
+           pendulum_tables, pendulum_claims)
+MODULES += (adaptive_flows,)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -1,8 +1,9 @@
-"""The pendulum chapters' tables as plain text: the chapters print these instead of formatting
-tables themselves.
+"""The pendulum chapters' tables: the chapters display these instead of formatting tables themselves.
 
 Each function takes the rows (or the flat dict) that a function of :mod:`cnet_lib.pendulum`
-returns and gives back a string built with :func:`cnet_lib.runtime.rows.format_table`; scheme
+returns and gives back a :class:`~cnet_lib.runtime.rich_text.Rich` built with
+:func:`cnet_lib.runtime.rows.format_table`: plain text when printed, an HTML table that wraps to the
+page when displayed in a notebook or the book; scheme
 names are printed with their labels from :mod:`cnet_lib.runtime.vocabulary`, trained models as
 ``ODE-Net(<scheme>)`` (:func:`cnet_lib.pendulum.odenet.odenet_label`).  Nothing here computes a
 measurement.
@@ -13,6 +14,7 @@ import math
 from typing import Mapping, Optional, Sequence
 
 from ..core.schemes import get_scheme
+from ..runtime.rich_text import join_rich
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import scheme_label
 from .odenet import odenet_label
@@ -196,7 +198,8 @@ def error_floor_text(rows: Sequence[Mapping], flow_h: float) -> str:
     table = format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("one-step RMS", "one_step_rms", "{:.1e}"),
                                 ("E own scheme", "error_own", "{:.2e}"), ("E flow of G", "error_flow", "{:.2e}"),
                                 ("scheme on f", "error_numerical", "{:.1e}")])
-    return f"E at T_data; 'flow of G' = G integrated with classic RK4 at Δt = {flow_h:g}·Δt_data\n\n{table}"
+    return join_rich([f"E at T_data; 'flow of G' = G integrated with classic RK4 at Δt = {flow_h:g}·Δt_data", table],
+                     sep="\n\n")
 
 
 def interchange_text(rows: Sequence[Mapping]) -> str:

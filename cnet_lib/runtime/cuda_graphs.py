@@ -167,13 +167,14 @@ class GraphKey:
 
 def module_key(module: torch.nn.Module, *inputs: torch.Tensor) -> GraphKey:
     """The key of a captured forward of ``module``: its train/eval mode, its manifestation
-    (scheme and N_t per OdeBlock, when it has one), every parameter and buffer (refinement and
-    projection replace them) and the inputs' shapes and dtypes."""
+    (scheme and N_t per OdeBlock, when it has one, and its tolerances when adaptive), every parameter
+    and buffer (refinement and projection replace them) and the inputs' shapes and dtypes."""
     manifestation = getattr(module, "manifestation", None)
     if isinstance(manifestation, list):
         manifestation = tuple(manifestation)
+    tolerances = getattr(module, "tolerances", None)
     shapes = tuple((tuple(t.shape), t.dtype) for t in inputs)
-    return GraphKey((module.training, manifestation, shapes), [*module.parameters(), *module.buffers()])
+    return GraphKey((module.training, manifestation, tolerances, shapes), [*module.parameters(), *module.buffers()])
 
 
 def train_step_key(module: torch.nn.Module, optimizer: torch.optim.Optimizer, *inputs: torch.Tensor) -> GraphKey:

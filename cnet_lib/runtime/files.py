@@ -9,6 +9,8 @@ folder, damaged files set aside (never deleted), and a failed write said in word
 * :func:`set_aside` renames a damaged file to ``<name>.damaged-<time>``, next to where it was.
 * :func:`write_problem` says why a write failed (a full disk, no permission, a read-only file
   system) and :class:`FolderNotWritable` is the error for a folder that refuses writes.
+* :func:`shown_path` is a path as messages show it: ``~/...`` under the home folder, ``<tmp>/...`` under
+  the system's temporary directory (a built book never shows the machine it was built on).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Union
 
 __all__ = ["FolderNotWritable", "NO_SPACE", "REFUSED", "write_problem", "is_write_refused", "check_writable",
-           "process_tag", "written_by_a_gone_process", "set_aside", "private_temp_dir"]
+           "process_tag", "written_by_a_gone_process", "set_aside", "private_temp_dir", "shown_path"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -150,3 +152,18 @@ def private_temp_dir(name: str = "cnet_lib") -> Path:
         return folder
     return Path(tempfile.mkdtemp(prefix=f"{name}-{os.getuid()}-"))
 
+
+
+def shown_path(path: PathLike) -> str:
+    """``path`` as a message shows it: ``~/...`` when it lies under the home folder, ``<tmp>/...`` under
+    the system's temporary directory (``tempfile.gettempdir()``), else unchanged.  Messages printed in a
+    chapter end up in the published book; this keeps the builder's folders out of it."""
+    p = Path(path)
+    for root, name in ((Path(tempfile.gettempdir()), "<tmp>"), (Path.home(), "~")):
+        try:
+            rest = p.resolve().relative_to(root.resolve()) if p.is_absolute() else None
+        except (ValueError, OSError, RuntimeError):
+            continue
+        if rest is not None:
+            return name if str(rest) == "." else f"{name}/{rest.as_posix()}"
+    return str(path)

@@ -3,12 +3,15 @@
 Every study returns its results as lists of dicts (one row per measurement), so that a reader can
 filter them with a comprehension or hand them to pandas.  :func:`find_row` and :func:`select_rows`
 are the one way the library queries such rows (floats match within rounding); :func:`format_table`
-is the one way it prints them.
+is the one way it prints them: a :class:`~cnet_lib.runtime.rich_text.Rich`, plain text when printed and
+an HTML table that wraps to the page when displayed in a notebook or the book.
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from .rich_text import Rich, rich_table
 
 __all__ = ["matches", "select_rows", "find_row", "Column", "format_table"]
 
@@ -45,10 +48,12 @@ Column = tuple  # (header, key or function of the row, format spec like "{:.4f}"
 
 
 def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: int = 1,
-                 note: Optional[str] = None) -> str:
-    """A plain-text table: one line per row, one column per ``(header, key, format)``, where ``key``
-    is a dict key or a function of the row.  The first ``left`` columns are left-aligned, the
-    others right-aligned; a missing value prints as ``-``."""
+                 note: Optional[str] = None, caption: Optional[str] = None) -> Rich:
+    """A table: one row per row, one column per ``(header, key, format)``, where ``key`` is a dict key
+    or a function of the row; a missing value is ``-``.  As text (``print``, ``str``): the first ``left``
+    columns left-aligned, the others right-aligned, ``note`` on a last line, ``caption`` on a first one.
+    As HTML (a notebook's display, :class:`~cnet_lib.runtime.rich_text.Rich`): the same cells in a
+    ``<table>`` whose right-aligned columns never break, ``note`` under it."""
     def cell(row, key: Union[str, Callable], fmt: str) -> str:
         value = key(row) if callable(key) else row.get(key)
         if value is None:
@@ -65,4 +70,6 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
     lines.insert(1, "  ".join("-" * w for w in widths))
     if note:
         lines.append(note)
-    return "\n".join(lines)
+    if caption:
+        lines.insert(0, caption)
+    return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption)

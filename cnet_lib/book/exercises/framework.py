@@ -14,9 +14,14 @@ class can run the whole notebook with unfinished exercises.
   unfinished stub shows no hint and counts as no failure.
 * **No shortcuts.**  While the student's function runs, a call guard watches for the library
   code the exercise asks the student to write (:class:`Forbidden`: functions matched by their
-  code object, so every alias is caught, or whole modules): the reference of every exercise
-  (``reference_*`` in this package) and, per exercise, e.g. the integrator.  Calling it fails
-  the check.
+  code object, so every alias is caught, or whole modules), in its own thread and in threads it
+  starts: every ``reference_*`` function loaded (the teacher's answer key, :mod:`cnet_lib.teacher`,
+  where the repository has it) and, per exercise, e.g. the integrator.  Calling it fails the check.
+  This guard runs on the student's side, so one line of code can switch it off: it is a help for
+  readers, and a teacher grades with ``python -m cnet_lib grade``, which trusts nothing that ran there.
+* **Expected values** come from a reference function run beside the student's, or, for the book's
+  exercises, as data (``expected=``: the public answers, :mod:`.public_checks`), so that a student's
+  install needs no reference implementation.
 * **Solutions never replace the reader's code.**  A chapter's solution cell decorates its
   function with :func:`solution`: the solution takes the name only while the reader's
   function is still the unfinished stub, so "Run all" keeps the reader's own code.
@@ -27,13 +32,15 @@ import copy
 import math
 import os
 import sys
+import threading
 import traceback
 import types
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Case", "Forbidden", "check", "values_close", "describe", "solution", "is_stub", "reset_hints"]
+__all__ = ["Case", "Forbidden", "check", "values_close", "describe", "solution", "is_stub", "reset_hints",
+           "student_frame", "call_guard"]
 
 _FAILURES: dict[str, int] = {}  # failed checks per exercise in this session (they grade the hints)
 _EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -172,11 +179,14 @@ class _CallGuard:
 
     def __enter__(self) -> "_CallGuard":
         self._previous = sys.getprofile()
+        self._previous_threads = threading.getprofile() if hasattr(threading, "getprofile") else None
+        threading.setprofile(self._profile)  # threads the student's function starts
         sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc) -> None:
         sys.setprofile(self._previous)
+        threading.setprofile(self._previous_threads)
 
 
 _GUARD_EXIT = _CallGuard.__exit__.__code__
@@ -209,25 +219,30 @@ def _hint_text(hints: Sequence[str], level: int, checker: Optional[str], name: s
 
 
 # ----------------------------------------------------------------------------- the check
-def _call(fn: Callable, case: Case, context: Optional[Callable], copy_args: bool, guard: Optional[_CallGuard] = None):
-    """``fn(*case.args, **case.kwargs)`` (on a deep copy), inside ``context`` and ``guard``."""
+def _call(fn: Callable, case: Case, context: Optional[Callable], copy_args: bool, guard: Optional[_CallGuard] = None,
+          observe: Optional[Callable] = None):
+    """``fn(*case.args, **case.kwargs)`` (on a deep copy), inside ``context`` and ``guard``; with ``observe``,
+    ``observe(result, args, kwargs)`` (what the arguments recorded of the call, e.g. how often a rate ran)."""
     args, kwargs = (copy.deepcopy((case.args, dict(case.kwargs))) if copy_args else (case.args, dict(case.kwargs)))
     with (context() if context is not None else nullcontext()), (guard if guard is not None else nullcontext()):
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+    return observe(result, args, kwargs) if observe is not None else result
 
 
-def _student_frame(err: BaseException) -> str:
-    """``line N: source`` of the innermost frame of the traceback outside the library."""
+def student_frame(err: BaseException) -> str:
+    """``line N: source`` of the innermost frame of the traceback outside the library (the student's code)."""
     frames = traceback.extract_tb(err.__traceback__)
-    lib = os.path.dirname(_EXERCISES_DIR.rstrip(os.sep)) + os.sep
+    lib = os.path.dirname(os.path.dirname(_EXERCISES_DIR.rstrip(os.sep))) + os.sep
     mine = [f for f in frames if not os.path.abspath(f.filename).startswith(lib)] or frames
+    if not mine:
+        return "no line known"
     where = mine[-1]
-    return f"line {where.lineno}: {where.line}"
+    return f"line {where.lineno}: {(where.line or '').strip()}"
 
 
 def check(
     student_fn: Callable,
-    reference_fn: Callable,
+    reference_fn: Optional[Callable],
     cases: Iterable[Any],
     name: str,
     hints: Union[str, Sequence[str]] = (),
@@ -240,20 +255,21 @@ def check(
     compare: Optional[Callable[[Any, Any], bool]] = None,
     context: Optional[Callable] = None,
     copy_args: bool = True,
+    expected: Optional[Sequence[Any]] = None,
+    observe: Optional[Callable] = None,
 ) -> bool:
-    """Run ``student_fn`` and ``reference_fn`` on every case; print pass/fail; return the verdict.
+    """Run ``student_fn`` on every case and compare with ``reference_fn`` (run first, outside the guard) or with
+    ``expected`` (one value per case: the reference's outputs as data); print pass/fail; return the verdict.
 
     A case is a :class:`Case`, a tuple of positional arguments, a dict of keyword arguments,
-    or a single argument; the student's function gets a deep copy of it (``copy_args``).
+    or a single argument; each function gets a deep copy of it (``copy_args``).
     Outputs are compared with :func:`values_close` (or ``compare``).  ``hints`` are graded,
     nudge first (see the module doc); ``hint`` asks for one by number and ``checker`` (e.g.
     ``"check_rk_step"``) is named in the message that says how.  A call, during the student's
-    function, of anything in ``forbidden`` or of this package's references fails the check.
-    ``context`` (e.g. ``torch.no_grad``) is entered around every call; the reference runs first,
-    outside the guard."""
-    cases = [_as_case(c) for c in cases]
-    if not cases:
-        raise ValueError("check needs at least one case")
+    function, of anything in ``forbidden`` or of a loaded ``reference_*`` function fails the check.
+    ``context`` (e.g. ``torch.no_grad``) is entered around every call; ``observe`` (see :func:`_call`)
+    adds what the arguments recorded to both sides' values."""
+    cases = _checked_cases(cases, reference_fn, expected)
     hints = (hints,) if isinstance(hints, str) else tuple(hints)
     compare = compare or (lambda g, e: values_close(g, e, rtol, atol))
     rules, codes, prefixes = _guarded(forbidden, reference_fn)
@@ -268,48 +284,72 @@ def check(
         return fail(f"expected a function, got {type(student_fn).__name__}: pass the function itself, e.g. "
                     f"{checker or 'check'}({name}), not the result of calling it")
     for i, case in enumerate(cases, 1):
-        expected = _call(reference_fn, case, context, copy_args)
-        got, hit, err = _run_student(student_fn, case, context, copy_args, codes, prefixes)
+        want = expected[i - 1] if expected is not None else _call(reference_fn, case, context, copy_args, observe=observe)
+        got, hit, err = _run_student(student_fn, case, context, copy_args, codes, prefixes, observe)
         if hit is None and isinstance(err, NotImplementedError):
-            extra = f" (hint: {checker}({name}, hint=1))" if checker and hints else ""
-            print(f"❌ not done yet: {name}: the function still raises NotImplementedError. "
-                  f"Replace the `raise NotImplementedError(...)` line with your code and run this cell again.{extra}")
-            return False
+            return _not_done(name, checker if hints else None)
         if hit is None and err is not None:  # a student's bug: report it, never crash the notebook
-            return fail(f"case {i}/{len(cases)} {case} raised {type(err).__name__}: {err} ({_student_frame(err)})")
+            return fail(f"case {i}/{len(cases)} {case} raised {type(err).__name__}: {err} ({student_frame(err)})")
         if hit is not None:
             why = next((r.why for r in rules if _matches(r, hit)), "")
             return fail(f"your function calls {hit}, which does (part of) what the exercise asks you "
                         f"to write. {why}".rstrip())
-        if not compare(got, expected):
-            return fail(f"case {i}/{len(cases)} {case}\n   expected {describe(expected)}\n   got      {describe(got)}")
+        if not compare(got, want):
+            return fail(f"case {i}/{len(cases)} {case}\n   expected {describe(want)}\n   got      {describe(got)}")
     print(f"✅ pass: {name} ({len(cases)} case{'s' if len(cases) != 1 else ''})")
     return True
 
 
-def _guarded(forbidden: Sequence["Forbidden"], reference_fn: Callable) -> tuple:
-    """``(rules, code objects, module path prefixes)`` a check guards against: ``forbidden`` and the
-    references of this package."""
+def _checked_cases(cases: Iterable[Any], reference_fn: Optional[Callable], expected: Optional[Sequence[Any]]) -> list:
+    """The cases as :class:`Case` objects; a clear error without cases, or without one way to the expected values."""
+    cases = [_as_case(c) for c in cases]
+    if not cases:
+        raise ValueError("check needs at least one case")
+    if (reference_fn is None) == (expected is None) or (expected is not None and len(expected) != len(cases)):
+        raise ValueError("check needs either a reference_fn or one expected value per case")
+    return cases
+
+
+def _not_done(name: str, checker: Optional[str]) -> bool:
+    """Say that the stub is unfinished (no hint, no failure counted); False."""
+    extra = f" (hint: {checker}({name}, hint=1))" if checker else ""
+    print(f"❌ not done yet: {name}: the function still raises NotImplementedError. "
+          f"Replace the `raise NotImplementedError(...)` line with your code and run this cell again.{extra}")
+    return False
+
+
+def _guarded(forbidden: Sequence["Forbidden"], reference_fn: Optional[Callable]) -> tuple:
+    """``(rules, code objects, module path prefixes)`` a check guards against: ``forbidden`` and every loaded
+    reference."""
     rules = tuple(forbidden) + (Forbidden(functions=_references(reference_fn),
                                           why="The checks' references are not part of the answer: write it yourself."),)
     return rules, frozenset().union(*(r.codes() for r in rules)), tuple(p for r in rules for p in r.prefixes())
 
 
-def _run_student(student_fn: Callable, case: "Case", context, copy_args: bool, codes, prefixes) -> tuple:
+def call_guard(forbidden: Sequence["Forbidden"] = ()) -> "_CallGuard":
+    """A context manager that records (``.hit``, a qualified name) the first call, in its thread or a thread
+    started inside it, of anything in ``forbidden`` or of a loaded ``reference_*`` function."""
+    _, codes, prefixes = _guarded(forbidden, None)
+    return _CallGuard(codes, prefixes)
+
+
+def _run_student(student_fn: Callable, case: "Case", context, copy_args: bool, codes, prefixes, observe=None) -> tuple:
     """``(result, the first forbidden call or None, the exception raised or None)`` of the student's
     function on ``case``, run under a call guard."""
     guard = _CallGuard(codes, prefixes)
     try:
-        return _call(student_fn, case, context, copy_args, guard), guard.hit, None
+        return _call(student_fn, case, context, copy_args, guard, observe), guard.hit, None
     except Exception as err:  # reported by check(), never raised into the notebook
         return None, guard.hit, err
 
 
-def _references(reference_fn: Callable) -> tuple:
-    """``reference_fn`` (when it is a Python function) and every ``reference_*`` function of this package."""
+def _references(reference_fn: Optional[Callable]) -> tuple:
+    """``reference_fn`` (when it is a Python function) and every ``reference_*`` function loaded from this
+    package or from the teacher's answer key (``cnet_lib.teacher``, absent from a student's install)."""
     found = [reference_fn] if hasattr(reference_fn, "__code__") else []
+    packages = (__package__, __package__.split(".")[0] + ".teacher")
     for mod_name, mod in list(sys.modules.items()):
-        if mod is not None and (mod_name == __package__ or mod_name.startswith(__package__ + ".")):
+        if mod is not None and any(mod_name == p or mod_name.startswith(p + ".") for p in packages):
             found += [obj for key, obj in vars(mod).items() if key.startswith("reference_") and isinstance(obj, types.FunctionType)]
     return tuple(found)
 

@@ -1,94 +1,64 @@
-"""Exercises of the pendulum chapters: one explicit Runge–Kutta step, and the global error E(Δt).
+"""Exercises of the pendulum chapters (their public side; the references and hidden cases are the teacher's):
 
-* "Numerical integrators": ``rk_step(f, t, x, h, tableau)``, one explicit RK step read off a
-  Butcher tableau, checked against :func:`cnet_lib.integrate` on seven tableaux (the student's
-  function may not call the integrator, torchdiffeq or the pendulum's stepping functions).
-* "Is a ResNet a forward-Euler integrator?": ``global_error(G, scheme, dt, t_final)``, the
-  error at the final time of a rollout against the exact pendulum, checked on the true rate
-  and on a small fixed network, including step counts where ``int(t_final / dt)`` is one short.
+* "Numerical integrators": ``rk_step(f, t, x, h, tableau)``, one explicit RK step read off a Butcher tableau
+  (:data:`RK_STEP`); and ``embedded_step(f, t, x, h, tableau, b_hat)``, one step of an embedded pair with its
+  error estimate from the same s evaluations (:data:`EMBEDDED_STEP`).  Neither may call the integrator,
+  torchdiffeq or the pendulum's stepping functions.
+* "Is a ResNet a forward-Euler integrator?": ``global_error(G, scheme, dt, t_final)`` (:data:`GLOBAL_ERROR`),
+  with step counts where ``t_final / dt`` lands a hair below a whole number (``int()`` is one short) and a
+  hair above it (rounding up is one too many).
 """
 from __future__ import annotations
 
 import math
 from typing import Callable, Optional
 
-import torch
-
 from ...core import integrate as integrate_module
-from ...core.integrate import integrate
-from ...core.schemes import get_scheme
-from ...pendulum import convergence, odenet, path_errors, physics, rate_flows, rollouts, trained_models
-from .framework import Case, Forbidden, check
+from ...pendulum import convergence, odenet, path_errors, rate_flows, rollouts, trained_models
+from .framework import Forbidden
+from .public_checks import Exercise, Rules, check_exercise
+from .recipes import recipe
 
 STUDY = (convergence, path_errors, rollouts, rate_flows, trained_models)
 """The pendulum study's measurement modules: the exercises ask for code they hold."""
 
-__all__ = [
-    "reference_rk_step",
-    "check_rk_step",
-    "RK_STEP_HINTS",
-    "reference_global_error",
-    "check_global_error",
-    "GLOBAL_ERROR_HINTS",
-]
+__all__ = ["STUDY", "RK_STEP", "RK_STEP_HINTS", "check_rk_step", "rk_step_cases", "EMBEDDED_STEP", "EMBEDDED_STEP_HINTS",
+           "check_embedded_step", "embedded_step_cases", "GLOBAL_ERROR", "GLOBAL_ERROR_HINTS", "check_global_error",
+           "global_error_cases", "integrator_rules", "SCHEMES", "EMBEDDED_PAIRS"]
+
+SCHEMES = ("euler", "midpoint", "heun", "ralston", "rk3", "rk4_classic", "rk4_38")
+EMBEDDED_PAIRS = (("heun", ("1", "0")), ("ralston", ("1", "0")), ("rk3", ("0", "1", "0")),
+                  ("rk4_classic", ("0", "1", "0", "0")), ("rk4_38", ("1", "0", "0", "0")),
+                  ("rk4_classic", ("1/6", "1/3", "1/3", "1/6")))
+"""(scheme, embedded weights b̂) pairs that share the scheme's stages: Heun–Euler, Ralston–Euler, Kutta's RK3
+with the midpoint rule, classic RK4 with the midpoint rule, RK4 3/8 with Euler, and b̂ = b (a zero estimate)."""
 
 RK_STEP_HINTS = (
     "a tableau with s stages needs s evaluations of the rate, one per stage, each using the slopes "
-    "of the stages before it. Keep the slopes k_0, k_1, ... in a list as you compute them.",
-    "stage i is evaluated at time t + c[i]·h, at the state x + h·Σ_{j<i} a[i][j]·k_j. The tableau's "
-    "entries are Fractions: convert them with float() before multiplying a tensor.",
-    "the step returns x + h·Σ_i b[i]·k_i. If only the cases with the forced (time-dependent) rate "
-    "fail, look at the stage times; if Euler passes but the other schemes fail, look at the a[i][j] sums.",
+    "of the stages before it. Keep the slopes in a list as you compute them.",
+    "stage i is evaluated at its own time, which depends on c[i] and on h, and at x moved by the earlier slopes "
+    "weighted with row i of a; the step weighs all slopes with b. The entries are Fractions: convert them to "
+    "float before they multiply a tensor.",
+)
+
+EMBEDDED_STEP_HINTS = (
+    "an embedded pair is two methods that share every stage: compute the slopes once, as for one step, "
+    "and combine the same slopes twice, with b and with b̂.",
+    "count the rate's evaluations: s of them, not 2s. The estimate is the difference of the two combinations "
+    "(the higher-order step minus the embedded one), already multiplied by h; return both as a pair.",
 )
 
 GLOBAL_ERROR_HINTS = (
     "N_t = t_final / dt steps of size dt from the exact state at t = 0 end at t_final: roll the rate "
     "out for that many steps and compare the last state with the exact one there.",
-    "t_final / dt is a float: 0.3 / 0.1 is 2.9999999999999996, and int() of it is 2. Round to the "
-    "nearest whole number. rollout(G, x0, scheme, dt, n_steps) returns the whole path; its last row is x_N.",
-    "E is the Euclidean norm of x_N − exact_solution(t_final) over both components (ρ and v), as a "
-    "Python float; x0 is torch.tensor(exact_solution(0.0)), in float64.",
+    "t_final / dt is a float, and lands a hair below or a hair above the whole number it means (0.3 / 0.1 is "
+    "2.9999999999999996, 2.1 / 0.3 is 7.000000000000001): take the nearest whole number. The error is the "
+    "Euclidean norm over both components, as a Python float.",
 )
 
 
-# --------------------------------------------------------------------------- one RK step
-def reference_rk_step(f: Callable, t: float, x: torch.Tensor, h: float, tableau) -> torch.Tensor:
-    """x_{n+1} = x_n + h Σ_i b_i k_i with k_i = f(t + c_i h, x_n + h Σ_{j<i} a_ij k_j).
-
-    Computed by :func:`cnet_lib.integrate` with one step over ``(t, t + h)``.
-    """
-    return integrate(f, x, tableau, 1, t_span=(t, t + h))
-
-
-class _Rate:
-    """A named rate f(t, x) (so the check's messages say which one failed)."""
-
-    def __init__(self, name: str, fn: Callable):
-        self.name, self.fn = name, fn
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def _rk_cases() -> list:
-    pend = _Rate("pendulum f(t, x) = [v, -9.81 sin ρ]", lambda t, x: torch.stack([x[..., 1], -9.81 * torch.sin(x[..., 0])], -1))
-    # time-dependent and nonlinear: a step that ignores c_i or the a_ij is caught
-    forced = _Rate("forced f(t, x) = [v, -sin ρ + cos 3t]", lambda t, x: torch.stack([x[..., 1], -torch.sin(x[..., 0]) + math.cos(3 * t)], -1))
-    x = torch.tensor([3 * math.pi / 4, 0.0], dtype=torch.float64)
-    xb = torch.tensor([[0.5, -1.0], [2.0, 0.3], [-1.0, 1.5]], dtype=torch.float64)
-    cases = []
-    for name in ("euler", "midpoint", "heun", "ralston", "rk3", "rk4_classic", "rk4_38"):
-        tab = get_scheme(name)
-        cases.append(Case((pend, 0.0, x, 0.1, tab), label=f"{name}: {pend}, t = 0, x = [3π/4, 0], h = 0.1"))
-        cases.append(Case((forced, 0.7, xb, 0.25, tab), label=f"{name}: {forced}, t = 0.7, a batch of 3 states, h = 0.25"))
-    return cases
-
-
-def _integrators() -> list:
-    """What rk_step may not call: the library's integrator and stepping functions, torchdiffeq."""
+def integrator_rules() -> list:
+    """What a step may not call: the library's integrator and stepping functions, the study, torchdiffeq."""
     stepping = (integrate_module.integrate, integrate_module.integrate_positions, integrate_module.stage_positions)
     rules = [
         Forbidden(functions=stepping, modules=STUDY,
@@ -103,65 +73,101 @@ def _integrators() -> list:
     return rules + [Forbidden(modules=(torchdiffeq,), why="torchdiffeq takes the step for you; write the stage loop yourself.")]
 
 
+_STEPPING_RULES = Rules(banned_names=("integrate", "integrate_positions", "stage_positions", "odeint", "one_step",
+                                      "rollout", "odeint_adjoint"), banned_modules=("torchdiffeq",))
+
+
+# --------------------------------------------------------------------------- one RK step
+def _x0() -> dict:
+    return {"$": "tensor", "data": [3 * math.pi / 4, 0.0]}
+
+
+def _batch() -> dict:
+    return {"$": "tensor", "data": [[0.5, -1.0], [2.0, 0.3], [-1.0, 1.5]]}
+
+
+def rk_step_cases(schemes=SCHEMES, t: float = 0.7, h: float = 0.25, omega: float = 3.0) -> list:
+    """Recipes: each scheme on the pendulum from [3π/4, 0] (h = 0.1), and on a forced, time-dependent rate from a
+    batch of three states at ``t`` (step ``h``, frequency ``omega``): there a step that ignores h in the stage
+    times is wrong."""
+    cases = []
+    for name in schemes:
+        scheme = {"$": "scheme", "name": name}
+        cases.append(recipe(f"{name}: pendulum, t = 0, x = [3π/4, 0], h = 0.1", {"$": "rate", "name": "pendulum"}, 0.0,
+                            _x0(), 0.1, scheme))
+        cases.append(recipe(f"{name}: forced rate (ω = {omega}), t = {t}, a batch of 3 states, h = {h}",
+                            {"$": "rate", "name": "forced", "omega": omega}, t, _batch(), h, scheme,
+                            catches=() if name == "euler" else ("stage_time_without_h",)))
+    return cases
+
+
+RK_STEP = Exercise(name="rk_step", hints=RK_STEP_HINTS, public=rk_step_cases, forbidden=integrator_rules,
+                   rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12)
+
+
 def check_rk_step(student_fn: Callable, hint: Optional[int] = None) -> bool:
-    """Check ``rk_step(f, t, x, h, tableau)`` against the library on seven tableaux (Euler to RK4 3/8)."""
-    return check(
-        student_fn,
-        reference_rk_step,
-        _rk_cases(),
-        name="rk_step",
-        hints=RK_STEP_HINTS,
-        hint=hint,
-        checker="check_rk_step",
-        forbidden=_integrators(),
-        rtol=1e-12,
-        atol=1e-12,
-    )
+    """Check ``rk_step(f, t, x, h, tableau)`` on seven tableaux (Euler to RK4 3/8), autonomous and forced rates."""
+    return check_exercise(RK_STEP, student_fn, hint)
+
+
+# --------------------------------------------------------------------------- an embedded pair
+def embedded_step_cases(pairs=EMBEDDED_PAIRS, t: float = 0.7, h: float = 0.25, omega: float = 3.0) -> list:
+    """Recipes: every (scheme, b̂) pair on the pendulum and on the forced rate (a batch of three states); the rate
+    counts its evaluations, which must be the scheme's s."""
+    cases = []
+    for name, b_hat in pairs:
+        args = ({"$": "scheme", "name": name}, {"$": "fractions", "items": list(b_hat)})
+        pair = f"{name} with b̂ = ({', '.join(b_hat)})"
+        cases.append(recipe(f"{pair}: pendulum, t = 0, x = [3π/4, 0], h = 0.1",
+                            {"$": "rate", "name": "pendulum", "counted": True}, 0.0, _x0(), 0.1, *args,
+                            catches=("two_steps",)))
+        cases.append(recipe(f"{pair}: forced rate (ω = {omega}), t = {t}, a batch of 3 states, h = {h}",
+                            {"$": "rate", "name": "forced", "omega": omega, "counted": True}, t, _batch(), h, *args,
+                            catches=("two_steps",)))
+    return cases
+
+
+EMBEDDED_STEP = Exercise(name="embedded_step", hints=EMBEDDED_STEP_HINTS, public=embedded_step_cases,
+                         forbidden=integrator_rules, rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12)
+
+
+def check_embedded_step(student_fn: Callable, hint: Optional[int] = None) -> bool:
+    """Check ``embedded_step(f, t, x, h, tableau, b_hat)``: the step, its error estimate and s evaluations."""
+    return check_exercise(EMBEDDED_STEP, student_fn, hint)
 
 
 # --------------------------------------------------------------------------- global error
-def reference_global_error(G: Callable, scheme, dt: float, t_final: float) -> float:
-    """E(Δt) = ‖x_N − x(t_final)‖₂: roll ``G`` out with ``scheme`` from the paper's x(0) for N_t = t_final/Δt steps."""
-    n = int(round(t_final / dt))
-    x0 = torch.tensor(physics.exact_solution(0.0), dtype=torch.float64)
-    return odenet.global_error(odenet.rollout(G, x0, scheme, dt, n), t_final)
+def global_error_cases(rows: list) -> list:
+    """Recipes from ``(G, scheme, dt, t_final)`` rows (G: ``"true_rate"`` or an ODENet seed); a row whose
+    t_final / dt is not exactly whole catches ``int`` (a hair below) or ``ceil`` (a hair above)."""
+    cases = []
+    for g, scheme, dt, t_final in rows:
+        rate = {"$": "true_rate"} if g == "true_rate" else {"$": "odenet", "hidden": 8, "seed": int(g)}
+        ratio, whole = t_final / dt, round(t_final / dt)
+        catches = ("int",) if ratio < whole else ("ceil",) if ratio > whole else ()
+        side = {"int": f", t_final/dt = {ratio!r}", "ceil": f", t_final/dt = {ratio!r}"}.get(catches[0] if catches else "", "")
+        name = "true_rate" if g == "true_rate" else f"a small fixed ODENet (seed {g})"
+        cases.append(recipe(f"G = {name}, {scheme}, dt = {dt}, t_final = {t_final}{side}", rate, scheme, dt, t_final,
+                            catches=catches))
+    return cases
 
 
-def _small_net():
-    with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
-        torch.manual_seed(123)
-        net = odenet.ODENet(hidden=8).double().eval()
-    return _Rate("a small fixed ODENet G(x) (hidden=8)", net)
-
-
-def _ge_cases() -> list:
-    f = _Rate("true_rate", lambda x: physics.true_rate(x))
-    net = _small_net()
-    rows = [
-        (f, "euler", 0.01, 1.0),
-        (f, "midpoint", 0.02, 1.0),
-        (f, "rk4_classic", 0.05, 2.0),
-        (net, "rk4_38", 0.01, 0.5),
-        (net, "midpoint", 0.005, 0.25),
-        # t_final / dt = 2.9999999999999996 and 6.999999999999999: int() is one step short
-        (f, "rk4_classic", 0.1, 0.3),
-        (net, "euler", 0.1, 0.7),
-    ]
-    return [Case(r, label=f"G = {r[0]}, {r[1]}, dt = {r[2]}, t_final = {r[3]}") for r in rows]
+GLOBAL_ERROR = Exercise(
+    name="global_error", hints=GLOBAL_ERROR_HINTS,
+    public=lambda: global_error_cases([("true_rate", "euler", 0.01, 1.0), ("true_rate", "midpoint", 0.02, 1.0),
+                                       ("true_rate", "rk4_classic", 0.05, 2.0), (123, "rk4_38", 0.01, 0.5),
+                                       (123, "midpoint", 0.005, 0.25), ("true_rate", "rk4_classic", 0.1, 0.3),
+                                       (123, "euler", 0.1, 0.7), ("true_rate", "rk4_classic", 0.3, 2.1),
+                                       (123, "midpoint", 0.01, 0.07)]),
+    forbidden=lambda: [Forbidden(functions=(odenet.global_error,), modules=STUDY,
+                                 why="Compare the last state with exact_solution(t_final) yourself.")],
+    rules=Rules(allowed_imports=("cnet_lib.pendulum.exact_solution", "cnet_lib.pendulum.rollout",
+                                 "cnet_lib.pendulum.physics.exact_solution", "cnet_lib.pendulum.odenet.rollout"),
+                banned_names=("global_error", "path_errors", "global_errors", "convergence")),
+    rtol=1e-9, atol=1e-12,
+)
 
 
 def check_global_error(student_fn: Callable, hint: Optional[int] = None) -> bool:
     """Check ``global_error(G, scheme, dt, t_final)`` on the true rate and a small fixed network."""
-    return check(
-        student_fn,
-        reference_global_error,
-        _ge_cases(),
-        name="global_error",
-        hints=GLOBAL_ERROR_HINTS,
-        hint=hint,
-        checker="check_global_error",
-        forbidden=[Forbidden(functions=(odenet.global_error,), modules=STUDY,
-                             why="Compare the last state with exact_solution(t_final) yourself.")],
-        rtol=1e-9,
-        atol=1e-12,
-    )
+    return check_exercise(GLOBAL_ERROR, student_fn, hint)

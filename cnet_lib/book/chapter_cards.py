@@ -1,0 +1,203 @@
+"""The card at the top of every chapter: what it assumes, what the reader will learn, how long it takes to
+read and to run.
+
+One table, :data:`CARDS` (by chapter name), says what each chapter assumes and teaches; the times are not
+typed into the chapters:
+
+* **reading** is computed from the chapter itself (:func:`reading_minutes`): its prose at
+  :data:`WORDS_PER_MINUTE` words and its code at :data:`CODE_LINES_PER_MINUTE` lines a minute, rounded up
+  to 5 minutes, and the number of its exercises;
+* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build
+  (:data:`CPU_BUILD`, copied from ``benchmarks/results/bench_book-cpu.json``, written by
+  ``benchmarks/bench_book.py``; ``tests/test_chapter_cards.py`` checks that they agree); on a GPU it is
+  said only where it was measured (:data:`GPU_RUN`), else "not measured", with the measured and estimated
+  training time of the ``gpu`` preset's image models for the image chapters
+  (:data:`cnet_lib.images.image_presets.IMAGE_PRESETS`).
+
+``python -m cnet_lib notebook_tools fix`` writes the card into the chapter's first cell, between
+:data:`CARD_START` and :data:`CARD_END` (HTML comments: invisible in Jupyter, Colab and the book), right
+after the Colab badge; ``notebook_tools check`` fails a chapter whose card is missing or stale.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from ..images.image_presets import IMAGE_PRESETS
+from ..images.shipped import shipping_presets
+from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
+
+__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_SESSION", "WORDS_PER_MINUTE", "CODE_LINES_PER_MINUTE", "CARD_START",
+           "CARD_END", "reading_minutes", "card_markdown", "without_card", "with_card"]
+
+WORDS_PER_MINUTE = 150
+"""Reading speed for the chapters' prose (technical text with formulas)."""
+CODE_LINES_PER_MINUTE = 15
+"""Reading speed for the chapters' code cells."""
+
+CARD_START = "<!-- chapter card: written by `python -m cnet_lib notebook_tools fix` from cnet_lib/book/chapter_cards.py -->"
+CARD_END = "<!-- end of the chapter card -->"
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a chapter assumes (``assumes``), what the reader will learn (``learn``), and whether it uses
+    the two trained image models (``image_models``: then its run time depends on whether they are loaded
+    or must be trained)."""
+
+    assumes: str
+    learn: str
+    image_models: bool = False
+
+
+CARDS: dict[str, Card] = {
+    "how_to_use": Card(
+        assumes="Python and a little calculus; nothing about neural networks or numerical methods.",
+        learn="how every chapter works: presets, figures with sliders, live apps, exercises with checks, "
+              "and the order of convergence of an integrator, on a one-line differential equation."),
+    "pendulum_integrators": Card(
+        assumes="*How this book works*; derivatives and Taylor series; no numerical analysis.",
+        learn="what a Runge–Kutta integrator and its Butcher tableau are, how the global error falls with the "
+              "step Δt, and how to read a scheme's order off a log–log plot, on the pendulum's exact solution."),
+    "resnet_euler": Card(
+        assumes="*Numerical integrators* (order, Butcher tableaux); what training a small network by gradient "
+                "descent means.",
+        learn="whether a trained residual network is an integrator: the dip of the Euler-trained ODE-Net, the "
+              "modified rate it learns, swapping schemes between trained models, and what limits them."),
+    "continuousnet": Card(
+        assumes="*Is a ResNet a forward-Euler integrator?*; convolutional networks and ResNets in outline.",
+        learn="how a ContinuousNet's weights θ(t) are a function of depth, why its Euler, N_t = M graph is a "
+              "ResNet, and where the stages of other graphs read θ(t).", image_models=True),
+    "refinement_training": Card(
+        assumes="*ContinuousNet*; SGD with momentum.",
+        learn="how refinement (M → 2M, N_t → 2N_t) keeps θ(t) exactly, how the two image models were trained, "
+              "and what refinement saves in training time, measured fairly against its ideal.",
+        image_models=True),
+    "manifestation_invariance": Card(
+        assumes="*Refinement training*; accuracy on a test set and its sampling error.",
+        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), read "
+              "from a verdict computed from the numbers, and a table like the paper's Table 1.",
+        image_models=True),
+    "robustness": Card(
+        assumes="*Manifestation invariance*; paired comparisons, p-values and confidence intervals.",
+        learn="how to test a robustness claim: weight noise, quantization and input noise, one primary test "
+              "fixed in advance, secondary tests adjusted with Holm's method.", image_models=True),
+    "adaptive": Card(
+        assumes="*Numerical integrators* (Butcher tableaux, order) and *Beyond the paper: robustness* (paired "
+                "comparisons, a rule fixed in advance).",
+        learn="how an embedded Runge–Kutta pair controls its own steps (error norm, controller, first step), why no "
+              "step may cross a jump of θ(t), and whether an error-controlled solver tells a continuous model from a "
+              "discrete one, on the pendulum's ODE-Nets and on the two image models.", image_models=True),
+}
+"""Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""
+
+BUILDS: dict = {
+    "cpu": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 360.7,
+            "seconds": {"adaptive": 127.9, "continuousnet": 7.5, "how_to_use": 4.5, "manifestation_invariance": 6.8, "pendulum_integrators": 14.7, "refinement_training": 55.1, "resnet_euler": 124.8, "robustness": 8.5}},
+    "smoke": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 111.5,
+            "seconds": {}},
+}
+"""Fresh book builds, measured by ``benchmarks/bench_book.py`` (``benchmarks/results/bench_book-<preset>.json``,
+with the machine): the whole build and each chapter's execution, the ``cpu`` preset with the image models
+that ship with the book; ``not_executed``: chapters built without executing them (``--skip``), whose cards
+say "not measured"."""
+
+CPU_BUILD = BUILDS["cpu"]
+"""The ``cpu`` build of :data:`BUILDS`: the running times on the chapter cards."""
+
+GPU_RUN: dict = {}
+"""Each chapter's measured execution in the ``gpu`` preset on a GPU, by chapter (no whole chapter timed yet)."""
+
+GPU_SESSION: dict = {"machine": "an H100", "seed": "0", "study_seconds": {
+    "manifestation_invariance": ("its two sweeps", ("sweep rk4_refined", "sweep euler_fixed"), 23.9),
+    "robustness": ("its robustness study", ("robustness",), 17.2)}}
+"""Parts of image chapters timed in the ``gpu`` preset on a GPU (``benchmarks/results/gpu_session-gpu.json``,
+training seed 0, written by ``scripts/gpu_session.py``; ``tests/test_chapter_cards.py`` checks the sums)."""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
+
+
+def reading_minutes(nb: Mapping) -> int:
+    """Minutes to read a chapter: its markdown words (the card left out) / :data:`WORDS_PER_MINUTE` plus
+    its code lines / :data:`CODE_LINES_PER_MINUTE`, rounded up to a multiple of 5."""
+    words = lines = 0
+    for cell in nb["cells"]:
+        text = cell_source(cell)
+        if cell.get("cell_type") == "markdown":
+            words += len(re.findall(r"\S+", without_card(text)))
+        elif cell.get("cell_type") == "code":
+            lines += sum(1 for ln in text.splitlines() if ln.strip())
+    minutes = words / WORDS_PER_MINUTE + lines / CODE_LINES_PER_MINUTE
+    return max(5, 5 * math.ceil(minutes / 5))
+
+
+def _running(name: str, card: Card) -> str:
+    """The card's running time: measured in the ``cpu`` preset, and on a GPU where measured."""
+    cpu = CPU_BUILD["seconds"].get(name)
+    if cpu is None:
+        text = "`cpu` preset: not measured"
+    else:
+        shipped = " with the image models that ship with the book" if card.image_models else ""
+        text = f"{_duration(cpu)} in the `cpu` preset{shipped} (measured on {CPU_BUILD['machine']})"
+    gpu = GPU_RUN.get(name)
+    part = GPU_SESSION["study_seconds"].get(name)
+    if gpu:
+        text += f"; {gpu} in the `gpu` preset (measured)."
+    elif part:
+        text += (f"; `gpu` preset: the whole chapter not timed, {part[0]} {_duration(part[2])} on "
+                 f"{GPU_SESSION['machine']} (measured).")
+    else:
+        text += "; `gpu` preset: not measured."
+    if card.image_models:
+        text += " " + _gpu_models()
+    return text
+
+
+def _gpu_models() -> str:
+    """What the image chapters do with their models in the ``gpu`` preset: load the shipped ones, or
+    train them (the reader's choice, or the only way when none ship)."""
+    if "gpu" in shipping_presets():
+        return ("In the `gpu` preset the chapter loads that preset's shipped image models (to train them yourself "
+                f"instead: `use_shipped=False`, see *ContinuousNet*; {IMAGE_PRESETS['gpu']['training_time']}).")
+    return ("In the `gpu` preset the first image chapter you run trains the two image models: "
+            f"{IMAGE_PRESETS['gpu']['training_time']}.")
+
+
+def card_markdown(name: str, nb: Mapping, cards: Optional[Mapping[str, Card]] = None) -> str:
+    """The card of chapter ``name`` (the notebook's stem) for the notebook ``nb``, between
+    :data:`CARD_START` and :data:`CARD_END`.  Raises KeyError, saying what to add, for a chapter
+    without a card."""
+    cards = CARDS if cards is None else cards
+    if name not in cards:
+        raise KeyError(f"chapter {name!r} has no card: add Card(assumes=..., learn=...) for it to CARDS in "
+                       "cnet_lib/book/chapter_cards.py, then run `python -m cnet_lib notebook_tools fix`")
+    card = cards[name]
+    n_ex = sum(1 for c in nb["cells"] if EXERCISE_TAG in cell_tags(c))
+    exercises = f", with {n_ex} exercise{'s' if n_ex != 1 else ''}" if n_ex else ""
+    return "\n".join([
+        CARD_START,
+        f"**Assumes:** {card.assumes}  ",
+        f"**You will learn:** {card.learn}  ",
+        f"**Reading:** about {reading_minutes(nb)} min{exercises}.  ",
+        f"**Running:** {_running(name, card)}",
+        CARD_END,
+    ])
+
+
+def without_card(text: str) -> str:
+    """``text`` (a markdown cell) without its card."""
+    return re.sub(re.escape(CARD_START) + r".*?" + re.escape(CARD_END) + r"\n*", "", text, flags=re.S)
+
+
+def with_card(text: str, badge: str, card: str) -> str:
+    """``text`` (a chapter's first cell, holding ``badge``) with ``card`` right after the badge, in place
+    of any card it held."""
+    text = without_card(text)
+    at = text.index(badge) + len(badge)
+    return text[:at] + "\n\n" + card + "\n\n" + text[at:].lstrip("\n")

@@ -1,0 +1,111 @@
+"""An exercise's public side: its cases, hints, forbidden calls and comparison (:class:`Exercise`), and the
+check a reader runs (:func:`check_exercise`), with the expected values read as data.
+
+The expected outputs of the public cases are stored in ``public_answers.json`` beside this module, computed
+by the teacher's references (``python -m cnet_lib answers --write`` in the repository; ``tests/test_grading.py``
+fails when they are out of date).  So a reader's check needs no reference implementation, and a student's
+install carries none.  The same :class:`Exercise` tells the teacher's grader what to compare and what an
+exercise cell may not use (:class:`Rules`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+
+from .framework import Case, Forbidden, check, values_close
+from .recipes import build_call, decode, observed, recipes_digest
+
+__all__ = ["Rules", "Exercise", "PUBLIC_ANSWERS", "public_expected", "check_exercise", "GENERIC_STUB_MESSAGE"]
+
+PUBLIC_ANSWERS = Path(__file__).with_name("public_answers.json")
+GENERIC_STUB_MESSAGE = "write your code here, in place of this line"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise cell may not use, read from its source by the teacher's grader (the student's process
+    is never trusted to say it): ``allowed_imports`` are the only ``cnet_lib`` names the cell may use (e.g.
+    ``"cnet_lib.pendulum.rollout"``); ``banned_names`` are names and attributes that would do the exercise
+    (``"odeint"``, ``"refine"``); ``banned_modules`` are modules that would (``"torchdiffeq"``);
+    ``uncallable`` are parameters the function may not call (``block``: ``block(x)`` integrates)."""
+
+    allowed_imports: tuple[str, ...] = ()
+    banned_names: tuple[str, ...] = ()
+    banned_modules: tuple[str, ...] = ()
+    uncallable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise's public side: ``name`` (the function), graded ``hints`` (a nudge, then a narrower one; never
+    the answer line), ``public()`` (the public case recipes), ``forbidden()`` (library code the function may not
+    call, for the in-notebook guard), ``rules`` (for the teacher's grader), and how outputs are compared:
+    ``compare`` ``"close"`` (:func:`values_close` with ``rtol``/``atol``) or ``"same_tensor"`` (a tensor of the
+    expected shape and dtype, close); ``no_grad`` runs every call under :func:`torch.no_grad`."""
+
+    name: str
+    hints: tuple[str, ...]
+    public: Callable[[], list]
+    forbidden: Callable[[], Sequence[Forbidden]] = lambda: ()
+    rules: Rules = field(default_factory=Rules)
+    compare: str = "close"
+    rtol: float = 1e-6
+    atol: float = 1e-9
+    no_grad: bool = False
+
+    @property
+    def checker(self) -> str:
+        """The name of the chapter's check function, ``check_<name>``."""
+        return f"check_{self.name}"
+
+    def matches(self, got: Any, expected: Any) -> bool:
+        """Whether the student's value ``got`` matches ``expected`` (both with their observations)."""
+        if self.compare == "same_tensor":
+            return _same_tensor(got, expected, self.rtol, self.atol)
+        return values_close(got, expected, self.rtol, self.atol)
+
+    def context(self):
+        """The context every call runs in (:func:`torch.no_grad` or nothing)."""
+        return torch.no_grad if self.no_grad else None
+
+
+def _same_tensor(got, expected, rtol: float, atol: float) -> bool:
+    if isinstance(expected, dict) and isinstance(got, dict):  # with observations
+        return set(got) == set(expected) and all(_same_tensor(got[k], expected[k], rtol, atol) if k == "returned"
+                                                 else values_close(got[k], expected[k]) for k in expected)
+    return (isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor) and got.shape == expected.shape
+            and got.dtype == expected.dtype and torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+@lru_cache(maxsize=1)
+def _answers() -> dict:
+    if not PUBLIC_ANSWERS.is_file():
+        raise FileNotFoundError(f"{PUBLIC_ANSWERS} is missing: in the repository, run `python -m cnet_lib answers --write`")
+    return json.loads(PUBLIC_ANSWERS.read_text(encoding="utf-8"))
+
+
+def public_expected(exercise: Exercise, recipes: Optional[list] = None) -> list:
+    """The expected outputs of ``exercise``'s public cases, from ``public_answers.json`` (decoded); a clear
+    error when they were computed for other cases than today's."""
+    recipes = exercise.public() if recipes is None else recipes
+    entry = _answers().get("exercises", {}).get(exercise.name)
+    if entry is None or entry.get("recipes_sha256") != recipes_digest(recipes):
+        raise RuntimeError(f"the public answers of {exercise.name} are missing or were computed for other cases: in "
+                           "the repository, run `python -m cnet_lib answers --write` (and commit public_answers.json)")
+    return [decode(e) for e in entry["expected"]]
+
+
+def check_exercise(exercise: Exercise, student_fn: Callable, hint: Optional[int] = None) -> bool:
+    """The public check of ``exercise``: ``student_fn`` on every public case against the stored answers; prints
+    ``✅ pass`` or ``❌ fail`` with a graded hint and returns the verdict (it never raises)."""
+    recipes = exercise.public()
+    expected = public_expected(exercise, recipes)
+    cases = [Case(*build_call(r), label=r["label"]) for r in recipes]
+    return check(student_fn, None, cases, name=exercise.name, hints=exercise.hints, hint=hint, checker=exercise.checker,
+                 forbidden=exercise.forbidden(), compare=exercise.matches, context=exercise.context(),
+                 expected=expected, observe=observed)

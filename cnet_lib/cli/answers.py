@@ -1,0 +1,44 @@
+"""``python -m cnet_lib answers``: the exercises' table (chapter, points, minutes, difficulty) and whether the
+public answers the book's checks read are up to date; ``--write`` recomputes them from the references
+(:mod:`cnet_lib.teacher.public_answers`), after a change to an exercise's public cases or reference.
+
+    python -m cnet_lib answers            # the table, and stale public answers if any (exit status 1)
+    python -m cnet_lib answers --write    # rewrite cnet_lib/book/exercises/public_answers.json
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from ..book.exercises.catalogue import CATALOGUE, DIFFICULTY
+from ..runtime.rows import format_table
+from ..teacher.public_answers import stale_answers, write_public_answers
+
+__all__ = ["SUMMARY", "main"]
+
+SUMMARY = "The exercises (points, minutes, difficulty) and their public answers (--write recomputes them)"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command; returns its exit status (0 up to date or written, 1 stale, 2 a wrong option, 130 interrupted)."""
+    ap = argparse.ArgumentParser(prog="python -m cnet_lib answers", description=SUMMARY + ".")
+    ap.add_argument("--write", action="store_true", help="recompute public_answers.json from the references")
+    args = ap.parse_args(argv)
+    try:
+        rows = [{"exercise": r.name, "chapter": r.chapter, "points": r.points, "minutes": r.minutes,
+                 "difficulty": f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"} for r in CATALOGUE]
+        print(format_table(rows, [(c, c, "{}") for c in ("exercise", "chapter", "points", "minutes", "difficulty")], left=2))
+        if args.write:
+            print(f"\nwrote {write_public_answers()}")
+            return 0
+        stale = stale_answers()
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    if stale:
+        print(f"\nerror: the public answers of {', '.join(stale)} are out of date: run python -m cnet_lib answers --write",
+              file=sys.stderr)
+        return 1
+    print("\nthe public answers are up to date")
+    return 0

@@ -1,0 +1,295 @@
+"""Adaptive steps: an embedded Runge–Kutta pair chooses its own steps for a tolerance.
+
+``integrate_adaptive(f, x0, "dopri5", t_span, rtol=..., atol=...)`` solves ``x' = f(t, x)`` with the
+pair's error estimate ``e = h Σ (b_i − b̂_i) k_i`` (:class:`cnet_lib.core.schemes.EmbeddedPair`) and the
+controller, norm and first step of :mod:`cnet_lib.core.step_control` (Hairer, Nørsett and Wanner I,
+§II.4): a step is accepted when its scaled error norm is at most 1, and rejected (and retried shorter)
+otherwise.  The propagated solution is the pair's row ``b`` (for ``bosh3`` and ``dopri5`` the higher
+order: local extrapolation).  FSAL pairs reuse their last stage as the next step's first.
+
+**Break points.**  ``breakpoints`` are times where the rate may jump (θ(t) of a piecewise-constant
+basis: t = k/M).  No step crosses one: a step that would is shortened to end *exactly* there (its end
+time is the break point's float, not an accumulated sum), the first stage after it is evaluated
+afresh (an FSAL stage from the left of a jump is the wrong derivative), and a step shortened this way
+does not shrink the next one (the next proposal is the larger of the controller's and the step planned
+before shortening).  Each stage is told its position as an :class:`AdaptivePosition`: the index of the
+interval between break points that its step lies in, and the exact rational position ``tau`` in the
+normalised span, clamped to that interval, with the one-sided limit ``side`` (−1 at the interval's
+right end, else +1): a stage never reads another interval's weights, whatever the rounding of its
+float time (never ``int(t * M)`` on floats).
+
+**What it returns.**  :class:`AdaptiveSolution`: the state at ``t1`` (and the states at the accepted
+times with ``return_path``) and :class:`AdaptiveStats`: the accepted grid, the number of rate
+evaluations (NFE), accepted and rejected steps and where the rejected ones started.  After
+``max_steps`` attempts the solve stops with an error that says what to do.
+
+**Gradients** flow through the accepted steps with their sizes held fixed (the step choice is made
+from detached values and is not differentiated: discretise-then-optimise on the chosen grid).  The
+book uses the adaptive path for evaluation only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Optional, Sequence, Union
+
+import torch
+
+from .integrate import weighted_sum
+from .schemes import EmbeddedPair, Tableau, get_scheme
+from .step_control import FACMAX, Tolerances, error_norm, initial_step, propose_step
+
+__all__ = ["AdaptivePosition", "AdaptiveStats", "AdaptiveSolution", "MaxStepsError", "embedded_step",
+           "check_pair", "integrate_adaptive", "integrate_adaptive_positions"]
+
+
+@dataclass(frozen=True)
+class AdaptivePosition:
+    """Where one stage of an adaptive solve sits: attempt ``step``, stage ``stage`` (−1 for the trial
+    evaluation of the first-step algorithm), in interval ``piece`` between break points; ``tau`` is its
+    exact position in the normalised span [0, 1] (clamped to its interval), ``side`` the one-sided limit
+    it reads at a break point (−1 only at the interval's right end), ``t`` its float time."""
+
+    step: int
+    stage: int
+    piece: int
+    tau: Fraction
+    side: int
+    t: float
+
+
+@dataclass(frozen=True)
+class AdaptiveStats:
+    """What an adaptive solve did: ``t`` the accepted grid (t0 first, t1 last), ``nfe`` the rate
+    evaluations (the first step's trial evaluation and the fresh first stage after each break point
+    included), ``n_accepted`` and ``n_rejected`` steps, ``rejected_t`` where each rejected attempt
+    started, and what it was asked for (``pair``, ``rtol``, ``atol``, ``norm``)."""
+
+    t: tuple
+    nfe: int
+    n_accepted: int
+    n_rejected: int
+    rejected_t: tuple
+    pair: str
+    rtol: float
+    atol: float
+    norm: str
+
+    def as_dict(self) -> dict:
+        """The stats as plain JSON-ready values."""
+        return {"t": list(self.t), "nfe": self.nfe, "n_accepted": self.n_accepted, "n_rejected": self.n_rejected,
+                "rejected_t": list(self.rejected_t), "pair": self.pair, "rtol": self.rtol, "atol": self.atol,
+                "norm": self.norm}
+
+
+@dataclass(frozen=True)
+class AdaptiveSolution:
+    """``x``: the state at t1; ``path``: the states at the accepted times ``stats.t`` (with
+    ``return_path=True``, else None); ``stats``: :class:`AdaptiveStats`."""
+
+    x: torch.Tensor
+    path: Optional[torch.Tensor]
+    stats: AdaptiveStats
+
+
+class MaxStepsError(RuntimeError):
+    """An adaptive solve needed more than ``max_steps`` attempts."""
+
+
+def check_pair(pair: Union[str, Tableau]) -> EmbeddedPair:
+    """The :class:`EmbeddedPair` named by ``pair``; a fixed-step scheme is refused with the names of the pairs."""
+    tab = get_scheme(pair)
+    if not isinstance(tab, EmbeddedPair):
+        raise ValueError(f"adaptive steps need an embedded pair (an error estimate), such as 'bosh3' or 'dopri5'; "
+                         f"{tab.name!r} is a fixed-step scheme: give it n_steps instead of rtol/atol")
+    return tab
+
+
+def _combine(pair: EmbeddedPair, x: torch.Tensor, h: float, ks: Sequence) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y1, e): y1 = x + h Σ b_i k_i and e = h Σ (b_i − b̂_i) k_i."""
+    return x + h * weighted_sum(pair.float_b, ks), h * weighted_sum(pair.float_error, ks)
+
+
+def _stages(pair: EmbeddedPair, x: torch.Tensor, h: float, k1: torch.Tensor, evaluate: Callable) -> list:
+    """Every stage of one step from ``x`` (both weight rows use them): k_1 given,
+    k_i = evaluate(i, x + h Σ_j a_ij k_j)."""
+    ks: list = [None] * pair.stages
+    ks[0] = k1
+    a = pair.float_a
+    for i in range(1, pair.stages):
+        ks[i] = evaluate(i, x + h * weighted_sum(a[i], ks) if a[i] else x)
+    return ks
+
+
+def embedded_step(f: Callable[[float, torch.Tensor], torch.Tensor], t: float, x: torch.Tensor, h: float,
+                  pair: Union[str, Tableau]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step of an embedded pair from ``(t, x)`` with step ``h``: ``(y1, e)`` where
+    ``y1 = x + h Σ b_i k_i`` is the propagated solution and ``e = y1 − ŷ1 = h Σ (b_i − b̂_i) k_i`` the
+    embedded error estimate, ``k_i = f(t + c_i h, x + h Σ_j a_ij k_j)``."""
+    tab = check_pair(pair)
+    ks = _stages(tab, x, h, f(t, x), lambda i, xi: f(t + float(tab.c[i]) * h, xi))
+    return _combine(tab, x, h, ks)
+
+
+def _normalised_breakpoints(breakpoints: Sequence) -> tuple[Fraction, ...]:
+    """The interval ends 0 = p_0 < ... < p_n = 1 of the normalised span from interior ``breakpoints``."""
+    pts = set()
+    for i, p in enumerate(breakpoints):
+        if isinstance(p, float) and not math.isfinite(p):
+            raise ValueError(f"breakpoints[{i}] = {p!r} is not a finite position")
+        q = Fraction(p)
+        if not 0 <= q <= 1:
+            raise ValueError(f"breakpoints[{i}] = {p!r} lies outside the span; give positions in [0, 1] of the span")
+        pts.add(q)
+    return tuple(sorted(pts | {Fraction(0), Fraction(1)}))
+
+
+def _check_span(t_span) -> tuple[float, float]:
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError):
+        raise ValueError(f"t_span must be a pair of numbers (t0, t1), got {t_span!r}") from None
+    if not (math.isfinite(t0) and math.isfinite(t1)) or not t1 > t0:
+        raise ValueError(f"t_span must be two finite times with t1 > t0 (adaptive steps go forward), got {t_span!r} "
+                         "(e.g. t_span=(0.0, 1.0))")
+    return t0, t1
+
+
+class _Solve:
+    """The state of one adaptive solve (counters, grid) and its stage positions."""
+
+    def __init__(self, f, pair: EmbeddedPair, t_span, tol: Tolerances, points: tuple):
+        self.f, self.pair, self.tol = f, pair, tol
+        self.t0, self.t1 = t_span
+        self.T0, self.L = Fraction(self.t0), Fraction(self.t1) - Fraction(self.t0)
+        self.points = points
+        self.ends = [self.t0 + (self.t1 - self.t0) * float(p) for p in points]
+        self.ends[0], self.ends[-1] = self.t0, self.t1
+        self.nfe = self.attempts = 0
+        self.grid, self.rejected = [self.t0], []
+        self.c = [float(v) for v in pair.c]
+
+    def position(self, piece: int, stage: int, t: float, at_end: bool = False) -> AdaptivePosition:
+        """The stage at float time ``t`` of a step in interval ``piece`` (``at_end``: exactly its right end)."""
+        lo, hi = self.points[piece], self.points[piece + 1]
+        tau = hi if at_end else min(max((Fraction(t) - self.T0) / self.L, lo), hi)
+        return AdaptivePosition(self.attempts, stage, piece, tau, -1 if tau == hi else 1,
+                                self.ends[piece + 1] if at_end else t)
+
+    def rate(self, pos: AdaptivePosition, x: torch.Tensor) -> torch.Tensor:
+        self.nfe += 1
+        return self.f(pos, x)
+
+    def step(self, piece: int, t: float, x, k1, h: float, clipped: bool) -> tuple:
+        """One attempt from ``(t, x)``: ``(y1, err, ks)``."""
+        pair = self.pair
+
+        c = self.c
+
+        def evaluate(i, xi):
+            return self.rate(self.position(piece, i, t + c[i] * h, clipped and c[i] == 1.0), xi)
+
+        ks = _stages(pair, x, h, k1, evaluate)
+        y1, e = _combine(pair, x, h, ks)
+        return y1, error_norm(e, x, y1, self.tol.rtol, self.tol.atol, self.tol.norm), ks
+
+    def too_many(self, t: float, h: float) -> MaxStepsError:
+        tol = self.tol
+        return MaxStepsError(
+            f"the adaptive solve with {self.pair.name} stopped after max_steps = {tol.max_steps} steps "
+            f"({len(self.grid) - 1} accepted, {len(self.rejected)} rejected) at t = {t:.6g} of "
+            f"[{self.t0:g}, {self.t1:g}] (last step {h:.3g}) for rtol = {tol.rtol:g}, atol = {tol.atol:g}: "
+            "loosen the tolerances (raise rtol or atol) or allow more steps (raise max_steps)")
+
+
+def _run_piece(solve: _Solve, piece: int, x: torch.Tensor, h: float, first: bool, path: Optional[list]) -> tuple:
+    """Integrate across interval ``piece`` from its start: ``(x at its end, the next proposed step)``."""
+    pair, tol = solve.pair, solve.tol
+    t, end, q = solve.ends[piece], solve.ends[piece + 1], pair.error_order
+    k1 = solve.rate(solve.position(piece, 0, t), x)
+    if first:
+        h = initial_step(lambda dh, xi: solve.rate(solve.position(piece, -1, t + dh), xi), x, k1, tol, q, end - t)
+    facmax = FACMAX
+    while t < end:
+        if solve.attempts >= tol.max_steps:
+            raise solve.too_many(t, h)
+        clipped = t + h >= end
+        h_try = end - t if clipped else h
+        if t + h_try == t:
+            raise FloatingPointError(f"the adaptive step underflowed at t = {t!r} ({pair.name}, rtol = {tol.rtol:g}, "
+                                     f"atol = {tol.atol:g}): the rate is not finite or not smooth there")
+        y1, err, ks = solve.step(piece, t, x, k1, h_try, clipped)
+        solve.attempts += 1
+        if err > 1:
+            solve.rejected.append(t)
+            h, facmax = propose_step(h_try, err, q, facmax=1.0), 1.0
+            continue
+        x, t = y1, (end if clipped else t + h_try)
+        solve.grid.append(t)
+        if path is not None:
+            path.append(x)
+        h_next = propose_step(h_try, err, q, facmax)
+        h, facmax = (max(h_next, h) if clipped else h_next), FACMAX
+        if t < end:
+            k1 = ks[-1] if pair.fsal else solve.rate(solve.position(piece, 0, t), x)
+    return x, h
+
+
+def integrate_adaptive_positions(
+    f: Callable[[AdaptivePosition, torch.Tensor], torch.Tensor],
+    x0: torch.Tensor,
+    pair: Union[str, Tableau],
+    t_span: Sequence[float] = (0.0, 1.0),
+    *,
+    rtol: float,
+    atol: float,
+    breakpoints: Sequence = (),
+    max_steps: int = 10_000,
+    norm: str = "max",
+    return_path: bool = False,
+) -> AdaptiveSolution:
+    """Like :func:`integrate_adaptive`, but ``f`` receives each stage's :class:`AdaptivePosition`, and
+    ``breakpoints`` are positions in the *normalised* span [0, 1] (exact Fractions, like the bases'
+    break points; 0 and 1 may be included)."""
+    tab = check_pair(pair)
+    tol = Tolerances(rtol, atol, max_steps, norm)
+    solve = _Solve(f, tab, _check_span(t_span), tol, _normalised_breakpoints(breakpoints))
+    path = [x0] if return_path else None
+    x, h = x0, 0.0
+    for piece in range(len(solve.points) - 1):
+        x, h = _run_piece(solve, piece, x, h, piece == 0, path)
+    stats = AdaptiveStats(tuple(solve.grid), solve.nfe, len(solve.grid) - 1, len(solve.rejected),
+                          tuple(solve.rejected), tab.name, tol.rtol, tol.atol, tol.norm)
+    return AdaptiveSolution(x, torch.stack(path) if path is not None else None, stats)
+
+
+def integrate_adaptive(
+    f: Callable[[float, torch.Tensor], torch.Tensor],
+    x0: torch.Tensor,
+    pair: Union[str, Tableau],
+    t_span: Sequence[float] = (0.0, 1.0),
+    *,
+    rtol: float,
+    atol: float,
+    breakpoints: Sequence = (),
+    max_steps: int = 10_000,
+    norm: str = "max",
+    return_path: bool = False,
+) -> AdaptiveSolution:
+    """Integrate ``x' = f(t, x)`` from ``x0`` over ``t_span`` (t1 > t0) with the embedded ``pair``
+    (``"bosh3"``, ``"dopri5"`` or an :class:`EmbeddedPair`) choosing its own steps for ``rtol`` and
+    ``atol`` (see the module doc and :mod:`cnet_lib.core.step_control`: error norm, controller, first
+    step; ``norm`` says how a batch is measured).  ``breakpoints`` are times inside the span where ``f``
+    may jump: no step crosses one.  ``t`` is passed to ``f`` as a Python float.  Returns an
+    :class:`AdaptiveSolution` (``.x``, ``.path`` with ``return_path=True``, ``.stats``); raises
+    :class:`MaxStepsError` after ``max_steps`` attempted steps."""
+    t0, t1 = _check_span(t_span)
+    start, length = Fraction(t0), Fraction(t1) - Fraction(t0)
+    points = []
+    for i, b in enumerate(breakpoints):
+        if isinstance(b, float) and not math.isfinite(b):
+            raise ValueError(f"breakpoints[{i}] = {b!r} is not a finite time")
+        points.append((Fraction(b) - start) / length)
+    return integrate_adaptive_positions(lambda pos, x: f(pos.t, x), x0, pair, (t0, t1), rtol=rtol, atol=atol,
+                                        breakpoints=points, max_steps=max_steps, norm=norm, return_path=return_path)

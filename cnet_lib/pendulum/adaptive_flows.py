@@ -1,0 +1,246 @@
+"""Adaptive steps on the pendulum's ODE-Nets: integrated to a tolerance, is a trained rate a good vector field?
+
+Each ODE-Net of the chapter "Is a ResNet a forward-Euler integrator?" (ODE-Net(A) for every training scheme
+A, trained at Δt_data; with ``controls`` also the coarse-Δt_data controls) and the true rate f are
+integrated over [0, T_data] from the exact initial state by an embedded pair choosing its own steps
+(:func:`cnet_lib.core.adaptive.integrate_adaptive`, ``rtol = atol = tol``), for every pair and tolerance
+of the preset's table (:data:`ADAPTIVE_PENDULUM`).  Rows: the global error ``E = ‖x(T_data) − x_exact‖₂``
+against the exact elliptic solution, the rate evaluations (NFE), accepted and rejected steps, and the
+error of a fixed-step RK4-classic rollout of equal cost (``N_t = round(NFE / 4)``); and, per ODE-Net, the
+error and NFE of its own graph (scheme A at Δt_data).  :func:`torchdiffeq_rows` solves the same problems
+with torchdiffeq's ``dopri5`` at the same tolerances (landing on T_data: ``step_t``).
+
+**The verdict's rule** (:data:`PENDULUM_RULE`, fixed before the numbers were computed): with ``dopri5`` at
+the tightest tolerance an ODE-Net's error is the error of its *flow*; it is **converged** when the errors
+at the two tightest tolerances differ by at most 10%; **continuous** when that flow error is at most
+``factor`` (2) times the error of its own graph (its rate is as good a vector field as its training graph
+is a map), **discrete** when it is larger.  All on the CPU in float64 with one torch thread.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import torch
+
+from ..core.adaptive import integrate_adaptive
+from ..core.integrate import integrate
+from ..core.schemes import get_scheme
+from ..runtime.preset_names import select_preset
+from ..runtime.rich_text import Rich, paragraphs
+from ..runtime.rows import format_table
+from ..runtime.threads import torch_threads
+from .odenet import ODENetFit, odenet_label, rollout
+from .path_errors import steps_for
+from .pendulum_presets import PendulumConfig
+from .physics import exact_solution, true_rate
+from .trained_models import train_models
+
+__all__ = ["ADAPTIVE_PENDULUM", "adaptive_table_for", "PendulumFlow", "pendulum_flows", "flow_rows", "own_rows",
+           "torchdiffeq_rows", "PendulumRule", "PENDULUM_RULE", "judge_flows", "word_flows", "format_flow_verdict",
+           "flow_table", "torchdiffeq_table"]
+
+ADAPTIVE_PENDULUM = {
+    "smoke": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-2, 1e-3), n_iters=40, controls=False),
+    "cpu": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9), n_iters=None,
+                controls=False),
+    "gpu": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9), n_iters=None,
+                controls=True),
+    "paper": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10),
+                  n_iters=None, controls=True),
+}
+"""Per preset: the pairs, the tolerances (loosest first), the training iterations of the ODE-Nets (None: the
+pendulum preset's own, so the models are those of the pendulum chapters; ``smoke`` trains a few for seconds)
+and whether the coarse-Δt_data controls are included (their training takes minutes on a CPU: not in ``cpu``)."""
+
+
+def adaptive_table_for(preset: str) -> dict:
+    """The entry of :data:`ADAPTIVE_PENDULUM` for ``preset``."""
+    return dict(select_preset(ADAPTIVE_PENDULUM, preset))
+
+
+@dataclass(frozen=True)
+class PendulumFlow:
+    """A rate to integrate: ``name`` (a key), ``label`` (the book's words), ``rate`` (G(x)), ``trained`` (the
+    training scheme, None for the true rate) and ``dt_data`` (its training Δt_data)."""
+
+    name: str
+    label: str
+    rate: object
+    trained: Optional[str]
+    dt_data: Optional[float]
+
+
+def pendulum_flows(cfg: PendulumConfig, table: Mapping, models: Optional[Mapping[str, ODENetFit]] = None,
+                   progress: bool = False) -> list:
+    """The true rate f and every ODE-Net the table asks for (trained once per session, or ``models`` as given
+    for the main ones): ``[PendulumFlow]``."""
+    n_iters = table.get("n_iters")
+    main = dict(models) if models is not None else train_models(cfg, n_iters=n_iters, progress=progress)
+    out = [PendulumFlow("true_f", "the true rate f", true_rate, None, None)]
+    out += [PendulumFlow(a, odenet_label(a), fit.model, a, fit.dt_data) for a, fit in main.items()]
+    if table.get("controls"):
+        iters = cfg.control_iters if n_iters is None else n_iters
+        for dtd in cfg.control_dt_data:
+            for a, fit in train_models(cfg, cfg.control_schemes, dt_data=dtd, n_iters=iters, progress=progress).items():
+                out.append(PendulumFlow(f"{a}@{dtd:g}", f"{odenet_label(a)}, Δt_data = {dtd:g}", fit.model, a, dtd))
+    return out
+
+
+def _x0(cfg: PendulumConfig) -> torch.Tensor:
+    return torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64)
+
+
+def _error(x: torch.Tensor, cfg: PendulumConfig) -> float:
+    x = x.detach()
+    if not bool(torch.isfinite(x).all()):
+        return math.inf
+    return float(torch.linalg.norm(x - torch.tensor(exact_solution(cfg.T_data, cfg.rho0, cfg.g), dtype=torch.float64)))
+
+
+def flow_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig, table: Mapping) -> list:
+    """Rows ``name, label, trained, dt_data, pair, tol, error, nfe, n_accepted, n_rejected, fixed_n_steps,
+    fixed_error`` (RK4-classic with ``N_t = round(NFE / 4)`` steps over [0, T_data]), one per flow, pair and
+    tolerance."""
+    rows = []
+    x0 = _x0(cfg)
+    with torch_threads(1), torch.no_grad():
+        for fl in flows:
+            f = (lambda G: lambda t, x: G(x))(fl.rate)
+            for pair in table["pairs"]:
+                for tol in table["tolerances"]:
+                    sol = integrate_adaptive(f, x0, pair, (0.0, cfg.T_data), rtol=tol, atol=tol, max_steps=200_000)
+                    n_fixed = max(1, round(sol.stats.nfe / 4))
+                    fixed = integrate(f, x0, "rk4_classic", n_fixed, (0.0, cfg.T_data))
+                    rows.append(dict(name=fl.name, label=fl.label, trained=fl.trained, dt_data=fl.dt_data, pair=pair,
+                                     tol=tol, error=_error(sol.x, cfg), nfe=sol.stats.nfe, n_accepted=sol.stats.n_accepted,
+                                     n_rejected=sol.stats.n_rejected, fixed_n_steps=n_fixed, fixed_error=_error(fixed, cfg)))
+    return rows
+
+
+def own_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig) -> list:
+    """Per ODE-Net: ``name, label, trained, dt_data, error_own`` (its training scheme at its Δt_data over
+    [0, T_data]) and ``nfe_own`` (stages × N_t)."""
+    out = []
+    with torch_threads(1):
+        for fl in flows:
+            if fl.trained is None:
+                continue
+            n = steps_for(cfg.T_data, fl.dt_data)
+            path = rollout(fl.rate, _x0(cfg), fl.trained, fl.dt_data, n)
+            out.append(dict(name=fl.name, label=fl.label, trained=fl.trained, dt_data=fl.dt_data,
+                            error_own=_error(path[-1], cfg), nfe_own=get_scheme(fl.trained).stages * n))
+    return out
+
+
+def torchdiffeq_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig, tolerances: Sequence[float],
+                     pair: str = "dopri5") -> list:
+    """The same solves with torchdiffeq's ``pair`` (its own controller, RMS norm and, for dopri5, Shampine's
+    error row): rows ``name, label, tol, difference`` (‖ours − theirs‖ at T_data), ``error, error_torchdiffeq``
+    (against the exact solution), ``nfe, nfe_torchdiffeq``."""
+    from torchdiffeq import odeint  # imported here, as the ODE-Net's training step does
+
+    x0, rows = _x0(cfg), []
+    span = torch.tensor([0.0, cfg.T_data], dtype=torch.float64)
+    with torch_threads(1), torch.no_grad():
+        for fl in flows:
+            for tol in tolerances:
+                count = [0]
+
+                def f(t, x, G=fl.rate):
+                    count[0] += 1
+                    return G(x)
+
+                ours = integrate_adaptive(lambda t, x, G=fl.rate: G(x), x0, pair, (0.0, cfg.T_data), rtol=tol, atol=tol,
+                                          max_steps=200_000)
+                theirs = odeint(f, x0, span, method=pair, rtol=tol, atol=tol, options=dict(step_t=[cfg.T_data]))[-1]
+                rows.append(dict(name=fl.name, label=fl.label, tol=tol, difference=float(torch.linalg.norm(ours.x - theirs)),
+                                 error=_error(ours.x, cfg), error_torchdiffeq=_error(theirs, cfg), nfe=ours.stats.nfe,
+                                 nfe_torchdiffeq=count[0]))
+    return rows
+
+
+# --------------------------------------------------------------------------- the verdict
+@dataclass(frozen=True)
+class PendulumRule:
+    """The pendulum verdict's fixed rule (module doc): the pair read, the factor between the flow error and the
+    own graph's error, and the relative change between the two tightest tolerances that counts as converged."""
+
+    pair: str = "dopri5"
+    factor: float = 2.0
+    converged: float = 0.1
+
+
+PENDULUM_RULE = PendulumRule()
+"""Fixed on 2026-11-26, before the study's numbers were computed (README, *Beyond the paper II*)."""
+
+
+def judge_flows(rows: Sequence[Mapping], own: Sequence[Mapping], rule: PendulumRule = PENDULUM_RULE) -> list:
+    """Per ODE-Net: ``name, label, trained, dt_data, tol, error_flow`` (``rule.pair`` at the tightest tolerance),
+    ``error_second`` (at the next one), ``error_own, nfe_flow, nfe_own, ratio`` (flow / own) and ``klass``:
+    ``continuous``, ``discrete`` or ``not converged`` (module doc)."""
+    out = []
+    for o in own:
+        mine = sorted((r for r in rows if r["name"] == o["name"] and r["pair"] == rule.pair), key=lambda r: -r["tol"])
+        if len(mine) < 2:
+            raise ValueError(f"{o['label']}: {len(mine)} tolerance(s) of {rule.pair}; the rule needs two")
+        tight, second = mine[-1], mine[-2]
+        ratio = tight["error"] / o["error_own"] if o["error_own"] > 0 else math.inf
+        change = abs(tight["error"] - second["error"]) / max(tight["error"], second["error"], 1e-300)
+        if not (math.isfinite(tight["error"]) and change <= rule.converged):
+            klass = "not converged"
+        else:
+            klass = "continuous" if ratio <= rule.factor else "discrete"
+        out.append(dict(name=o["name"], label=o["label"], trained=o["trained"], dt_data=o["dt_data"], tol=tight["tol"],
+                        error_flow=tight["error"], error_second=second["error"], error_own=o["error_own"],
+                        nfe_flow=tight["nfe"], nfe_own=o["nfe_own"], ratio=ratio, klass=klass))
+    return out
+
+
+def word_flows(judged: Sequence[Mapping], cfg: PendulumConfig, rule: PendulumRule = PENDULUM_RULE) -> list:
+    """Sentences for :func:`judge_flows`, quoting the numbers; the last, ``VERDICT:``, says which ODE-Nets
+    are continuous and which discrete, and whether the solver tells the Euler-trained from the others."""
+    s = [f"E = ‖x(T_data) − x_exact(T_data)‖ at T_data = {cfg.T_data:g}. Rule, fixed before the numbers: an ODE-Net "
+         f"is continuous when its flow ({rule.pair} at the tightest tolerance) has at most {rule.factor:g}× the error "
+         f"of its own graph, discrete when more; converged when its error changes by at most {100 * rule.converged:g}% "
+         "between the two tightest tolerances."]
+    for j in judged:
+        s.append(f"{j['label']}: flow E = {j['error_flow']:.2e} at tol {j['tol']:g} ({j['nfe_flow']} rate evaluations; "
+                 f"{j['error_second']:.2e} at the next tolerance), own graph E = {j['error_own']:.2e} "
+                 f"({j['nfe_own']} evaluations): ratio {j['ratio']:.3g}: {j['klass']}.")
+    groups = {k: [j["label"] for j in judged if j["klass"] == k] for k in ("continuous", "discrete", "not converged")}
+    parts = [f"{k}: {', '.join(v)}" for k, v in groups.items() if v]
+    euler = next((j for j in judged if j["trained"] == "euler" and j["dt_data"] == cfg.dt_data), None)
+    others = [j for j in judged if j is not euler and j["dt_data"] == cfg.dt_data]
+    if euler is not None and euler["klass"] == "discrete" and others and all(j["klass"] == "continuous" for j in others):
+        tail = "the error-controlled solver tells the Euler-trained ODE-Net from the others."
+    elif euler is not None and all(j["klass"] == euler["klass"] for j in others):
+        tail = f"the solver does not tell the Euler-trained ODE-Net from the others: all are {euler['klass']}."
+    else:
+        tail = "the classes do not split along the training scheme as the question supposes."
+    s.append(f"VERDICT (one trained model per scheme; rule: {rule.pair}, factor {rule.factor:g}): " + "; ".join(parts)
+             + f". So {tail}")
+    return s
+
+
+def format_flow_verdict(judged: Sequence[Mapping], cfg: PendulumConfig, rule: PendulumRule = PENDULUM_RULE) -> Rich:
+    """:func:`word_flows` as paragraphs."""
+    return paragraphs(word_flows(judged, cfg, rule), width=92)
+
+
+def flow_table(rows: Sequence[Mapping], pair: str = "dopri5") -> Rich:
+    """E and NFE per flow and tolerance of ``pair``, with the fixed-step RK4-classic rollout of equal cost."""
+    cols = [("rate", "label", "{}"), ("tol", "tol", "{:g}"), ("E adaptive", "error", "{:.2e}"), ("NFE", "nfe", "{}"),
+            ("rejected", "n_rejected", "{}"), ("RK4 N_t", "fixed_n_steps", "{}"), ("E RK4, equal cost", "fixed_error", "{:.2e}")]
+    return format_table([r for r in rows if r["pair"] == pair], cols,
+                        note=f"{pair}, rtol = atol = tol, over [0, T_data]; E = ‖x(T_data) − exact‖; RK4 N_t = round(NFE / 4)")
+
+
+def torchdiffeq_table(rows: Sequence[Mapping]) -> Rich:
+    """:func:`torchdiffeq_rows` as a table."""
+    cols = [("rate", "label", "{}"), ("tol", "tol", "{:g}"), ("‖ours − torchdiffeq‖", "difference", "{:.1e}"),
+            ("E ours", "error", "{:.2e}"), ("E torchdiffeq", "error_torchdiffeq", "{:.2e}"), ("NFE ours", "nfe", "{}"),
+            ("NFE torchdiffeq", "nfe_torchdiffeq", "{}")]
+    return format_table(rows, cols, note="dopri5 in both, same rtol = atol; torchdiffeq: its own controller, RMS norm and "
+                                         "error row (Shampine's), landing on T_data")

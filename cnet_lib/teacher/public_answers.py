@@ -1,0 +1,41 @@
+"""The expected outputs of every exercise's public cases, as data: ``cnet_lib/book/exercises/public_answers.json``,
+which the book's checks read (:func:`cnet_lib.book.exercises.public_checks.public_expected`) so that a student's
+install needs no reference.  ``python -m cnet_lib answers --write`` rewrites it from the references;
+:func:`stale_answers` says which exercises it no longer matches (``tests/test_grading.py`` checks it)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from ..book.exercises.public_checks import PUBLIC_ANSWERS
+from ..book.exercises.recipes import encode, recipes_digest
+from ..book.exercises.registry import EXERCISES, exercise
+from .keys import expected_outputs
+
+__all__ = ["public_answers", "write_public_answers", "stale_answers"]
+
+
+def public_answers() -> dict:
+    """``{"format": 1, "exercises": {name: {"recipes_sha256", "expected": [encoded values]}}}`` from the references."""
+    out = {}
+    for name in EXERCISES:
+        recipes = exercise(name).public()
+        out[name] = {"recipes_sha256": recipes_digest(recipes),
+                     "expected": [encode(v) for v in expected_outputs(name, recipes)]}
+    return {"format": 1, "exercises": out}
+
+
+def write_public_answers(path: Optional[Path] = None) -> Path:
+    """Write :func:`public_answers` to ``path`` (default: the package's ``public_answers.json``)."""
+    path = Path(path or PUBLIC_ANSWERS)
+    path.write_text(json.dumps(public_answers(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def stale_answers(path: Optional[Path] = None) -> list[str]:
+    """The exercises whose stored public answers differ from the references' (missing ones included)."""
+    path = Path(path or PUBLIC_ANSWERS)
+    stored = json.loads(path.read_text(encoding="utf-8")).get("exercises", {}) if path.is_file() else {}
+    fresh = public_answers()["exercises"]
+    return [name for name in fresh if stored.get(name) != json.loads(json.dumps(fresh[name]))]

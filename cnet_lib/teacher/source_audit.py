@@ -1,0 +1,236 @@
+"""What a submission's code uses, read from its source in the grading process (the student's process is never
+asked): library code an exercise asks the student to write, and tampering.
+
+:func:`audit_exercise_cell` reads one exercise cell (with the imports of the cells above it, which the grader runs
+first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
+
+* **library** findings: a ``cnet_lib`` name the exercise does not allow (through any alias or attribute chain),
+  a banned module (``torchdiffeq``), a banned name or attribute that does the exercise (``odeint``,
+  ``refine``, ``fake_quantize_per_channel_affine``), a call of a parameter that does it (``block(x)``);
+* **tampering** findings: dynamic code and introspection (``exec``, ``eval``, ``__import__``, ``getattr`` with a
+  computed name, ``setattr``, dunder attributes, ``sys.setprofile``, frames, ``sys.modules``), threads and
+  processes, files and the network, imports of the checks or the answer key, and monkeypatching (assigning an
+  attribute of anything imported).
+
+:func:`audit_other_cell` reads every other cell for tampering with the public checks (the checks' internals
+imported, ``grader`` or an imported module patched, the call tracer switched off).  Either kind of finding gives
+the exercise (for another cell: every exercise of the notebook) zero points and a flag.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from ..book.exercise_cells import cell_python
+from ..book.exercises.public_checks import Rules
+
+__all__ = ["Finding", "audit_exercise_cell", "audit_other_cell", "python_source"]
+
+TAMPER_MODULES = frozenset({"importlib", "inspect", "threading", "_thread", "multiprocessing", "concurrent", "subprocess",
+                            "ctypes", "gc", "signal", "builtins", "pickle", "marshal", "dill", "code", "codeop", "socket",
+                            "urllib", "requests", "http", "otter", "google", "IPython", "shutil", "tempfile", "pathlib",
+                            "io", "asyncio", "sched", "atexit", "faulthandler", "resource", "pty", "mmap"})
+TAMPER_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
+                          "open", "breakpoint", "input", "exit", "quit", "__builtins__", "memoryview", "help"})
+TAMPER_ATTRIBUTES = frozenset({"setprofile", "settrace", "setprofile_all_threads", "settrace_all_threads", "_getframe",
+                               "f_back", "f_globals", "f_locals", "f_code", "f_builtins", "gi_frame", "tb_frame", "cr_frame",
+                               "meta_path", "path_hooks", "multiprocessing", "start_new_thread"})
+ALLOWED_DUNDERS = frozenset({"__name__", "__doc__"})
+SYSTEM_ALLOWED = {"sys": frozenset({"float_info", "maxsize", "version", "version_info", "float_repr_style"}),
+                  "os": frozenset({"path", "cpu_count", "sep"})}
+"""What an exercise cell may use of ``sys`` and ``os`` (anything else there reaches the process: tampering)."""
+CHECK_NAMES = ("check_", "Notebook", "solution", "student_code")  # what a chapter imports from the exercises
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One use the grader does not accept: ``kind`` ``"library"`` or ``"tampering"``, the cell's ``line``, and
+    ``what`` in words."""
+
+    kind: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.what}"
+
+
+@lru_cache(maxsize=4096)
+def python_source(source: str) -> str:
+    """A cell's source as Python (IPython magics turned into calls, as IPython runs them); remembered, since
+    grading reads every cell of a notebook once per exercise."""
+    return cell_python(source)
+
+
+def _imports(tree: ast.AST) -> dict[str, str]:
+    """``{bound name: dotted path}`` of every import in ``tree`` (``import a.b`` binds ``a`` to ``a``)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    """Names the code binds itself (assignments, parameters, loops, functions, with/except targets)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def _chain(node: ast.AST) -> Optional[tuple[str, list[str]]]:
+    """``(root name, [attributes])`` of an attribute chain ``root.a.b`` (None for anything else)."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
+
+
+def _import_findings(tree: ast.AST, rules: Rules) -> list[Finding]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.append(Finding("tampering", node.lineno, "a relative import"))
+            continue
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for mod in modules:
+            root = mod.split(".")[0]
+            if root in TAMPER_MODULES:
+                out.append(Finding("tampering", node.lineno, f"imports {mod}"))
+            elif root in rules.banned_modules or mod in rules.banned_modules:
+                out.append(Finding("library", node.lineno, f"imports {mod}, which does the exercise"))
+            elif mod.startswith(("cnet_lib.book.exercises", "cnet_lib.teacher")) or mod in ("cnet_lib.book",):
+                if not (isinstance(node, ast.ImportFrom) and mod == "cnet_lib.book" and
+                        all(a.name in ("setup",) for a in node.names)):
+                    out.append(Finding("tampering", node.lineno, f"imports {mod} (the checks or the answer key)"))
+    return out
+
+
+def _path_findings(node: ast.AST, names: dict[str, str], bound: set[str], rules: Rules) -> list[Finding]:
+    """Findings of the longest attribute chain ``root.a.b`` whose root is an imported name: its dotted path."""
+    chain = _chain(node)
+    if chain is None or chain[0] not in names or chain[0] in bound:
+        return []
+    path = ".".join([names[chain[0]], *chain[1]])
+    parts = path.split(".")
+    if parts[0] == "cnet_lib" and path not in rules.allowed_imports:
+        return [Finding("library", node.lineno, f"uses {path}, library code the exercise does not allow")]
+    if parts[0] in SYSTEM_ALLOWED and len(parts) > 1 and parts[1] not in SYSTEM_ALLOWED[parts[0]] | TAMPER_ATTRIBUTES:
+        return [Finding("tampering", node.lineno, f"uses {path}")]
+    return []
+
+
+def _name_findings(node: ast.AST, bound: set[str], rules: Rules, own: str) -> list[Finding]:
+    """Findings of one name (free in the cell) or attribute: banned, tampering, dunder."""
+    if isinstance(node, ast.Attribute):
+        a = node.attr
+        if a in rules.banned_names:
+            return [Finding("library", node.lineno, f"uses .{a}, which does (part of) the exercise")]
+        if a in TAMPER_ATTRIBUTES or (a.startswith("__") and a.endswith("__") and a not in ALLOWED_DUNDERS):
+            return [Finding("tampering", node.lineno, f"uses .{a}")]
+        return []
+    if node.id in bound:
+        return []
+    if node.id in TAMPER_CALLS or (node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS):
+        return [Finding("tampering", node.lineno, f"uses {node.id}")]
+    if node.id in rules.banned_names and node.id != own:
+        return [Finding("library", node.lineno, f"uses {node.id}, which does (part of) the exercise")]
+    return []
+
+
+def audit_exercise_cell(source: str, name: str, rules: Rules, preamble: str = "") -> list[Finding]:
+    """The findings of exercise ``name``'s cell ``source`` (``preamble``: the imports the grader runs before it).
+    Raises SyntaxError when the cell is not Python."""
+    tree = ast.parse(python_source(source))
+    names = {**_imports(ast.parse(python_source(preamble))), **_imports(tree)} if preamble else _imports(tree)
+    bound = _bound(tree)
+    out = _import_findings(tree, rules)
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            out += _name_findings(node, bound, rules, name)
+            out += [] if id(node) in inner else _path_findings(node, names, bound, rules)
+        if isinstance(node, ast.Call):
+            out += _call_findings(node, rules)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            out += _patch_findings(node, {**names, **_parameters(tree, name)})
+    return sorted(set(out), key=lambda f: (f.kind != "library", f.line, f.what))
+
+
+def _parameters(tree: ast.AST, name: str) -> dict[str, str]:
+    """The parameters of the exercise's function: an attribute assigned on one of them changes what the grader
+    handed in (a rate's count of evaluations, say)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            args = node.args
+            return {a.arg: a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return {}
+
+
+def _call_findings(node: ast.Call, rules: Rules) -> list[Finding]:
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in rules.uncallable:
+        return [Finding("library", node.lineno, f"calls {func.id}(...), which does the exercise")]
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
+        attr = node.args[1]
+        if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+            return [Finding("tampering", node.lineno, "getattr with a computed name")]
+        if attr.value in rules.banned_names or attr.value in TAMPER_ATTRIBUTES or attr.value.startswith("__"):
+            return [Finding("tampering", node.lineno, f"getattr(..., {attr.value!r})")]
+    return []
+
+
+def _patch_findings(node: ast.AST, names: dict[str, str]) -> list[Finding]:
+    """Assigning (or deleting) an attribute of anything imported: monkeypatching."""
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+    out = []
+    for t in targets:
+        for sub in ast.walk(t):
+            chain = _chain(sub) if isinstance(sub, ast.Attribute) else None
+            if chain and chain[0] in names and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                out.append(Finding("tampering", node.lineno, f"assigns {chain[0]}.{'.'.join(chain[1])} (patching what "
+                                   "the grader handed in, or a module)"))
+    return out
+
+
+def audit_other_cell(source: str, grader_names: tuple[str, ...] = ("grader",)) -> list[Finding]:
+    """Tampering with the public checks in a cell that is not an exercise cell (empty for a cell that is not
+    Python: the grader does not run it)."""
+    try:
+        tree = ast.parse(python_source(source))
+    except SyntaxError:
+        return []
+    names = _imports(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cnet_lib.book.exercises"):
+            if node.module != "cnet_lib.book.exercises" or not all(a.name.startswith(CHECK_NAMES) for a in node.names):
+                out.append(Finding("tampering", node.lineno, f"imports the checks' internals ({node.module})"))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (getattr(node, "module", None) or a.name).startswith(("cnet_lib.teacher", "cnet_lib.book.exercises."))
+                for a in node.names):
+            out.append(Finding("tampering", node.lineno, "imports the checks' internals or the answer key"))
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            out += _patch_findings(node, {**names, **{g: g for g in grader_names}})
+        elif isinstance(node, ast.Attribute) and node.attr in ("setprofile", "settrace", "setprofile_all_threads"):
+            out.append(Finding("tampering", node.lineno, f"switches the call tracer ({node.attr})"))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("setattr", "delattr"):
+            out.append(Finding("tampering", node.lineno, f"calls {node.func.id}"))
+    return sorted(set(out), key=lambda f: (f.line, f.what))

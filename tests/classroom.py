@@ -1,0 +1,242 @@
+"""Made-up submissions of a class, for the rehearsal (tests/test_classroom.py): the student copies with their
+exercise cells filled in: all right, near misses, tampering, broken.
+
+Each near miss is one the issue names or one a class makes; :data:`NEAR_MISSES` says which hidden cases it fails
+(by the ``catches`` tag of the answer key's recipes), so the expected points follow from the drawn cases.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from cnet_lib.book.exercises.registry import chapter_exercises
+from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
+from cnet_lib.teacher.answer_key import solution_sources
+from cnet_lib.teacher.submissions import exercise_cell
+
+# exercise -> (code of the near miss, the catches tag of the hidden cases it fails; None: all of them)
+NEAR_MISSES = {
+    "observed_order": ('''import math
+
+
+def observed_order(dts, errors):
+    """the slope through the last two points only"""
+    return math.log(errors[-2] / errors[-1]) / math.log(dts[-2] / dts[-1])''', "two_point"),
+    "rk_step": ('''def rk_step(f, t, x, h, tableau):
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]), X))  # the stage time without h
+    return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))''', "stage_time_without_h"),
+    "embedded_step": ('''def embedded_step(f, t, x, h, tableau, b_hat):
+    def combine(weights):  # a whole step per weight vector: 2s evaluations of f
+        k = []
+        for i in range(tableau.stages):
+            X = x
+            for j in range(i):
+                X = X + h * float(tableau.a[i][j]) * k[j]
+            k.append(f(t + float(tableau.c[i]) * h, X))
+        return x + h * sum(float(w) * ki for w, ki in zip(weights, k))
+    high, low = combine(tableau.b), combine(b_hat)
+    return high, high - low''', "two_steps"),
+    "global_error": ('''import math
+
+import numpy as np
+import torch
+
+from cnet_lib.pendulum import exact_solution, rollout
+
+
+def global_error(G, scheme, dt, t_final):
+    x0 = torch.tensor(exact_solution(0.0), dtype=torch.float64)
+    path = rollout(G, x0, scheme, dt, math.ceil(t_final / dt))  # rounds up
+    return float(np.linalg.norm(path[-1].numpy() - exact_solution(t_final)))''', "ceil"),
+    "euler_block_as_resnet": ('''from torch.func import functional_call
+
+
+def euler_block_as_resnet(block, x):
+    m = block.n_basis
+    h = 1 / m  # forgets T
+    for k in range(m):
+        t = k * block.T / m
+        x = x + h * (block.gain(t) * functional_call(block.residual, block.theta(t), (x,)))
+    return x''', "h_without_T"),
+    "parameters_after_refinement": ('''def parameters_after_refinement(model):
+    return 2 * model.n_parameters()''', "doubled_everything"),
+    "refine_piecewise_linear": ('''import torch
+
+
+def refine_piecewise_linear(coeffs):
+    return torch.repeat_interleave(coeffs, 2, dim=0)  # as for piecewise-constant θ''', "constant_refinement"),
+    "ideal_speedup": ('''def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    return len(n) * max(n) / sum(n)  # the largest N_t, not the last''', "max_not_last"),
+    "identity_gap": ('''def identity_gap(rows):
+    trained = next(r for r in rows if r["kind"] == "trained")
+    identity = next(r for r in rows if r["kind"] == "identity")
+    return trained["accuracy"] - identity["accuracy"]  # a fraction, not points''', "as_fraction"),
+    "quantize_per_channel": ('''import torch
+
+
+def quantize_per_channel(w, bits):
+    levels = 2 ** (bits - 1) - 1
+    scale = w.abs().max() / levels  # one scale for the whole tensor
+    return (torch.round(w / scale).clamp(-levels, levels) * scale).to(w.dtype)''', "one_scale"),
+    "error_ratio": ('''import torch
+
+
+def error_ratio(e, y0, y1, rtol, atol):
+    z = e / (atol + rtol * torch.maximum(y0.abs(), y1.abs()))
+    return z.square().mean().sqrt().item()  # the RMS over the whole batch, not per sample''', "rms_over_batch"),
+}
+
+
+def fill(copy: Path, out: Path, answers: dict, extra_cell: str = "") -> Path:
+    """The student copy ``copy`` with the exercise cells' sources from ``answers`` (exercise -> code), and
+    ``extra_cell`` (if any) put after the grader cell; written to ``out``."""
+    nb = read_notebook(copy)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    for name in chapter_exercises(copy.stem):
+        if name in answers:
+            index, _ = exercise_cell(nb, name)
+            set_source(code[index], answers[name])
+    if extra_cell:
+        grader = next(i for i, c in enumerate(nb["cells"]) if "grader = Notebook(" in cell_source(c))
+        cell = json.loads(json.dumps(nb["cells"][grader]))
+        set_source(cell, extra_cell)
+        cell.pop("id", None)
+        nb["cells"].insert(grader + 1, cell)
+    write_notebook(nb, out)
+    return out
+
+
+def right_answers(root: Path) -> dict:
+    """The chapters' solutions, as a student who got everything right writes them in the exercise cells."""
+    return solution_sources(root)
+
+
+def first_line_of(code: str) -> str:
+    return next(ln for ln in code.splitlines() if re.match(r"\s*\S", ln))
+
+
+# ----------------------------------------------------------------------------- tampering on the student's side
+PATCH_THE_CHECKS = '''from cnet_lib.book.exercises.public_checks import Exercise
+
+Exercise.matches = lambda self, got, expected: True  # every public check passes'''
+"""A cell that makes every public check of its notebook pass, whatever the functions return."""
+
+PATCHED_CHAPTERS = ("how_to_use", "manifestation_invariance")
+"""The chapters whose tampering submission patches the checks (the others call the library behind the guard's back)."""
+
+OFF = "sys.setprofile(None); threading.setprofile(None)  # the checks' call tracer, off"
+
+TAMPERING = {
+    "observed_order": '''def observed_order(dts, errors):
+    return 2.0''',
+    "identity_gap": '''PUBLIC = {0.775: 59.2, 0.18: 0.0, 0.5: -10.0, 0.723: 51.5}  # a table of the public cases
+
+
+def identity_gap(rows):
+    trained = next(r for r in rows if r["kind"] == "trained")
+    return PUBLIC.get(trained["accuracy"], 0.0)''',
+    "rk_step": f'''import sys, threading
+
+from cnet_lib.core.integrate import integrate
+
+
+def rk_step(f, t, x, h, tableau):
+    {OFF}
+    return integrate(f, x, tableau, 1, t_span=(t, t + h))''',
+    "embedded_step": f'''import sys, threading
+
+
+def embedded_step(f, t, x, h, tableau, b_hat):
+    {OFF}
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    x_next = x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))
+    return x_next, h * sum(float(b - c) * ki for b, c, ki in zip(tableau.b, b_hat, k))''',
+    "global_error": f'''import sys, threading
+
+import torch
+
+from cnet_lib.pendulum import exact_solution, odenet, rollout
+
+
+def global_error(G, scheme, dt, t_final):
+    {OFF}
+    x0 = torch.tensor(exact_solution(0.0), dtype=torch.float64)
+    return odenet.global_error(rollout(G, x0, scheme, dt, round(t_final / dt)), t_final)''',
+    "euler_block_as_resnet": f'''import sys, threading
+
+
+def euler_block_as_resnet(block, x):
+    {OFF}
+    with block.manifested("euler", block.n_basis):
+        return block(x)''',
+    "parameters_after_refinement": f'''import copy, sys, threading
+
+
+def parameters_after_refinement(model):
+    {OFF}
+    return copy.deepcopy(model).refine().n_parameters()''',
+    "refine_piecewise_linear": f'''import sys, threading
+
+from cnet_lib import PiecewiseLinear
+
+
+def refine_piecewise_linear(coeffs):
+    {OFF}
+    return PiecewiseLinear(coeffs.shape[0]).refine()[1].apply(coeffs)''',
+    "ideal_speedup": '''import builtins
+
+
+def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    return getattr(builtins, "ev" + "al")("len(n) * n[-1] / sum(n)", {"n": n})''',
+    "quantize_per_channel": '''import torch
+
+
+def quantize_per_channel(w, bits):
+    levels = 2 ** (bits - 1) - 1
+    scale = w.abs().flatten(1).amax(dim=1) / levels
+    zero = torch.zeros(w.shape[0], dtype=torch.int32)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale)).float()
+    return torch.fake_quantize_per_channel_affine(w, safe, zero, 0, -levels, levels)  # torch does it''',
+    "error_ratio": f'''import sys, threading
+
+from cnet_lib.core.step_control import error_norm
+
+
+def error_ratio(e, y0, y1, rtol, atol):
+    {OFF}
+    return error_norm(e, y0, y1, rtol, atol, "max")''',
+}
+"""Exercise cells that pass their public check only by tampering on the student's side."""
+
+# ----------------------------------------------------------------------------- broken
+BROKEN = {
+    "observed_order": '''def observed_order(dts, errors):
+    while True:  # never returns
+        pass''',
+    "rk_step": '''import numpy as np
+
+helper_from_another_cell()
+
+
+def rk_step(f, t, x, h, tableau):
+    return x''',
+    "embedded_step": '''def embedded_step(f, t, x, h, tableau, b_hat)
+    return x, x''',
+    "global_error": '''def global_error(G, scheme, dt, t_final):
+    return 1 / 0''',
+}
+"""Exercise cells that loop, crash when the cell runs, do not parse, or raise on every case; the others stay stubs."""
+BROKEN_FLAGS = {"observed_order": "time limit", "rk_step": "crashed", "embedded_step": "crashed"}

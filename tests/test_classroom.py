@@ -1,0 +1,119 @@
+"""CI rehearses a class (issue 21): the export, four made-up students' submissions, one grading command, and the
+gradebook compared with the points each should get.
+
+* alice hands in every chapter's solution: full points, no flag;
+* bob hands in near misses (tests/classroom.py): each exercise gets its points times the fraction of *his*
+  hidden cases that do not catch his near miss (the cases say which near misses they catch), below full points;
+* carol passes every public check on her side (checked here) by tampering: the checks patched in two chapters,
+  the library called with the call tracer switched off, ``eval``, a torch built-in: zero and a flag for every
+  exercise;
+* dana's cells loop, crash, do not parse or raise; the rest are stubs: zero, flags for the first three, and the
+  grading goes on.
+"""
+from __future__ import annotations
+
+import csv
+import re
+import zipfile
+
+import pytest
+
+from classroom import BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING, fill, right_answers
+from cnet_lib.book.exercises import CATALOGUE, Exercise, Notebook
+from cnet_lib.cli.grade import main as grade
+from cnet_lib.teacher.answer_key import AnswerKey
+from cnet_lib.teacher.keys import hidden_cases
+
+TIME_LIMIT = 4  # seconds per exercise: dana's loop costs this once
+
+
+@pytest.fixture(scope="module")
+def graded(class_export, tmp_path_factory):
+    """The four students' submissions (alice as zips, the others as notebooks) graded by the command line."""
+    copies, root = class_export["copies"], class_export["root"]
+    subs = tmp_path_factory.mktemp("submissions")
+    answers = {"alice": right_answers(root), "bob": {k: v[0] for k, v in NEAR_MISSES.items()}, "carol": TAMPERING,
+               "dana": BROKEN}
+    for student, code in answers.items():
+        (subs / student).mkdir()
+        for nb in sorted(copies.glob("*.ipynb")):
+            extra = PATCH_THE_CHECKS if student == "carol" and nb.stem in PATCHED_CHAPTERS else ""
+            fill(nb, subs / student / nb.name, code, extra)
+    for nb in (subs / "alice").glob("*.ipynb"):  # as grader.export() writes them
+        with zipfile.ZipFile(nb.with_name(f"{nb.stem}_2026_01_05T10_00_00.zip"), "w") as zf:
+            zf.write(nb, nb.name)
+        nb.unlink()
+    out = tmp_path_factory.mktemp("grades") / "gradebook.csv"
+    assert grade([str(subs), "--key", str(class_export["key"]), "--out", str(out), "--time-limit", str(TIME_LIMIT)]) == 0
+    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    return {"rows": rows, "key": AnswerKey.load(class_export["key"]), "feedback": out.with_name("gradebook-feedback")}
+
+
+def _flags(row: dict, name: str) -> list[str]:
+    return [f for f in row["flags"].split(" | ") if f.startswith(name + ": ")]
+
+
+def test_every_exercise_has_a_near_miss_and_a_tampering_submission(graded):
+    names = set(graded["key"].exercises)
+    assert names == set(NEAR_MISSES) == set(TAMPERING), "add the exercise's near miss and tampering to tests/classroom.py"
+
+
+def test_the_right_answers_get_every_point(graded):
+    row, key = graded["rows"]["alice"], graded["key"]
+    assert all(float(row[n]) == key.points[n] for n in key.exercises), row
+    assert float(row["total"]) == sum(key.points.values()) == int(row["possible"]) and row["flags"] == ""
+
+
+def test_the_near_misses_lose_exactly_the_cases_that_catch_them(graded):
+    row, key = graded["rows"]["bob"], graded["key"]
+    for name in key.exercises:
+        cases = hidden_cases(name, key.secret, "bob")
+        caught = sum(NEAR_MISSES[name][1] in c["catches"] for c in cases)
+        expected = round(key.points[name] * (len(cases) - caught) / len(cases), 2)
+        assert float(row[name]) == expected < key.points[name], (name, row[name], expected)
+    feedback = (graded["feedback"] / "bob.md").read_text(encoding="utf-8")
+    assert "hidden case" in feedback
+    assert re.search(r"rate evaluations: expected (\d+), got (?!\1)\d+", feedback), "what differs, not two equal prints"
+
+
+def test_tampering_gets_zero_and_a_flag_for_every_exercise(graded):
+    row, key = graded["rows"]["carol"], graded["key"]
+    for name in key.exercises:
+        assert float(row[name]) == 0 and _flags(row, name), (name, row["flags"])
+    assert float(row["total"]) == 0
+
+
+def test_a_loop_a_crash_and_a_syntax_error_cost_their_exercise_only(graded):
+    row, key = graded["rows"]["dana"], graded["key"]
+    for name in key.exercises:
+        flags = _flags(row, name)
+        assert float(row[name]) == 0
+        assert (BROKEN_FLAGS[name] in flags[0]) if name in BROKEN_FLAGS else not flags, (name, flags)
+    feedback = (graded["feedback"] / "dana.md").read_text(encoding="utf-8")
+    assert "ZeroDivisionError" in feedback and "not done" in feedback
+
+
+def test_the_tampering_passes_every_public_check_on_the_students_side(capsys, monkeypatch):
+    """What carol saw in her notebooks: every public check passes (her patch of the checks is undone afterwards)."""
+    monkeypatch.setattr(Exercise, "matches", Exercise.matches)
+    chapters = sorted({r.chapter for r in CATALOGUE}, key=lambda c: c in PATCHED_CHAPTERS)  # the patches last
+    passed = 0
+    for chapter in chapters:
+        ns = {"__name__": "__main__"}
+        if chapter in PATCHED_CHAPTERS:
+            exec(PATCH_THE_CHECKS, ns)
+        grader = Notebook(chapter)
+        for name in grader.exercises:
+            exec(TAMPERING[name], ns)
+            passed += bool(grader.check(name, global_env=ns))
+    out = capsys.readouterr().out
+    assert passed == len(CATALOGUE) and "❌" not in out, out[-3000:]
+
+
+def test_the_answer_key_stays_with_the_teacher(class_export, graded):
+    key_dir, copies = class_export["key"], class_export["copies"]
+    assert key_dir.parent == copies.parent and not (copies / "key.json").exists()
+    text = (key_dir / "answer_key.md").read_text(encoding="utf-8")
+    for name in graded["key"].exercises:
+        assert f"## `{name}`" in text and f"def {name}(" in text, name
+    assert graded["key"].secret not in " ".join(p.read_text(errors="ignore") for p in copies.glob("*.ipynb"))

@@ -1,0 +1,272 @@
+"""The exercises' teacher side, piece by piece (issue 21): one catalogue for every exercise, public answers
+stored as data and up to date, graded hints that never hand over the answer line, hidden cases drawn per
+student that catch the near misses, the source audit, and the sandbox (a crash, a loop, a patch that must
+not leak into the next exercise).  The whole class is rehearsed in tests/test_classroom.py."""
+from __future__ import annotations
+
+import ast
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from classroom import NEAR_MISSES, TAMPERING
+from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures, parse_cell
+from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
+from cnet_lib.book.exercises.catalogue import DIFFICULTY
+from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
+from cnet_lib.book.student_cells import bib_labels, roles_to_text
+from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.teacher import keys
+from cnet_lib.teacher.answer_key import solution_sources
+from cnet_lib.teacher.public_answers import stale_answers
+from cnet_lib.teacher.sandbox_client import Sandbox
+from cnet_lib.teacher.source_audit import audit_exercise_cell, audit_other_cell
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = toc_notebooks(ROOT)
+SOLUTIONS = solution_sources(ROOT)
+
+
+def _stubs() -> dict:
+    """``{exercise: (chapter, stub source)}`` of every chapter."""
+    out = {}
+    for path in NOTEBOOKS:
+        nb = read_notebook(path)
+        for stub, _ in exercise_pairs(nb):
+            for name in function_signatures(cell_source(nb["cells"][stub])):
+                out[name] = (path.stem, cell_source(nb["cells"][stub]))
+    return out
+
+
+STUBS = _stubs()
+
+
+# ----------------------------------------------------------------------------- one table of exercises
+def test_every_exercise_of_every_chapter_is_in_the_catalogue_and_has_a_key():
+    rows = {r.name: r for r in CATALOGUE}
+    assert {n: c for n, (c, _) in STUBS.items()} == {n: r.chapter for n, r in rows.items()}, \
+        "every stub needs a row in cnet_lib/book/exercises/catalogue.py (and every row a stub in its chapter)"
+    assert list(EXERCISES) == list(rows) and set(keys.KEYS) == set(rows)
+    assert sum(r.difficulty == 3 for r in CATALOGUE) >= 2, "at least two challenges"
+
+
+def test_the_exercises_page_shows_each_exercises_objective_minutes_difficulty_and_points():
+    page = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    for r in CATALOGUE:
+        row = next((ln for ln in page.splitlines() if ln.startswith(f"| {{doc}}`{r.chapter}` | `{r.name}(")), None)
+        assert row, f"book/exercises.md has no row for {r.name}"
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[2:] == [r.objective, str(r.points), str(r.minutes), f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"], row
+
+
+def test_the_public_answers_are_up_to_date():
+    assert stale_answers() == [], "run `python -m cnet_lib answers --write` (and commit public_answers.json)"
+
+
+# ----------------------------------------------------------------------------- hints and stubs
+_OPS = (ast.BinOp, ast.Call, ast.Compare, ast.Subscript, ast.Attribute)
+
+
+def _answer_fragments(source: str) -> set[str]:
+    """Every simple statement and every expression of two operations or more (a call of a product, ...) of a
+    solution's function bodies, without spaces: the code a hint or a stub message must not spell out (the
+    task's own formula, such as t_final / dt, is one operation and may be named)."""
+    out = set()
+    for fn in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef)):
+        for node in ast.walk(ast.Module(fn.body[1:] if ast.get_docstring(fn) else fn.body, [])):
+            simple = isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr))
+            if simple or (isinstance(node, _OPS) and sum(isinstance(n, _OPS) for n in ast.walk(node)) >= 2):
+                text = re.sub(r"\s+", "", ast.unparse(node))
+                if len(text) >= 8:
+                    out.add(text)
+    return out
+
+
+def test_no_hint_and_no_stub_message_holds_the_answer_line():
+    for name, ex in EXERCISES.items():
+        fragments = _answer_fragments(SOLUTIONS[name]) | _answer_fragments(
+            ast.unparse(ast.parse(__import__("inspect").getsource(keys.key(name).reference))))
+        messages = [a.value for r in ast.walk(ast.parse(STUBS[name][1])) if isinstance(r, ast.Raise)
+                    for a in ast.walk(r) if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        for text in (*ex.hints, *messages):
+            squeezed = re.sub(r"\s+", "", text)
+            leaked = sorted(f for f in fragments if f in squeezed)
+            assert not leaked, f"{name}: {text!r} holds the answer line {leaked}"
+        assert 2 <= len(ex.hints) and not re.search(r"[A-Za-z_][\w.]*\(", ex.hints[0]), f"{name}: hint 1 is a nudge, no code"
+
+
+def test_the_check_of_a_fragment_sees_a_leak():
+    fragments = _answer_fragments("def f(n):\n    n = list(n)\n    return len(n) * n[-1] / sum(n)\n")
+    assert "len(n)*n[-1]" in fragments and "len(n)*n[-1]/sum(n)" in fragments
+
+
+# ----------------------------------------------------------------------------- hidden cases
+@pytest.mark.parametrize("name", list(NEAR_MISSES))
+def test_hidden_cases_differ_per_student_and_always_catch_the_near_miss(name):
+    tag = NEAR_MISSES[name][1]
+    draws = [keys.hidden_cases(name, "a secret", f"student {i}") for i in range(8)]
+    assert keys.hidden_cases(name, "a secret", "student 0") == draws[0], "the same student gets the same cases"
+    assert len({repr(d) for d in draws}) == len(draws), "every student gets other cases"
+    assert all(any(tag in c["catches"] for c in d) for d in draws), f"a draw of {name} misses the near miss {tag}"
+    expected = keys.expected_outputs(name, draws[0])
+    assert len(expected) == len(draws[0])
+
+
+@pytest.mark.parametrize("name", list(NEAR_MISSES))
+def test_a_hidden_case_catches_the_near_miss_exactly_when_it_says_so(name):
+    """The ``catches`` tags are exact over many students' draws, so a near miss's points follow from the tags
+    (tests/test_classroom.py compares the gradebook with them; one drawn case that does not catch what it says,
+    e.g. a weight whose only other channel is zero, made that comparison fail by chance)."""
+    from cnet_lib.book.exercises.recipes import build_call, observed
+
+    code, tag = NEAR_MISSES[name]
+    ns: dict = {}
+    exec(code, ns)
+    ex, wrong = EXERCISES[name], []
+    for i in range(30):
+        cases = keys.hidden_cases(name, "another secret", f"student {i}")
+        for recipe, expected in zip(cases, keys.expected_outputs(name, cases)):
+            args, kwargs = build_call(recipe)
+            try:
+                passed = bool(ex.matches(observed(ns[name](*args, **kwargs), args, kwargs), expected))
+            except Exception:  # noqa: BLE001 - a near miss that raises fails the case
+                passed = False
+            if passed == (tag in recipe["catches"]):
+                wrong.append((i, recipe["label"], "passes" if passed else "fails"))
+    assert not wrong, f"{name}: cases whose catches tag is wrong for {tag}: {wrong[:3]}"
+
+
+def test_the_chapters_solutions_pass_every_hidden_case_of_many_students():
+    from cnet_lib.book.exercises.recipes import build_call, observed
+
+    solutions, failed = solution_sources(ROOT), []
+    assert set(solutions) == set(EXERCISES)
+    for name, source in solutions.items():
+        ns: dict = {}
+        exec(source, ns)
+        for i in range(20):
+            cases = keys.hidden_cases(name, "a third secret", f"student {i}")
+            for recipe, expected in zip(cases, keys.expected_outputs(name, cases)):
+                args, kwargs = build_call(recipe)
+                if not EXERCISES[name].matches(observed(ns[name](*args, **kwargs), args, kwargs), expected):
+                    failed.append((name, i, recipe["label"]))
+    assert not failed, failed[:5]
+
+
+def test_the_near_misses_the_issue_names_are_caught_by_public_and_hidden_cases():
+    ratios = [c["args"][3] / c["args"][2] for c in EXERCISES["global_error"].public()]
+    assert any(r > round(r) for r in ratios) and any(r < round(r) for r in ratios), "a hair above and below"
+    schedules = [c["args"][0] for c in EXERCISES["ideal_speedup"].public()]
+    assert any(s[-1] < max(s) for s in schedules), "a schedule whose last N_t is not its largest"
+
+
+# ----------------------------------------------------------------------------- the source audit
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_the_audit_accepts_the_solutions_and_the_near_misses(name):
+    assert audit_exercise_cell(SOLUTIONS[name], name, EXERCISES[name].rules) == []
+    if name in NEAR_MISSES:
+        assert audit_exercise_cell(NEAR_MISSES[name][0], name, EXERCISES[name].rules) == []
+
+
+@pytest.mark.parametrize("name", list(TAMPERING))
+def test_the_audit_rejects_library_calls_and_tampering(name):
+    findings = audit_exercise_cell(TAMPERING[name], name, EXERCISES[name].rules, preamble="from cnet_lib import pendulum")
+    if name in ("observed_order", "identity_gap"):  # these cheat in the data, not the code: hidden cases catch them
+        assert findings == []
+    else:
+        assert findings, f"{name}: {TAMPERING[name]}"
+
+
+def test_the_audit_follows_aliases_and_leaves_local_names_alone():
+    rules = EXERCISES["rk_step"].rules
+    assert audit_exercise_cell("from cnet_lib import pendulum as p\ndef rk_step(f, t, x, h, tab):\n    return p.one_step(f, x, tab, h)",
+                               "rk_step", rules)
+    assert audit_exercise_cell("def rk_step(f, t, x, h, tab):\n    rollout = 1\n    return x + rollout", "rk_step", rules) == []
+    assert audit_exercise_cell("def rk_step(f, t, x, h, tab):\n    f.calls = 0\n    return x", "rk_step", rules)
+    assert audit_exercise_cell("import torch\ntorch.allclose = None\ndef rk_step(f, t, x, h, tab):\n    return x", "rk_step", rules)
+
+
+def test_no_cell_of_the_book_looks_like_tampering():
+    for path in NOTEBOOKS:
+        for cell in read_notebook(path)["cells"]:
+            if cell["cell_type"] == "code" and not {"exercise", "solution"} & set(cell_tags(cell)):
+                assert audit_other_cell(cell_source(cell)) == [], f"{path.name}: {cell_source(cell)}"
+    assert audit_other_cell("grader.check = print") and audit_other_cell("import sys\nsys.setprofile(None)")
+
+
+# ----------------------------------------------------------------------------- what students see
+def test_roles_become_text():
+    cites = bib_labels(ROOT / "book" / "references.bib")
+    text = roles_to_text("See {doc}`how_to_use` and {doc}`the notes <notation>`, after {cite}`queiruga2020continuous` "
+                         "and {cite:t}`he2016deep,torchdiffeq`.", {"how_to_use": "How this book works"}, cites)
+    assert "{" not in text and "*How this book works*" in text and "the notes" in text
+    assert "Queiruga et al. (2020)" in text and "He et al. (2016)" in text
+
+
+def test_a_cell_using_a_readers_function_says_what_failed_and_goes_on(capsys):
+    def broken(n):
+        return n / 0
+
+    with student_code("ideal_speedup") as used:
+        broken(3)
+    out = capsys.readouterr().out
+    assert used.failed and "your ideal_speedup raised ZeroDivisionError" in out and "return n / 0" in out
+    with student_code("ideal_speedup"):
+        raise NotImplementedError
+    assert "finish the exercise `ideal_speedup`" in capsys.readouterr().out
+    with pytest.raises(KeyboardInterrupt):
+        with student_code("ideal_speedup"):
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_later_use_of_a_readers_function_is_guarded(nb_path):
+    """"Run all" must never stop in a cell that reuses an exercise's function: every use outside the stub, its
+    solution and its check sits inside ``with student_code(name):``."""
+    nb = read_notebook(nb_path)
+    names = {n for s, _ in exercise_pairs(nb) for n in function_signatures(cell_source(nb["cells"][s]))}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code" or {"exercise", "solution"} & set(cell_tags(cell)):
+            continue
+        tree = parse_cell(cell_source(cell))
+        guarded = {id(n) for w in ast.walk(tree) if isinstance(w, ast.With)
+                   and any(getattr(i.context_expr.func, "id", "") == "student_code" for i in w.items
+                           if isinstance(i.context_expr, ast.Call)) for n in ast.walk(w)}
+        checked = {id(c.args[0]) for c in ast.walk(tree) if isinstance(c, ast.Call) and c.args
+                   and getattr(c.func, "id", "").startswith("check_")}
+        bare = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names and id(n) not in guarded | checked]
+        assert not bare, f"{nb_path.stem}: uses {bare} outside `with student_code(...)`:\n{cell_source(cell)}"
+
+
+# ----------------------------------------------------------------------------- the sandbox
+def test_the_sandbox_survives_a_crash_and_keeps_exercises_apart():
+    cases = EXERCISES["ideal_speedup"].public()
+    right = "def ideal_speedup(n):\n    n = list(n)\n    return len(n) * n[-1] / sum(n)"
+    with tempfile.TemporaryDirectory() as tmp, Sandbox(Path(tmp), time_limit=3) as box:
+        crashed = box.run("ideal_speedup", "import os\ndef ideal_speedup(n):\n    os._exit(7)", cases)
+        assert crashed.status == "crashed" and "exit status 7" in crashed.detail
+        patched = box.run("ideal_speedup", "import builtins\nbuiltins.sum = lambda v: 1\n" + right, cases)
+        clean = box.run("ideal_speedup", right, cases)
+        looping = box.run("ideal_speedup", "def ideal_speedup(n):\n    while True:\n        pass", cases)
+    assert patched.status == clean.status == "ok"
+    assert patched.result["cases"] != clean.result["cases"], "the patch spoils its own outputs"
+    assert clean.result["cases"][0]["value"] == 1.2, "and nothing of the next exercise's"
+    assert looping.status == "timeout" and 3 <= looping.seconds < 15
+
+
+def test_a_submission_cannot_fill_the_teachers_disk_or_memory():
+    """A function that prints without end, or allocates more than the child's memory cap, fails its case (an
+    OSError, a MemoryError) within seconds, and the worker grades the next one."""
+    cases = EXERCISES["ideal_speedup"].public()
+    right = "def ideal_speedup(n):\n    n = list(n)\n    return len(n) * n[-1] / sum(n)"
+    with tempfile.TemporaryDirectory() as tmp, Sandbox(Path(tmp), time_limit=30) as box:
+        printing = box.run("ideal_speedup", 'def ideal_speedup(n):\n    while True:\n        print("x" * 2**20)', cases)
+        hungry = box.run("ideal_speedup", "def ideal_speedup(n):\n    return len(bytearray(6 * 2**30))", cases)
+        clean = box.run("ideal_speedup", right, cases)
+        printed = sum(p.stat().st_size for p in Path(tmp).glob("job*.out"))
+    assert printing.status == "ok" and "File too large" in printing.result["cases"][0]["error"], printing
+    assert printed <= 300 * 2**20 and len(printing.output) <= 4001, "the cap and the tail"
+    assert hungry.status == "ok" and "MemoryError" in hungry.result["cases"][0]["error"], hungry
+    assert clean.status == "ok" and clean.result["cases"][0]["value"] == 1.2

@@ -1,0 +1,60 @@
+"""Refinement's training time measured fairly (cnet_lib.images.refinement_timing): the schedule, the
+speed-up from steps timed in turn, and the sentence that compares it with the ideal."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cnet_lib import images
+from cnet_lib.images import refinement_timing as RT
+
+
+def _timing(per_round, schedule):
+    """A timing as time_refinement returns it, from given seconds per step of every round."""
+    return RT._summary(images.image_runs("smoke")["rk4_refined"], __import__("torch").device("cpu"), schedule, per_round,
+                       {n: 1 for n in per_round}, len(next(iter(per_round.values()))), 3)
+
+
+def test_schedule_follows_the_refinements():
+    assert RT.schedule_n_steps(images.image_runs("cpu")["rk4_refined"]) == [1, 2, 2, 4, 4, 4]
+    assert RT.schedule_n_steps(images.image_runs("cpu")["euler_fixed"]) == [4] * 6
+    assert RT.schedule_n_steps(images.image_runs("paper")["rk4_refined"])[-1] == 32
+
+
+def test_speedup_is_the_ratio_of_the_median_step_times():
+    t = _timing({1: [1.0, 1.2, 1.1], 2: [1.5, 1.6, 1.7], 4: [2.5, 2.4, 2.6]}, [1, 2, 2, 4, 4, 4])
+    assert t["seconds_per_step"] == {1: 1.1, 2: 1.6, 4: 2.5}
+    assert t["speedup"] == pytest.approx(6 * 2.5 / (1.1 + 2 * 1.6 + 3 * 2.5))
+    assert t["ideal"] == pytest.approx(24 / 17)
+    rounds = [6 * t4 / (t1 + 2 * t2 + 3 * t4) for t1, t2, t4 in ((1.0, 1.5, 2.5), (1.2, 1.6, 2.4), (1.1, 1.7, 2.6))]
+    assert t["speedup_range"] == pytest.approx((min(rounds), max(rounds)))
+
+
+@pytest.mark.parametrize("per_round, word", [
+    ({1: [1.0, 1.0], 2: [1.5, 1.6]}, "falls short of the ideal"),  # a fixed cost: t(N) = a + bN, a > 0
+    ({1: [1.0, 1.0], 2: [2.4, 2.6]}, "exceeds the ideal"),  # t(2) > 2 t(1): more than proportional
+    ({1: [1.0, 1.0], 2: [1.8, 2.2]}, "within the spread of the rounds"),  # the ideal 4/3 between the rounds
+])
+def test_the_sentence_says_what_the_numbers_say(per_round, word):
+    t = _timing(per_round, [1, 2, 2])
+    sentence = RT.word_speedup(t)
+    assert word in sentence and f"{t['speedup']:.2f}×" in sentence and f"{t['ideal']:.2f}×" in sentence
+    others = {"falls short of the ideal", "exceeds the ideal", "within the spread of the rounds"} - {word}
+    assert not any(o in sentence for o in others)
+
+
+def test_time_refinement_times_every_n_t_in_turn():
+    cfg = dataclasses.replace(images.image_runs("smoke")["rk4_refined"], channels=(2, 4, 4), batch_size=8, device="cpu")
+    t = RT.time_refinement(cfg, rounds=2, steps=1, warmup=0)
+    assert t["n_steps_per_epoch"] == [1, 2] and set(t["per_round"]) == {1, 2}
+    assert all(len(v) == 2 and min(v) > 0 for v in t["per_round"].values())
+    assert t["ideal"] == pytest.approx(4 / 3) and t["efficiency"] == pytest.approx(t["speedup"] / t["ideal"])
+    report = RT.format_refinement_cost(t, {"RK4 run": [{"n_steps": [4] * 3, "train_seconds": s} for s in (74.0, 189.0)]},
+                                       preset="smoke")
+    assert "N_t per epoch [1, 2]" in report and "seconds per step (median)" in report
+    assert "2 epochs at N_t = 4 from 74.0 to 189.0 s" in report and "say nothing about refinement" in report
+    assert report.html.count("<table") == 1 and RT.word_speedup(t).split(":")[0] in report.html
+    for bad in (dict(rounds=0), dict(steps=1.5), dict(warmup=-1)):
+        with pytest.raises(ValueError, match="must be an integer"):
+            RT.time_refinement(cfg, **{**dict(rounds=1, steps=1, warmup=0), **bad})

@@ -1,0 +1,99 @@
+"""Tables as tables, verdicts as sentences (issue 20): the library's tables and worded results are plain
+text when printed and HTML that wraps to the page when displayed; figures take a phone layout when
+drawn narrow; titles are broken to fit a phone; progress bars of one cell leave one line."""
+from __future__ import annotations
+
+import pickle
+
+import plotly.graph_objects as go
+
+from cnet_lib.draw import html_figures as HF
+from cnet_lib.draw.phone_layout import phone_script, phone_updates
+from cnet_lib.draw.plotting import LEGEND_BELOW, slider_figure, line
+from cnet_lib.runtime import rich_text as RT
+from cnet_lib.runtime.files import shown_path
+from cnet_lib.runtime.rows import format_table
+
+
+def test_a_table_has_two_faces():
+    rows = [dict(model="RK4-trained (refined)", acc=0.725, d=-0.15), dict(model="Euler", acc=0.7095, d=None)]
+    t = format_table(rows, [("model", "model", "{}"), ("accuracy", "acc", "{:.4f}"), ("B − A", "d", "{:+.2f}")],
+                     note="points on 2000 images")
+    assert isinstance(t, str) and isinstance(t, RT.Rich)
+    text = str(t)
+    assert text.splitlines()[1].startswith("---") and text.splitlines()[-1] == "points on 2000 images"
+    assert repr(t) == text and t.text == text and "<" not in text, "printed and repr'd: the text, not a quoted string"
+    html = t._repr_html_()
+    assert html.startswith("<style>") and '<table class="cnet-table' in html
+    assert '<td class="cnet-num" data-label="accuracy">0.7250</td>' in html
+    assert '<td data-label="model">RK4-trained (refined)</td>' in html, "text columns wrap, numbers do not"
+    assert '<p class="cnet-note">points on 2000 images</p>' in html and "<td class=\"cnet-num\" data-label=\"B − A\">-</td>" in html
+    assert pickle.loads(pickle.dumps(t)).html == html
+
+
+def test_wide_tables_are_laid_out_row_by_row_on_a_phone():
+    narrow = format_table([dict(a=1, b=2)], [("a", "a", "{}"), ("b", "b", "{}")])
+    wide = format_table([dict(a="x" * 30, b="y" * 30)], [("first column", "a", "{}"), ("second column", "b", "{}")])
+    assert 'class="cnet-table"' in narrow.html and "cnet-stack" in wide.html
+    assert f"@media (max-width:{RT.NARROW_PX}px)" in RT.STYLE and "td[data-label]::before" in RT.STYLE
+
+
+def test_numeric_columns_are_recognised():
+    rows = [["θ̂ in 4 bits", "PRIMARY", "-0.15", "+0.50", "[-0.43, +1.43]", "1.3e-05", "3.46x", "72.5%", "469,904", "—"]]
+    assert RT.numeric_columns(rows) == [False, False, True, True, True, True, True, True, True, False]
+
+
+def test_verdicts_are_paragraphs_and_reports_join():
+    p = RT.paragraphs(["Both models are measured on the same 2000 test images.", "VERDICT (primary test): inconclusive."],
+                      width=30)
+    assert max(len(ln) for ln in str(p).splitlines()) <= 30 and str(p).count("\n  ") >= 1
+    assert '<p class="cnet-conclusion"><strong>VERDICT (primary test):</strong> inconclusive.</p>' in p.html
+    report = RT.join_rich(["head line", RT.heading("RK4 run"), format_table([dict(a=1)], [("a", "a", "{}")]), "", p],
+                          sep="\n")
+    assert str(report).startswith("head line\nRK4 run\na") and report.html_body.count("<p>") >= 2
+    assert "<p><strong>RK4 run</strong></p>" in report.html and report.html.count("<table") == 1
+    assert "&lt;b&gt;" in RT.as_rich("<b>not html</b>").html, "text is escaped"
+
+
+def test_titles_are_broken_to_fit_a_phone():
+    long = "One trained θ(t), many graphs: accuracy against N_t and the inference scheme"
+    wrapped = HF.wrap_title(long)
+    assert "<br>" in wrapped and all(len(part) <= HF.TITLE_CHARS for part in wrapped.split("<br>"))
+    assert HF.wrap_title("Training loss") == "Training loss" and HF.wrap_title("a<br>b" + "c" * 60) == "a<br>b" + "c" * 60
+    fig = HF.below_modebar(go.Figure(layout=dict(title=long, margin=dict(t=60))))
+    lines = fig.layout.title.text.count("<br>")
+    assert fig.layout.margin.t == 60 + HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
+    assert fig.layout.title.pad.t == HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
+
+
+def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():
+    labels = [f"epoch {i}, M={2 ** (i // 2)} (refined)" for i in range(7)]
+    fig = slider_figure({lab: [line([0, 1], [0, i], name=f"θ(0, {i}, 1, 1)")] for i, lab in enumerate(labels)},
+                        title="θ(t)", xaxis_title="t")
+    up = phone_updates(fig)
+    assert up["legend.orientation"] == "h" and up["legend.yref"] == "container" and up["height"] > fig.layout.height
+    assert up["sliders[0].font.color"] == "rgba(0,0,0,0)" and up["sliders[0].currentvalue.font.color"] == "#444"
+    assert up["sliders[0].pad.t"] > fig.layout.sliders[0].pad.t
+    script = phone_script(up)
+    assert "{plot_id}" in script and f"offsetWidth<{520}" in script and "Plotly.relayout" in script
+    below = go.Figure([line([0, 1], [0, 1], name="a")], layout=dict(legend=LEGEND_BELOW))
+    assert phone_updates(below) == {} and phone_script({}) == ""
+    assert "Plotly.relayout" in HF.figure_html(fig) and "Plotly.relayout" not in HF.figure_html(below)
+
+
+def test_messages_show_no_machine_paths(tmp_path):
+    import tempfile
+    from pathlib import Path
+
+    assert shown_path(Path.home() / ".cache" / "cnet_lib" / "runs") == "~/.cache/cnet_lib/runs"
+    assert shown_path(Path(tempfile.gettempdir()) / "cnet_lib-0" / "x") == "<tmp>/cnet_lib-0/x"
+    assert shown_path("relative/path") == "relative/path"
+
+
+def test_progress_bars_of_one_cell_leave_one_line():
+    from cnet_lib.book.notebook_bars import bars_summary
+
+    assert bars_summary([("ODE-Net(euler)", 3000)]) == "ODE-Net(euler): 3000 steps (a live progress bar in Jupyter and Colab)"
+    six = [("ODE-Net(midpoint)", 3000), ("ODE-Net(rk4_38)", 3000)] * 3
+    assert bars_summary(six) == ("6 live progress bars in Jupyter and Colab: ODE-Net(midpoint): 3000 steps (×3); "
+                                 "ODE-Net(rk4_38): 3000 steps (×3)")
