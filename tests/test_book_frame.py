@@ -569,3 +569,24 @@ def test_frame_modules_have_no_import_side_effects():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
+
+
+def test_every_formula_has_balanced_braces():
+    """MathJax looks for a formula's closing delimiter outside braces: one unclosed ``{`` swallows the
+    formulas after it, untypeset (book/adaptive had two; the browser test counted them)."""
+    import re
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    bad = []
+    for path in sorted((root / "book").glob("*.ipynb")) + sorted((root / "book").glob("*.md")):
+        if path.suffix == ".ipynb":
+            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+        else:
+            text = path.read_text()
+        for m in re.finditer(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", text, re.S):
+            tex = (m.group(1) or m.group(2)).replace(r"\{", "").replace(r"\}", "")
+            if tex.count("{") != tex.count("}"):
+                bad.append(f"{path.name}: {tex[:60]!r}")
+    assert not bad, bad

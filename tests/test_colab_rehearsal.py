@@ -322,9 +322,11 @@ def test_student_copies_run_in_colab_with_their_own_install(colab, monkeypatch, 
 
 def _the_students_install_is_theirs(colab: dict) -> None:
     """After the copies' install cell: no teacher command and no answer key in the students' environment."""
-    listed = _run([colab["python"], "-m", "cnet_lib"])
+    away = colab["tmp"]  # not the repository root, whose own cnet_lib/ `python -m` would import first
+    listed = _run([colab["python"], "-m", "cnet_lib"], cwd=away)
     assert not [ln for ln in listed.splitlines() if ln.split()[:1] in (["grade"], ["student"], ["answers"])], listed
-    key = subprocess.run([str(colab["python"]), "-c", "import cnet_lib.teacher"], capture_output=True, text=True)
+    key = subprocess.run([str(colab["python"]), "-c", "import cnet_lib.teacher"], capture_output=True, text=True,
+                         cwd=away)
     assert key.returncode != 0 and "No module named 'cnet_lib.teacher'" in key.stderr, key.stderr[-500:]
 
 

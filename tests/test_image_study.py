@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from cnet_lib.runtime.files import shown_path
 import torch
 
 from cnet_lib import draw as imf
@@ -123,7 +125,7 @@ def test_sweep_is_cached_beside_the_checkpoint(study, monkeypatch):
 def test_fake_data_fallback_is_announced(tmp_path, capsys):
     folder = SI.study_data_dir(Settings(preset="smoke", data_dir=tmp_path / "nothing-here"))
     out = capsys.readouterr().out
-    assert "FAKE data" in out and str(folder) in out
+    assert "FAKE data" in out and shown_path(folder) in out  # the folder as messages show it (<tmp>/...)
     assert (folder / "cifar-10-batches-py" / "data_batch_1").is_file()
 
 

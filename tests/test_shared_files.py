@@ -258,7 +258,7 @@ def test_the_shipped_model_never_overwrites_the_readers_own_training(tmp_path, c
     capsys.readouterr()
     again = _cpu_runs(tmp_path)
     out = capsys.readouterr().out
-    assert f"your own training of this run is kept in {own} (epoch 2 of {cfg.epochs} saved)" in out
+    assert f"your own training of this run is kept in {F.shown_path(own)} (epoch 2 of {cfg.epochs} saved)" in out
     assert "trained_runs(ctx.settings, use_shipped=False)" in out
     assert (own / T.CHECKPOINT).read_bytes() == theirs and again["rk4_refined"].shipped
     # a run the reader finished is theirs: it is used instead of the shipped one

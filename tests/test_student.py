@@ -3,6 +3,7 @@ pinned to exactly the version the copies came from, and notebooks that run to th
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -171,6 +172,24 @@ def _hidden_values(secret: str) -> set[str]:
     public = json.dumps([EXERCISES[n].public() for n in EXERCISES])
     drawn = json.dumps([hidden_cases(n, secret, s) for n in EXERCISES for s in ("ann", "ben")])
     return {v for v in re.findall(r"\d+\.\d+", drawn) if len(v.replace(".", "").lstrip("0")) >= 8 and v not in public}
+
+
+def test_the_students_install_lists_its_commands_without_the_teachers(wheel_copies, tmp_path):
+    """``python -m cnet_lib`` in a student's install (the wheel unpacked, run away from the repository) lists the
+    commands, none of the teacher's, and exits 0; a teacher's command is an unknown one there."""
+    import sys
+
+    (wheel,) = wheel_copies.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    run = [sys.executable, "-m", "cnet_lib"]
+    listed = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    names = [ln.split()[0] for ln in listed.stdout.splitlines() if ln.startswith("  ")]
+    assert "train" in names and "sweep" in names and not {"student", "grade", "answers"} & set(names), names
+    grade = subprocess.run(run + ["grade"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert grade.returncode == 2 and "unknown command 'grade'" in grade.stderr, grade.stderr[-2000:]
 
 
 def test_the_students_install_carries_no_answers_and_no_way_to_them(wheel_copies, class_export, tmp_path):

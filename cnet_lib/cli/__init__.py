@@ -10,21 +10,29 @@ are not listed.
 """
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
 from . import book_plan, notebook_tools, pack, robustness, ship, sweep, train
 
-try:  # the teacher's commands: a student's wheel (python -m cnet_lib student) has neither them nor cnet_lib.teacher
-    from . import answers, grade, student
-except ModuleNotFoundError as err:
-    if not (err.name or "").startswith(("cnet_lib.teacher", "cnet_lib.cli.")):
-        raise
-    answers = grade = student = None
-
 __all__ = ["COMMANDS", "TEACHER_COMMANDS"]
 
 TEACHER_COMMANDS = ("student", "grade", "answers")
+
+
+def _teacher_commands() -> list[ModuleType]:
+    """The teacher's command modules, or none in a student's wheel (``python -m cnet_lib student``), which has
+    neither them nor :mod:`cnet_lib.teacher`.  (``importlib`` rather than ``from . import``: a missing submodule
+    then raises ModuleNotFoundError naming it, not an ImportError that reads like a circular import.)"""
+    try:
+        return [importlib.import_module(f"{__name__}.{name}") for name in TEACHER_COMMANDS]
+    except ModuleNotFoundError as err:
+        if not (err.name or "").startswith(("cnet_lib.teacher", f"{__name__}.")):
+            raise
+        return []
+
+
 COMMANDS: dict[str, ModuleType] = {m.__name__.rsplit(".", 1)[1]: m
-                                   for m in (train, sweep, robustness, ship, book_plan, pack, student, grade,
-                                             answers, notebook_tools) if m is not None}
+                                   for m in (train, sweep, robustness, ship, book_plan, pack, *_teacher_commands(),
+                                             notebook_tools)}
 """Command name -> its module (with ``SUMMARY`` and ``main``), in the order ``python -m cnet_lib`` lists them."""
