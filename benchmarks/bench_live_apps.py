@@ -90,9 +90,9 @@ def before_s(run, data, scheme, n_steps, n_images: int, repeats: int) -> float:
 
 
 def inference_paths(run, data, device, n_images: int, repeats: int) -> list:
-    """RK4-classic at N_t = 8 (the costliest graph) on ``n_images`` images: the app's path (``torch.no_grad``,
-    batches of 500, the default threads) against one change at a time: ``torch.inference_mode``, batches of
-    250 and 1,000, and on the CPU one thread."""
+    """RK4-classic at N_t = 8 (the costliest graph) on ``n_images`` images: ``torch.no_grad``, batches of 500,
+    the default threads, against one change at a time: ``torch.inference_mode``, batches of 250 and 1,000,
+    and on the CPU one thread (the apps refine in chunks of 200 under ``no_grad``)."""
     x, y = data.test_x[:n_images], data.test_y[:n_images]
     m = run.model
     variants = [("no_grad", 500, None), ("inference_mode", 500, None), ("no_grad", 250, None), ("no_grad", 1000, None)]

@@ -1,6 +1,6 @@
 """Execute chapters of _toc.yml top to bottom with nbclient, each in its preset, and write what happened.
 
-Used by scripts/gpu_check.sh and scripts/gpu_session.py: the pendulum chapters run in ``smoke`` (their
+Used by scripts/gpu_session.py: the pendulum chapters run in ``smoke`` (their
 models are tiny and live on the CPU), the image chapters in the preset given (``gpu`` on a GPU machine).
 
     python scripts/run_chapters.py OUT.json IMAGE_PRESET [--only NAME ...] [--save-dir DIR]

@@ -37,7 +37,7 @@ RUN = ["--dataset", "cifar10", "--channels", "4", "8", "8", "--n-basis", "1", "-
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
-    write_fake_cifar(root, n_train=2048, n_test=64, seed=0)
+    write_fake_cifar(root, n_train=1024, n_test=64, seed=0)
     return str(root)
 
 

@@ -84,7 +84,7 @@ def test_any_other_graph_answers_from_a_sample_with_its_error_then_refines(runs,
     counted["images"] = 0
     out = app.render(model="rk4_refined", scheme="rk4_38", n_steps=16, compress=0)
     assert isinstance(out, Progressive)
-    assert counted["images"] == n + N_SHOW, "the first answer evaluates the budgeted sample and the thumbnails only"
+    assert counted["images"] == n, "the first answer evaluates the budgeted sample only (the thumbnails are in it)"
     assert f"({n} images, first {n} of {N_IMAGES} images)" in _title(out.first) and " ± " in _title(out.first)
     assert "all of them follow" in _title(out.first)
     assert out.refine(lambda: True) is None, "a refinement no longer wanted stops"
@@ -164,3 +164,33 @@ def test_a_refinement_replaces_the_first_answer_unless_the_controls_moved():
     assert shown == ["first", "second"] and refiner.output.shown == ["refined second"]
     refiner.show("a figure", shown.append)
     assert shown[-1] == "a figure"
+
+
+def test_the_thumbnails_are_one_mosaic_with_each_image_in_its_tile():
+    from cnet_lib.draw.image_apps import mosaic
+
+    g = torch.Generator().manual_seed(0)
+    imgs = torch.randint(0, 255, (7, 3, 4, 5), dtype=torch.uint8, generator=g)
+    out = mosaic(imgs, cols=3, pad=2)
+    assert out.shape == (3 * 6 - 2, 3 * 7 - 2, 3) and out.dtype == torch.uint8
+    for i in range(7):
+        r, k = divmod(i, 3)
+        assert torch.equal(out[r * 6:r * 6 + 4, k * 7:k * 7 + 5], imgs[i].permute(1, 2, 0)), i
+    assert (out[4:6] == 255).all() and (out[:, 5:7] == 255).all() and (out[12:, 7:] == 255).all(), "white gutters, empty tiles"
+
+
+def test_the_thumbnail_labels_are_the_models_predictions(runs):
+    from cnet_lib.images.evaluation import Evaluator
+
+    app = draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs))
+    fig = app.render(model="rk4_refined", scheme="rk4_classic", n_steps=4, compress=0)
+    run = runs["rk4_refined"]
+    data = draw.image_apps.study_data(run.config, run.settings, torch.device("cpu"), with_train=False)
+    with run.model.manifested("rk4_classic", 4):
+        ev = Evaluator()
+        pred = ev.predictions(run.model, data.test_x[:50], data.mean, data.std, batch_size=16)[0]
+        hits = ev.correct(run.model, data.test_x[:50], data.test_y[:50], data.mean, data.std, batch_size=50)[0]
+    assert pred.dtype == torch.int64 and torch.equal(hits, pred == data.test_y[:50]), "correct is predictions == y"
+    labels = [a.text for a in fig.layout.annotations]
+    want = [f"{'✓' if p == t else '✗'} {data.classes[p]}" for p, t in zip(pred[:N_SHOW].tolist(), data.test_y[:N_SHOW].tolist())]
+    assert labels == want and len(fig.data) == 1, "one image trace, one label per thumbnail"

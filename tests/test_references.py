@@ -1,7 +1,7 @@
 """Every reference to the library outside it still points somewhere.
 
 The library's modules moved once (the layered tree); afterwards ``scripts/book.sh`` (the README's
-main command), ``scripts/gpu_check.sh`` and the benchmarks still imported the old modules while
+main command), the GPU check script and the benchmarks still imported the old modules while
 every unit test passed.  This test reads the scripts, the benchmarks, the workflow, the chapters
 and the prose (README, CONTRIBUTING, the book's pages, comments in ``_config.yml``) and checks
 that each ``from cnet_lib.x import a, b`` names a module and attributes that exist, each

@@ -434,6 +434,15 @@ def test_command_line(data, tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("graph", [["rk4_classic", "2.5"], ["rk4_classic", "0"], ["rk4_classic", "4", "8"]])
+def test_a_wrong_graph_option_says_what_it_takes(graph, tmp_path, capsys):
+    with pytest.raises(SystemExit) as err:
+        robustness_cli.main([str(tmp_path / "x.pt"), "--graph", *graph])
+    said = capsys.readouterr().err
+    assert err.value.code == 2 and "whole number >= 1" in said and "--graph rk4_classic 8" in said, said
+    assert "Traceback" not in said and "invalid literal" not in said
+
+
 def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
     root = tmp_path / "data"
     write_fake_cifar(root, n_train=64, n_test=32, seed=0)

@@ -98,7 +98,11 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status (0 done, 1 an error said in one line, 2 a wrong option,
     130 interrupted)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.graph and (len(args.graph) > 2 or not all(n.isdigit() and int(n) >= 1 for n in args.graph[1:])):
+        parser.error(f"--graph {' '.join(args.graph)}: it takes a scheme and, optionally, N_t as a whole number >= 1, "
+                     "e.g. --graph rk4_classic 8")
     paths = [Path(c) for c in args.checkpoints]
     try:
         models, grid, graphs, data, study = _study(args, paths, Settings.from_environment())

@@ -16,11 +16,9 @@ from typing import Mapping, Optional
 
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 
-from ..images.batches import normalize
 from ..images.checks import check_study_inputs
-from ..images.evaluation import Evaluator, model_dtype
+from ..images.evaluation import Evaluator
 from ..images.image_presets import sweep_grid
 from ..images.quick_answers import Estimate, estimate_from, quick_size, sweep_answer
 from ..images.study_inputs import study_data
@@ -30,7 +28,7 @@ from ..runtime.vocabulary import run_label
 from .progressive import Progressive
 from .widgets import Choice, IntRange, live_app
 
-__all__ = ["live_sweep_app", "evaluate_in_chunks"]
+__all__ = ["live_sweep_app", "evaluate_in_chunks", "mosaic"]
 
 
 def evaluate_in_chunks(ev: Evaluator, model, x, y, mean, std, start: int, stale, chunk: int = 200,
@@ -45,19 +43,32 @@ def evaluate_in_chunks(ev: Evaluator, model, x, y, mean, std, start: int, stale,
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.bool, device=y.device)
 
 
-def _thumbnails(m, x, y, data, n_show: int) -> list:
-    with torch.no_grad():
-        pred = m(normalize(x[:n_show], data.mean, data.std).to(model_dtype(m))).argmax(1).cpu().tolist()
-    return [f"{'✓' if p == t else '✗'} {data.classes[p]}" for p, t in zip(pred, y[:n_show].cpu().tolist())]
+def _titles(pred: torch.Tensor, y: torch.Tensor, classes) -> list:
+    """``✓ cat`` / ``✗ dog``: each thumbnail's predicted class, marked right or wrong."""
+    return [f"{'✓' if p == t else '✗'} {classes[p]}" for p, t in zip(pred.cpu().tolist(), y.cpu().tolist())]
+
+
+def mosaic(images: torch.Tensor, cols: int, pad: int = 2) -> torch.Tensor:
+    """The uint8 images ``images`` (n, 3, H, W) tiled row by row into one (rows·(H + pad) − pad,
+    cols·(W + pad) − pad, 3) image with white gutters, for one plotly Image trace instead of n subplots."""
+    n, c, h, w = images.shape
+    rows = math.ceil(n / cols)
+    out = torch.full((rows * (h + pad) - pad, cols * (w + pad) - pad, c), 255, dtype=torch.uint8)
+    for i in range(n):
+        r, k = divmod(i, cols)
+        out[r * (h + pad):r * (h + pad) + h, k * (w + pad):k * (w + pad) + w] = images[i].permute(1, 2, 0)
+    return out
 
 
 def _figure(x, titles: list, n_show: int, heading: str) -> go.Figure:
-    imgs = x[:n_show].cpu()
-    cols = min(n_show, 6)
-    fig = make_subplots(rows=math.ceil(n_show / cols), cols=cols, horizontal_spacing=0.01, vertical_spacing=0.08,
-                        subplot_titles=titles)
-    for i in range(n_show):
-        fig.add_trace(go.Image(z=imgs[i].permute(1, 2, 0).numpy()), row=i // cols + 1, col=i % cols + 1)
+    """The first ``n_show`` test images as one mosaic, each labelled above with its predicted class."""
+    cols, pad = min(n_show, 6), 2
+    h, w = x.shape[-2:]
+    fig = go.Figure(go.Image(z=mosaic(x[:n_show].cpu(), cols, pad).numpy(), hoverinfo="skip"))
+    for i, title in enumerate(titles):
+        r, k = divmod(i, cols)
+        fig.add_annotation(x=k * (w + pad) + w / 2, y=r * (h + pad), text=title, showarrow=False, yanchor="bottom",
+                           font=dict(size=11))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.update_layout(title=heading, height=330, margin=dict(t=90, l=10, r=10, b=10))
@@ -96,12 +107,13 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
         if compress:
             m.project(compress)
         m.manifest(scheme, n_steps)
-        titles = _thumbnails(m, x, y, data, n_show)
         cached = sweep_answer(sweeps[model], n_sweep, scheme, n_steps, compress) if sweeps and model in sweeps else None
+        n = 0 if cached is not None else quick_size(m, dev, len(y))
+        k = max(n, n_show)  # the thumbnails' predictions come from the sample's forward pass
+        pred = ev.predictions(m, x[:k], data.mean, data.std, batch_size=k)[0]
+        titles, hits = _titles(pred[:n_show], y[:n_show], data.classes), pred[:n] == y[:n]
         if cached is not None:
             return _figure(x, titles, n_show, heading(model, scheme, n_steps, compress, cached))
-        n = quick_size(m, dev, len(y))
-        hits = ev.correct(m, x[:n], y[:n], data.mean, data.std, batch_size=max(n, 1))[0]
         source = "all images of the app" if n >= len(y) else f"first {n} of {len(y)} images"
         quick = _figure(x, titles, n_show, heading(model, scheme, n_steps, compress, estimate_from(hits, source)))
         if n >= len(y):

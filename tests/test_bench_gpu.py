@@ -1,0 +1,26 @@
+"""``benchmarks/bench_gpu.py --dry-run`` on the CPU: the GPU benchmark (eager against CUDA graphs, bf16
+against float32, ms per step, the preset's extrapolated times and the T4 estimate) runs to the end at tiny
+sizes and writes its JSON, so a GPU session never finds it broken by a moved module.  (It replaced the dry
+run of ``scripts/gpu_check.sh``, retired when ``scripts/gpu_session.sh`` took over its other jobs: the
+``cuda`` tests and the chapters, rehearsed by ``tests/test_gpu_session.py``.)"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_gpu_dry_run(tmp_path):
+    out = tmp_path / "bench_gpu.json"
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--dry-run", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["dry_run"] and result["machine"]["cuda"] is None
+    modes = {(r["scheme"], r["mode"], r["precision"]) for r in result["rows"]}
+    assert ("rk4_classic", "eager", "fp32") in modes and len(result["rows"]) >= 2, modes
+    assert all(r["median_ms"] > 0 and r["flops"] > 0 for r in result["rows"] if "median_ms" in r)
+    assert result["t4_estimate"] and result["extrapolated_train_seconds"] and "T4 ESTIMATE" in proc.stdout
