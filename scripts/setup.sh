@@ -13,9 +13,11 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install -q --upgrade pip
     if [ -n "${TORCH_INDEX_URL:-}" ]; then  # e.g. the CPU wheels of download.pytorch.org (the publishing workflow)
-        .venv/bin/python -m pip install -q "$(grep '^torch==' requirements.txt)" --index-url "$TORCH_INDEX_URL"
+        .venv/bin/python -m pip install -q --no-compile "$(grep '^torch==' requirements.txt)" --index-url "$TORCH_INDEX_URL"
     fi
-    .venv/bin/python -m pip install -q -r requirements.txt
+    # --no-compile: Python compiles what is imported, when it is imported; byte-compiling every installed file
+    # (torch's included) up front took about a minute on 2 cores
+    .venv/bin/python -m pip install -q --no-compile -r requirements.txt
     .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
     echo "$want" > "$stamp"
 fi

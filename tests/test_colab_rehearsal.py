@@ -184,13 +184,15 @@ def colab(tmp_path_factory):
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+    # --no-compile: byte-compiling every installed file up front (torch's included) took about a minute on
+    # 2 cores; the kernels compile what they import
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check",
           *[f"{k}=={v}" for k, v in COLAB_VERSIONS.items()]], timeout=1200)
     before = _versions(python)
     for name, version in COLAB_VERSIONS.items():
         assert before[name].split("+")[0] == version, f"{name}: wanted {version}, got {before[name]}"
     wheel = build_wheel(ROOT, project_version(ROOT), tmp / "dist")
-    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel], timeout=1200)
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", wheel], timeout=1200)
     after = _versions(python)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed <= MAY_ADD, "installing the package changed Colab's own packages: " + ", ".join(
