@@ -13,11 +13,12 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install -q --upgrade pip
     if [ -n "${TORCH_INDEX_URL:-}" ]; then  # e.g. the CPU wheels of download.pytorch.org (the publishing workflow)
-        .venv/bin/python -m pip install -q --no-compile "$(grep '^torch==' requirements.txt)" --index-url "$TORCH_INDEX_URL"
+        .venv/bin/python -m pip install -q "$(grep '^torch==' requirements.txt)" --index-url "$TORCH_INDEX_URL"
     fi
-    # --no-compile: Python compiles what is imported, when it is imported; byte-compiling every installed file
-    # (torch's included) up front took about a minute on 2 cores
-    .venv/bin/python -m pip install -q --no-compile -r requirements.txt
+    # byte-compiled at install (pip's default, about a minute on 2 cores): where PYTHONDONTWRITEBYTECODE=1 is set,
+    # as on this project's machines, nothing else would write the .pyc files, and every test's subprocess would
+    # compile torch again (tried with --no-compile: the suite took 1.7 min longer)
+    .venv/bin/python -m pip install -q -r requirements.txt
     .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
     echo "$want" > "$stamp"
 fi

@@ -185,7 +185,7 @@ def colab(tmp_path_factory):
     _run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
     # --no-compile: byte-compiling every installed file up front (torch's included) took about a minute on
-    # 2 cores; the kernels compile what they import
+    # 2 cores; the kernels compile what they import, once (their environment drops PYTHONDONTWRITEBYTECODE)
     _run([python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check",
           *[f"{k}=={v}" for k, v in COLAB_VERSIONS.items()]], timeout=1200)
     before = _versions(python)
