@@ -576,13 +576,10 @@ def test_every_formula_has_balanced_braces():
     formulas after it, untypeset (book/adaptive had two; the browser test counted them)."""
     import re
 
-    import nbformat
-
-    root = Path(__file__).resolve().parents[1]
     bad = []
-    for path in sorted((root / "book").glob("*.ipynb")) + sorted((root / "book").glob("*.md")):
+    for path in sorted((ROOT / "book").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.md")):
         if path.suffix == ".ipynb":
-            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+            text = "\n".join(cell_source(c) for c in read_notebook(path)["cells"] if c["cell_type"] == "markdown")
         else:
             text = path.read_text()
         for m in re.finditer(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", text, re.S):

@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
-from cnet_lib.runtime.files import shown_path
 import torch
 
 from cnet_lib import draw as imf
@@ -17,6 +15,7 @@ from cnet_lib.images import image_tables as TB
 from cnet_lib.images import theta as TH
 from cnet_lib.images import verdict as V
 from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.runtime.files import shown_path
 from cnet_lib.runtime.vocabulary import SERIES_COLORS, run_color
 from cnet_lib.runtime.settings import Settings
 

@@ -181,11 +181,12 @@ def test_the_thumbnails_are_one_mosaic_with_each_image_in_its_tile():
 
 def test_the_thumbnail_labels_are_the_models_predictions(runs):
     from cnet_lib.images.evaluation import Evaluator
+    from cnet_lib.images.study_inputs import study_data
 
     app = draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs))
     fig = app.render(model="rk4_refined", scheme="rk4_classic", n_steps=4, compress=0)
     run = runs["rk4_refined"]
-    data = draw.image_apps.study_data(run.config, run.settings, torch.device("cpu"), with_train=False)
+    data = study_data(run.config, run.settings, torch.device("cpu"), with_train=False)
     with run.model.manifested("rk4_classic", 4):
         ev = Evaluator()
         pred = ev.predictions(run.model, data.test_x[:50], data.mean, data.std, batch_size=16)[0]

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -177,8 +178,6 @@ def _hidden_values(secret: str) -> set[str]:
 def test_the_students_install_lists_its_commands_without_the_teachers(wheel_copies, tmp_path):
     """``python -m cnet_lib`` in a student's install (the wheel unpacked, run away from the repository) lists the
     commands, none of the teacher's, and exits 0; a teacher's command is an unknown one there."""
-    import sys
-
     (wheel,) = wheel_copies.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")

@@ -95,11 +95,12 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
     comp_opts = [("none (trained θ)", 0)] + [(f"M = {m}", m) for m in sorted(set(grid.get("compress", ())) | {1, 2, 4}) if m < max_m]
     ev = Evaluator()
 
-    def heading(model, scheme, n_steps, compress, est: Estimate) -> str:
+    def figure(graph: tuple, titles: list, est: Estimate) -> go.Figure:
+        model, scheme, n_steps, compress = graph
         ident = compress and f"θ compressed to M = {compress}, " or ""
         more = "" if est.final else "; all of them follow"
-        return (f"{run_label(model)}: {ident}{scheme}, N_t = {n_steps}: accuracy {est.text()}{more}; predicted classes "
-                f"of the first {n_show}")
+        return _figure(x, titles, n_show, f"{run_label(model)}: {ident}{scheme}, N_t = {n_steps}: accuracy {est.text()}"
+                                          f"{more}; predicted classes of the first {n_show}")
 
     def render(model, scheme, n_steps, compress):
         n_steps = int(n_steps)
@@ -111,20 +112,19 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
         n = 0 if cached is not None else quick_size(m, dev, len(y))
         k = max(n, n_show)  # the thumbnails' predictions come from the sample's forward pass
         pred = ev.predictions(m, x[:k], data.mean, data.std, batch_size=k)[0]
-        titles, hits = _titles(pred[:n_show], y[:n_show], data.classes), pred[:n] == y[:n]
+        titles, graph = _titles(pred[:n_show], y[:n_show], data.classes), (model, scheme, n_steps, compress)
         if cached is not None:
-            return _figure(x, titles, n_show, heading(model, scheme, n_steps, compress, cached))
+            return figure(graph, titles, cached)
+        hits = pred[:n] == y[:n]
         source = "all images of the app" if n >= len(y) else f"first {n} of {len(y)} images"
-        quick = _figure(x, titles, n_show, heading(model, scheme, n_steps, compress, estimate_from(hits, source)))
+        quick = figure(graph, titles, estimate_from(hits, source))
         if n >= len(y):
             return quick
 
         def refine(stale):
             rest = evaluate_in_chunks(Evaluator(), m, x, y, data.mean, data.std, n, stale)
-            if rest is None:
-                return None
-            est = estimate_from(torch.cat([hits, rest]), f"all {len(y)} images of the app")
-            return _figure(x, titles, n_show, heading(model, scheme, n_steps, compress, est))
+            return None if rest is None else figure(graph, titles, estimate_from(torch.cat([hits, rest]),
+                                                                                   f"all {len(y)} images of the app"))
 
         return Progressive(quick, refine)
 

@@ -59,18 +59,14 @@ class Evaluator:
         classifies right in eval mode, as a bool tensor, and the wall time.  ``transform`` is
         applied to every normalised batch before the model (e.g. input noise).  ``batch_size`` must
         be an integer >= 1."""
-        return self._outcomes(model, x, y, mean, std, batch_size, transform, lambda pred, yb: pred == yb)
+        pred, seconds = self.predictions(model, x, mean, std, batch_size, transform)
+        return pred == y, seconds
 
     def predictions(self, model: torch.nn.Module, x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor,
                     batch_size: int = 500, transform: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
                     ) -> tuple[torch.Tensor, float]:
         """(classes, seconds): the class ``model`` predicts for each of the uint8 images ``x``, as an int64
-        tensor, the same way :meth:`correct` evaluates them (``correct`` is ``predictions == y``)."""
-        unused = torch.zeros(len(x), dtype=torch.long, device=x.device)  # batching wants labels; none are read
-        return self._outcomes(model, x, unused, mean, std, batch_size, transform, lambda pred, yb: pred.clone())
-
-    def _outcomes(self, model, x, y, mean, std, batch_size, transform, read) -> tuple[torch.Tensor, float]:
-        """``read(pred, yb)`` of every batch, concatenated, and the wall time (``correct``, ``predictions``)."""
+        tensor, and the wall time; :meth:`correct` compares them with the labels."""
         check_int("batch_size", batch_size, low=1, example=500)
         device = x.device
         self.precision = self.precision or precision_for(device, graphs=self._runner.graph_cls is not None)
@@ -78,18 +74,18 @@ class Evaluator:
         worth_it = len(x) // batch_size >= self.min_graph_batches
         was_training = model.training
         model.eval()
+        unused = torch.zeros(len(x), dtype=torch.long, device=device)  # batching wants labels; none are read
         parts = []
         _sync(device)
         t0 = time.perf_counter()
         try:
-            for xb, yb in iterate_batches(x, y, batch_size, mean, std):
+            for xb, _ in iterate_batches(x, unused, batch_size, mean, std):
                 if transform is not None:
                     xb = transform(xb)
                 capture = worth_it and len(xb) == batch_size
                 (pred,) = self._runner(module_key(model, xb), xb, capture=capture)
-                parts.append(read(pred, yb))  # read now: a replay overwrites pred
-            empty = read(torch.zeros(0, dtype=torch.long, device=device), torch.zeros(0, dtype=torch.long, device=device))
-            out = torch.cat(parts) if parts else empty
+                parts.append(pred.clone())  # copied now: a replay overwrites pred
+            out = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.long, device=device)
             _sync(device)
         finally:
             model.train(was_training)
