@@ -2,8 +2,10 @@
 
 Used by scripts/gpu_session.py: the pendulum chapters run in ``smoke`` (their
 models are tiny and live on the CPU), the image chapters in the preset given (``gpu`` on a GPU machine).
+``--pendulum-preset gpu`` runs the pendulum chapters as a Colab reader on a GPU meets them: in the ``gpu``
+preset, training on the CPU (so a CPU machine times them as well as a GPU machine does).
 
-    python scripts/run_chapters.py OUT.json IMAGE_PRESET [--only NAME ...] [--save-dir DIR]
+    python scripts/run_chapters.py OUT.json IMAGE_PRESET [--only NAME ...] [--pendulum-preset P] [--save-dir DIR]
 
 Writes ``OUT.json``: per chapter its preset, ``passed`` or ``FAILED: ...``, its seconds and the last
 lines of its printed output; exit status 0 when every chapter run passed.  The file is rewritten before and
@@ -29,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from cnet_lib.book.toc import toc_notebooks  # noqa: E402
 
 PENDULUM = ("how_to_use", "pendulum_integrators", "resnet_euler")
-"""The chapters whose models are the pendulum's (or none): run in ``smoke`` everywhere."""
+"""The chapters whose models are the pendulum's (or none): run in ``--pendulum-preset`` (``smoke``)."""
 
 
 def run_one(nb_path: Path, preset: str, save_dir: Path | None) -> dict:
@@ -58,6 +60,7 @@ def main(argv=None) -> int:
     p.add_argument("out")
     p.add_argument("image_preset")
     p.add_argument("--only", nargs="+", help="chapter names (stems) to run; default: every chapter of _toc.yml")
+    p.add_argument("--pendulum-preset", default="smoke", help="the preset of the pendulum chapters (default smoke)")
     p.add_argument("--save-dir", help="also write the executed notebooks there")
     args = p.parse_args(argv)
     chapters = toc_notebooks(ROOT)
@@ -65,24 +68,44 @@ def main(argv=None) -> int:
     if unknown:
         print(f"run_chapters: no chapter {sorted(unknown)} in _toc.yml", file=sys.stderr)
         return 2
+    about = {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    presets = chapter_presets(chapters, args.image_preset, args.pendulum_preset, args.only)
     results = {}
     for nb_path in chapters:
-        if args.only and nb_path.stem not in args.only:
+        if nb_path.stem not in presets:
             continue
-        preset = "smoke" if nb_path.stem in PENDULUM else args.image_preset
+        preset = presets[nb_path.stem]
         results[nb_path.stem] = {"preset": preset, "status": "running", "seconds": 0.0, "started_unix": time.time()}
-        write_results(Path(args.out), results, chapters)
+        write_results(Path(args.out), results, chapters, about)
         results[nb_path.stem] = r = run_one(nb_path, preset, Path(args.save_dir) if args.save_dir else None)
-        write_results(Path(args.out), results, chapters)
+        write_results(Path(args.out), results, chapters, about)
         print(f"{nb_path.stem:28s} preset {preset:5s} {r['seconds']:7.1f} s  {r['status']}", flush=True)
-    write_results(Path(args.out), results, chapters)
+    write_results(Path(args.out), results, chapters, about)
     return 0 if all(r["status"] == "passed" for r in results.values()) else 1
 
 
-def write_results(out: Path, results: dict, chapters: list) -> None:
-    """``out`` replaced atomically by the results so far (a reader never sees half a file)."""
+def chapter_presets(chapters: list, image_preset: str, pendulum_preset: str = "smoke", only=None) -> dict:
+    """``{stem: preset}`` of the chapters to run, in order: the pendulum chapters (:data:`PENDULUM`) in
+    ``pendulum_preset``, the others in ``image_preset``; only those named in ``only`` when given."""
+    return {nb.stem: pendulum_preset if nb.stem in PENDULUM else image_preset for nb in chapters
+            if not only or nb.stem in only}
+
+
+def machine() -> dict:
+    """Where the chapters ran: the platform, its CPU cores, torch and the CUDA GPU (None without one)."""
+    import platform
+
+    import torch
+
+    return {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
+            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+
+
+def write_results(out: Path, results: dict, chapters: list, about: dict) -> None:
+    """``out`` replaced atomically by the results so far, with ``about`` (the machine, the date): a reader
+    never sees half a file."""
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps({"chapters": results, "toc": [nb.stem for nb in chapters]}, indent=1))
+    tmp.write_text(json.dumps({"chapters": results, "toc": [nb.stem for nb in chapters], **about}, indent=1))
     os.replace(tmp, out)
 
 

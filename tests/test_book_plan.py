@@ -59,3 +59,12 @@ def test_the_main_command_says_its_plan_before_building(tmp_path):
     assert "expected time" in text and "(measured, with the image models that ship with the book)" in text
     assert "quicker" not in text
     assert "stopping before the build" in text and not (tmp_path / "runs").exists()
+
+
+def test_the_gpu_plan_quotes_what_was_measured_for_it():
+    """The gpu preset's build time is not measured as a whole: the plan says which parts were, where."""
+    from cnet_lib.book.chapter_cards import GPU_PRESET_ON_CPU, GPU_RUN
+
+    text = BP.MEASURED["gpu"]["loaded"]
+    assert text.startswith("not measured as a whole") and GPU_RUN["machine"] in text
+    assert GPU_PRESET_ON_CPU["machine"] in text and "run on the CPU" in text

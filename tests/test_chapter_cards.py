@@ -81,15 +81,31 @@ def test_the_card_says_what_was_not_measured(monkeypatch):
     assert CC.with_card(once, "BADGE", card) == once and CC.without_card(once).replace("\n\n\n", "\n\n") == text
 
 
-def test_gpu_parts_come_from_the_gpu_session():
-    """The parts of image chapters timed on a GPU are the sums of scripts/gpu_session.py's measurements."""
-    path = RESULTS / "gpu_session-gpu.json"
+def test_gpu_times_come_from_the_gpu_session():
+    """The chapters timed on a GPU are those of scripts/gpu_session.py's chapter log, in the ``gpu`` preset."""
+    path = RESULTS / "gpu_chapters-gpu-check.json"
     assert path.is_file(), f"{path} is missing: run scripts/gpu_session.sh on a GPU"
-    measured = json.loads(path.read_text(encoding="utf-8"))
-    assert CC.GPU_SESSION["machine"].split()[-1] in measured["machine"]["device_name"]
-    study = measured["seeds"][CC.GPU_SESSION["seed"]]["study_seconds"]
-    for name, (_, keys, seconds) in CC.GPU_SESSION["study_seconds"].items():
-        assert seconds == round(sum(study[k] for k in keys), 1), name
+    chapters = json.loads(path.read_text(encoding="utf-8"))["chapters"]
+    measured = {name: c["seconds"] for name, c in chapters.items() if c["preset"] == "gpu" and c["status"] == "passed"}
+    assert CC.GPU_RUN["seconds"] == measured
+    session = json.loads((RESULTS / "gpu_session-gpu-check.json").read_text(encoding="utf-8"))
+    assert CC.GPU_RUN["machine"].split()[-1] in session["machine"]["device_name"]
+
+
+def test_gpu_preset_times_on_a_cpu_come_from_their_run():
+    """The pendulum chapters' gpu preset, timed on a CPU alone (scripts/run_chapters.py --pendulum-preset gpu):
+    the card quotes that file and says that what it times runs on the CPU."""
+    path = RESULTS / "gpu_preset_chapters-cpu.json"
+    assert path.is_file(), f"{path} is missing: python scripts/run_chapters.py {path} gpu --pendulum-preset gpu"
+    chapters = json.loads(path.read_text(encoding="utf-8"))["chapters"]
+    measured = {name: c["seconds"] for name, c in chapters.items() if c["preset"] == "gpu" and c["status"] == "passed"}
+    assert CC.GPU_PRESET_ON_CPU["seconds"] == measured and measured
+    bench = json.loads((RESULTS / "adaptive_pendulum-gpu.json").read_text(encoding="utf-8"))
+    assert bench["preset"] == "gpu" and CC.GPU_PRESET_ON_CPU["parts"]["adaptive"][1] == bench["total_seconds"]
+    assert bench["machine"]["cpu_count"] == 2 == json.loads(path.read_text(encoding="utf-8"))["machine"]["cpu_count"]
+    nb = {"cells": [{"cell_type": "markdown", "source": "# T", "metadata": {}}]}
+    for name in [*measured, *CC.GPU_PRESET_ON_CPU["parts"]]:
+        assert CC.ON_CPU in CC.card_markdown(name, nb)
 
 
 def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_made():

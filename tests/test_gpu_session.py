@@ -83,6 +83,20 @@ def test_the_next_session_reuses_the_shipped_gpu_models_and_trains_nothing():
     assert not any(stage.startswith(("seed", "ship")) for stage in gpu_session.REUSE_PLAN)
 
 
+def test_the_pendulum_chapters_can_run_in_the_preset_a_gpu_reader_gets():
+    """run_chapters.py runs the pendulum chapters in smoke by default and, asked, in the gpu preset (a reader's
+    on a GPU: their ODE-Nets train on the CPU, so a CPU machine times them); the image chapters in theirs."""
+    import run_chapters
+
+    chapters = toc_notebooks(ROOT)
+    default = run_chapters.chapter_presets(chapters, "gpu")
+    assert list(default) == [nb.stem for nb in chapters]
+    assert {default[n] for n in run_chapters.PENDULUM} == {"smoke"}
+    assert {p for n, p in default.items() if n not in run_chapters.PENDULUM} == {"gpu"}
+    asked = run_chapters.chapter_presets(chapters, "gpu", "gpu", only=["resnet_euler", "adaptive"])
+    assert asked == {"resnet_euler": "gpu", "adaptive": "gpu"}
+
+
 def test_a_stopped_chapter_job_still_brings_back_the_chapters_it_finished(tmp_path):
     """run_chapters.py rewrites its JSON before and after every chapter; finish() merges it into OUT and names
     the chapter the job was stopped in."""
@@ -102,12 +116,13 @@ def test_a_stopped_chapter_job_still_brings_back_the_chapters_it_finished(tmp_pa
     assert chapters["robustness"]["status"].startswith("stopped at the deadline after 3") and chapters["robustness"]["seconds"] >= 30
 
 
-def test_a_reuse_session_is_taken_in_without_touching_the_shipped_models(tmp_path):
+@pytest.mark.parametrize("device", ["cuda", "cuda:0"])  # the H100 session of 2026-11-27 wrote "cuda:0"
+def test_a_reuse_session_is_taken_in_without_touching_the_shipped_models(tmp_path, device):
     files = tmp_path / "files"
     files.mkdir()
     (files / "gpu_session.json").write_text(json.dumps({"preset": "gpu", "reused": "the gpu preset's models ship"}))
     (files / "chapters.json").write_text(json.dumps({"chapters": {}, "toc": []}))
-    (files / "live_apps.json").write_text(json.dumps({"device": "cuda", "groups": ["image"], "complete": False}))
+    (files / "live_apps.json").write_text(json.dumps({"device": device, "groups": ["image"], "complete": False}))
     session_files.accept(files, tmp_path / "shipped", tmp_path / "results")
     assert not (tmp_path / "shipped").exists()
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["gpu_chapters-gpu-check.json",

@@ -195,3 +195,35 @@ def test_the_thumbnail_labels_are_the_models_predictions(runs):
     labels = [a.text for a in fig.layout.annotations]
     want = [f"{'✓' if p == t else '✗'} {data.classes[p]}" for p, t in zip(pred[:N_SHOW].tolist(), data.test_y[:N_SHOW].tolist())]
     assert labels == want and len(fig.data) == 1, "one image trace, one label per thumbnail"
+
+
+def _shown(seconds) -> str:
+    """How the README's table shows a group of seconds: one value, or the range, at 2 decimals."""
+    values = sorted({f"{s:.2f}" for s in seconds}, key=float)
+    return f"{values[0]} s" if len(values) == 1 else f"{values[0]}–{values[-1]} s"
+
+
+def test_the_readme_table_of_seconds_is_the_benchmark_files():
+    """README *Live apps*: each row's CPU and H100 first answers are benchmarks/bench_live_apps.py's files
+    (live_apps-cpu.json and live_apps-cuda.json, the H100 check session), rounded as shown."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    section = (root / "README.md").read_text(encoding="utf-8").split("## Live apps", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in section.splitlines()
+            if ln.startswith(("| sweep app", "| robustness app", "| pendulum rollout app", "| solver app"))]
+    measured = {dev: json.loads((root / "benchmarks" / "results" / f"live_apps-{dev}.json").read_text(encoding="utf-8"))
+                for dev in ("cpu", "cuda")}
+    assert measured["cuda"]["complete"] and "H100" in measured["cuda"]["machine"]["cuda"]
+    # the table's rows, in order, as groups of the benchmark's interactions
+    groups = [("sweep_app", [i]) for i in range(5)] + [("robustness_app", [0, 1]), ("robustness_app", [2]),
+                                                        ("robustness_app", [3]), ("rollout_app", list(range(6))),
+                                                        ("solver_app", list(range(4)))]
+    assert len(rows) == len(groups)
+    for row, (app, idx) in zip(rows, groups):
+        cpu, cuda = ([measured[d][app][i] for i in idx] for d in ("cpu", "cuda"))
+        assert row[2] == _shown(r["first_s"] for r in cpu), row
+        assert row[5].split(" (")[0] == _shown(r["first_s"] for r in cuda), row
+        if row[3] != "—":
+            assert row[3] == _shown(r["refine_s"] for r in cpu), row

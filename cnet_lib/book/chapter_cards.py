@@ -27,10 +27,12 @@ from typing import Mapping, Optional
 
 from ..images.image_presets import IMAGE_PRESETS
 from ..images.shipped import shipping_presets
+from ..runtime.progress import duration
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
 
-__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_SESSION", "WORDS_PER_MINUTE", "CODE_LINES_PER_MINUTE", "CARD_START",
-           "CARD_END", "reading_minutes", "card_markdown", "without_card", "with_card"]
+__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_PRESET_ON_CPU", "ON_CPU", "WORDS_PER_MINUTE",
+           "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
+           "with_card"]
 
 WORDS_PER_MINUTE = 150
 """Reading speed for the chapters' prose (technical text with formulas)."""
@@ -107,20 +109,26 @@ say "not measured"."""
 CPU_BUILD = BUILDS["cpu"]
 """The ``cpu`` build of :data:`BUILDS`: the running times on the chapter cards."""
 
-GPU_RUN: dict = {}
-"""Each chapter's measured execution in the ``gpu`` preset on a GPU, by chapter (no whole chapter timed yet)."""
+GPU_RUN: dict = {"machine": "an H100", "date": "2026-11-27", "seconds": {
+    "adaptive": 219.3, "continuousnet": 15.1, "manifestation_invariance": 14.7, "refinement_training": 23.4,
+    "robustness": 14.8}}
+"""Each chapter's execution in the ``gpu`` preset on a GPU, with the image models that ship with the book
+(``benchmarks/results/gpu_chapters-gpu-check.json``, written by ``scripts/gpu_session.py``: every chapter ran at
+once, beside the ``cuda`` tests, so these are upper bounds; ``tests/test_chapter_cards.py`` checks them).  The
+pendulum chapters ran there in ``smoke`` only: their ``gpu`` preset is timed on a CPU (:data:`GPU_PRESET_ON_CPU`)."""
 
-GPU_SESSION: dict = {"machine": "an H100", "seed": "0", "study_seconds": {
-    "manifestation_invariance": ("its two sweeps", ("sweep rk4_refined", "sweep euler_fixed"), 23.9),
-    "robustness": ("its robustness study", ("robustness",), 17.2)}}
-"""Parts of image chapters timed in the ``gpu`` preset on a GPU (``benchmarks/results/gpu_session-gpu.json``,
-training seed 0, written by ``scripts/gpu_session.py``; ``tests/test_chapter_cards.py`` checks the sums)."""
+GPU_PRESET_ON_CPU: dict = {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27",
+                           "seconds": {"how_to_use": 5.7, "pendulum_integrators": 17.6, "resnet_euler": 259.2},
+                           "parts": {"adaptive": ("its pendulum cells", 376.5)}}
+"""Chapters, or their pendulum cells, that run on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone:
+what a reader of that preset waits for there on a machine with that CPU, whatever its GPU.  ``seconds``:
+whole chapters (``benchmarks/results/gpu_preset_chapters-cpu.json``, from ``scripts/run_chapters.py
+--pendulum-preset gpu``); ``parts``: the pendulum cells of a chapter whose image part runs on the GPU
+(``benchmarks/results/adaptive_pendulum-gpu.json``, ``benchmarks/bench_adaptive_pendulum.py``).
+``tests/test_chapter_cards.py`` checks both against their files."""
 
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
+ON_CPU = "on the CPU, with or without a GPU"
+"""Said of what :data:`GPU_PRESET_ON_CPU` times: the pendulum's code never asks for the GPU."""
 
 
 def reading_minutes(nb: Mapping) -> int:
@@ -144,14 +152,20 @@ def _running(name: str, card: Card) -> str:
         text = "`cpu` preset: not measured"
     else:
         shipped = " with the image models that ship with the book" if card.image_models else ""
-        text = f"{_duration(cpu)} in the `cpu` preset{shipped} (measured on {CPU_BUILD['machine']})"
-    gpu = GPU_RUN.get(name)
-    part = GPU_SESSION["study_seconds"].get(name)
-    if gpu:
-        text += f"; {gpu} in the `gpu` preset (measured)."
-    elif part:
-        text += (f"; `gpu` preset: the whole chapter not timed, {part[0]} {_duration(part[2])} on "
-                 f"{GPU_SESSION['machine']} (measured).")
+        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {CPU_BUILD['machine']})"
+    gpu = GPU_RUN["seconds"].get(name)
+    on_cpu = GPU_PRESET_ON_CPU["seconds"].get(name)
+    part = GPU_PRESET_ON_CPU["parts"].get(name)
+    cpu_alone = ""
+    if on_cpu or part:
+        what, runs = (f"{part[0]} {duration(part[1])}", "they run") if part else (duration(on_cpu), "the chapter runs")
+        cpu_alone = f"{what} on {GPU_PRESET_ON_CPU['machine']} alone ({runs} {ON_CPU})"
+    if gpu is not None:
+        shipped = " with the shipped image models" if card.image_models else ""
+        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {GPU_RUN['machine']}"
+        text += (f", and {cpu_alone}" if cpu_alone else "") + " (measured)."
+    elif cpu_alone:
+        text += f"; `gpu` preset: {cpu_alone} (measured)."
     else:
         text += "; `gpu` preset: not measured."
     if card.image_models:

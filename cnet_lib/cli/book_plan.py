@@ -15,10 +15,11 @@ from typing import Optional, Sequence
 
 import torch
 
-from ..book.chapter_cards import BUILDS, GPU_SESSION
+from ..book.chapter_cards import BUILDS, GPU_PRESET_ON_CPU, GPU_RUN
 from ..images.image_presets import image_runs
 from ..images.run_folders import is_finished, run_dir
 from ..images.shipped import shipped_run
+from ..runtime.progress import duration
 from ..runtime.settings import Settings
 
 __all__ = ["SUMMARY", "MEASURED", "plan", "main"]
@@ -26,21 +27,20 @@ __all__ = ["SUMMARY", "MEASURED", "plan", "main"]
 SUMMARY = "What a book build of a preset would load or train, and how long it takes"
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
-
+_ON_CPU = sum(GPU_PRESET_ON_CPU["seconds"].values()) + sum(p[1] for p in GPU_PRESET_ON_CPU["parts"].values())
 
 MEASURED = {
-    "smoke": f"about {_minutes(BUILDS['smoke']['build_seconds'])} on {BUILDS['smoke']['machine']} (measured)",
-    "cpu": {"loaded": f"about {_minutes(BUILDS['cpu']['build_seconds'])} on {BUILDS['cpu']['machine']} (measured, with "
+    "smoke": f"about {duration(BUILDS['smoke']['build_seconds'])} on {BUILDS['smoke']['machine']} (measured)",
+    "cpu": {"loaded": f"about {duration(BUILDS['cpu']['build_seconds'])} on {BUILDS['cpu']['machine']} (measured, with "
                       "the image models that ship with the book" + "".join(
                           f"; {name} not executed in that build, not measured" for name in
                           BUILDS["cpu"].get("not_executed", [])) + ")",
             "trained": "about 50 min on the project's 2-core CPU machine (measured: 42 min to train both image "
                        "models, 6 min for their sweeps and robustness study, 2 min for the rest)"},
-    "gpu": {"loaded": "not measured as a whole (with the shipped models on an H100, measured: the two sweeps "
-                      f"{GPU_SESSION['study_seconds']['manifestation_invariance'][2]:.0f} s, the robustness study "
-                      f"{GPU_SESSION['study_seconds']['robustness'][2]:.0f} s)",
+    "gpu": {"loaded": "not measured as a whole (measured: the image chapters with the shipped models at most "
+                      f"{duration(sum(GPU_RUN['seconds'].values()))} on {GPU_RUN['machine']}, run side by side; the "
+                      "pendulum chapters and the adaptive chapter's pendulum cells, which run on the CPU, "
+                      f"{duration(_ON_CPU)} on {GPU_PRESET_ON_CPU['machine']} alone)",
             "trained": "minutes on an H100/H200-class GPU (both models trained in 88 s on an H100, measured); about "
                        "26 min on a T4 (an estimate, see the README)"},
     "paper": "hours on a GPU (not measured)",

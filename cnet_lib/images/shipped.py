@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..runtime.checkpoint import CheckpointError, atomic_copy, file_digest
+from ..runtime.progress import duration
 from .run_folders import identity_hash
 from .train_config import TrainConfig
 from .train_state import CHECKPOINT
@@ -101,10 +102,10 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
             raise ShippedFileError(f"the copy {dest} of the shipped file {src / name} differs from it after copying "
                                    "(a failing disk?): check the disk and run again")
     if verbose:
-        minutes = manifest.get("train_seconds", 0) / 60
-        print(f"{label}: using the model shipped with the book for this preset ({minutes:.0f} min of training on "
+        took = duration(manifest.get("train_seconds", 0))
+        print(f"{label}: using the model shipped with the book for this preset ({took} of training on "
               f"{manifest.get('machine', {}).get('device_name', 'a CPU')}; {manifest.get('data', {}).get('description', '')}"
-              f"). To train it yourself instead (about {minutes:.0f} min on such a machine): "
+              f"). To train it yourself instead (about {took} on such a machine): "
               "trained_runs(ctx.settings, use_shipped=False). How it was trained: the manifest.json beside it.")
     return True
 

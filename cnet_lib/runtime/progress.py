@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-__all__ = ["progress_bar", "progress_write", "set_bar_factory"]
+__all__ = ["duration", "progress_bar", "progress_write", "set_bar_factory"]
 
 _FACTORY: Optional[Callable] = None
 
@@ -35,3 +35,11 @@ def progress_write(text: str) -> None:
     from tqdm import tqdm
 
     tqdm.write(text)
+
+
+def duration(seconds: float) -> str:
+    """A duration in words, as the book says how long work takes: ``"25 s"`` under 90 s, ``"1.5 min"``
+    under 10 minutes, ``"12 min"`` from there."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
