@@ -25,11 +25,13 @@ folder, a half-trained run continues from its last epoch):
                robustness rows over the seeds
     live apps  seconds per interaction of every live app on this device (benchmarks/bench_live_apps.py)
 
-Measured (the H100 session of 2026-11-27, README *On a GPU*): a seed took 128-147 s (training 86-88 s, its
-sweeps 21-24 s, its robustness study 15-17 s), the three seeds, the ship and the seeds stage 420 s; the cuda
+Measured (the H100 training session of 2026-11-27, README *On a GPU*): a seed took 128-147 s (training 86-88 s,
+its sweeps 21-24 s, its robustness study 15-17 s), the three seeds, the ship and the seeds stage 420 s; the cuda
 tests 48 s; the image chapters did not finish beside seeds 1 and 2 (stopped after 306 s), which is why a
-session that reuses the shipped models starts them first.  The summary records each stage's seconds, and a
-stage that does not fit is left for the rerun.
+session that reuses the shipped models starts them first.  The check session that followed (reuse, deadline
+350 s) took 296 s: the image chapters 292 s in the background, the graphed callables 9 s and the live apps 92 s
+in the foreground.  The summary records each stage's seconds, and a stage that does not fit is left for the
+rerun.
 
     python scripts/gpu_session.py --out OUT [--work DIR] [--deadline-s 540] [--train auto|always] [--dry-run]
 
