@@ -78,6 +78,27 @@ def _median_ms(fn, device, steps: int, warmup: int) -> dict:
     return {"median_ms": statistics.median(times), "min_ms": min(times), "n": steps}
 
 
+def alternating_ms(fns: dict, device, rounds: int, per_round: int, warmup: int) -> dict:
+    """ms per call of each function in ``fns``, measured in alternating rounds: each round times
+    ``per_round`` calls of every function in turn (the order reversed every other round), so that load from
+    other work on the device falls on all of them alike.  ``{name: {"median_ms", "min_ms", "rounds"}}``, the
+    median and the least of the rounds' means."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    _sync(device)
+    names = list(fns)
+    per = {name: [] for name in names}
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                fns[name]()
+            _sync(device)
+            per[name].append(1000 * (time.perf_counter() - t0) / per_round)
+    return {name: {"median_ms": statistics.median(v), "min_ms": min(v), "rounds": rounds} for name, v in per.items()}
+
+
 def _step(channels, scheme, n_steps, batch, device, precision, graph_cls):
     torch.manual_seed(0)
     model = ContinuousNet(channels=channels, n_basis=n_steps, scheme=scheme).to(device).train()
@@ -183,13 +204,17 @@ def time_graphed_callables(channels, scheme, n_steps, batch, device, steps, warm
             torch.nn.functional.cross_entropy(graphed(x), y).backward()
             opt.step()
 
-        theirs = _median_ms(step, device, steps, warmup)
         _, _, ours, x2, y2 = _step(channels, scheme, n_steps, batch, device, Precision(), CG.graph_class(device))
-        mine = _median_ms(lambda: ours(x2, y2), device, steps, warmup)
+        rounds = 5
+        timed = alternating_ms({"theirs": step, "ours": lambda: ours(x2, y2)}, device, rounds,
+                               max(1, steps // rounds), warmup)
+        theirs, mine = timed["theirs"], timed["ours"]
     except Exception as err:  # a measurement, not a test: say what failed and go on
         return {"scheme": scheme, "n_steps": n_steps, "error": f"{type(err).__name__}: {err}"[:400]}
     out = {"scheme": scheme, "n_steps": n_steps, "make_graphed_callables_ms": theirs["median_ms"],
-           "step_runner_ms": mine["median_ms"], "ratio": theirs["median_ms"] / mine["median_ms"]}
+           "step_runner_ms": mine["median_ms"], "ratio": theirs["median_ms"] / mine["median_ms"],
+           "min_ms": {"make_graphed_callables": theirs["min_ms"], "step_runner": mine["min_ms"]},
+           "rounds": rounds, "timed": "alternating rounds (bench_gpu.alternating_ms)"}
     print(f"  {scheme} N_t={n_steps} fp32: make_graphed_callables {out['make_graphed_callables_ms']:.2f} ms, "
           f"StepRunner {out['step_runner_ms']:.2f} ms per step", flush=True)
     return out

@@ -24,3 +24,31 @@ def test_bench_gpu_dry_run(tmp_path):
     assert ("rk4_classic", "eager", "fp32") in modes and len(result["rows"]) >= 2, modes
     assert all(r["median_ms"] > 0 and r["flops"] > 0 for r in result["rows"] if "median_ms" in r)
     assert result["t4_estimate"] and result["extrapolated_train_seconds"] and "T4 ESTIMATE" in proc.stdout
+
+
+def test_two_steps_are_timed_in_alternating_rounds():
+    """StepRunner against make_graphed_callables is timed in alternating rounds (the H100 check session timed
+    them one after the other on a shared GPU, 3% apart): every round times both, first one then the other,
+    and a slower step comes out slower."""
+    import time
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_gpu import alternating_ms
+
+    calls = []
+
+    def fast():
+        calls.append("fast")
+
+    def slow():
+        calls.append("slow")
+        time.sleep(0.004)
+
+    timed = alternating_ms({"fast": fast, "slow": slow}, torch.device("cpu"), rounds=4, per_round=3, warmup=1)
+    assert calls[:2] == ["fast", "slow"]  # the warm-up, then the rounds: ABBAAB...
+    rounds = [calls[2 + 3 * i] for i in range(8)]
+    assert rounds == ["fast", "slow", "slow", "fast", "fast", "slow", "slow", "fast"]
+    assert timed["slow"]["median_ms"] >= 4 > timed["fast"]["median_ms"] and timed["fast"]["rounds"] == 4
+    assert all(t["min_ms"] <= t["median_ms"] for t in timed.values())
