@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,10 +33,6 @@ def test_two_steps_are_timed_in_alternating_rounds():
     """StepRunner against make_graphed_callables is timed in alternating rounds (the H100 check session timed
     them one after the other on a shared GPU, 3% apart): every round times both, first one then the other,
     and a slower step comes out slower."""
-    import time
-
-    import torch
-
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_gpu import alternating_ms
 

@@ -5,7 +5,9 @@ benchmarks/bench_live_apps.py."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
+from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
@@ -206,9 +208,6 @@ def _shown(seconds) -> str:
 def test_the_readme_table_of_seconds_is_the_benchmark_files():
     """README *Live apps*: each row's CPU and H100 first answers are benchmarks/bench_live_apps.py's files
     (live_apps-cpu.json and live_apps-cuda.json, the H100 check session), rounded as shown."""
-    import json
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     section = (root / "README.md").read_text(encoding="utf-8").split("## Live apps", 1)[1].split("\n## ", 1)[0]
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in section.splitlines()

@@ -18,6 +18,7 @@ import torch
 from cnet_lib.images import run_folders as RF, run_store as RS, shipped as SHP
 from cnet_lib.images.image_presets import image_runs, sweep_grid as image_presets_sweep
 from cnet_lib.images import CHECKPOINT
+from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.settings import Settings
 from shipped_checks import check_preset_folders
 from smoke_data import smoke_settings
@@ -107,8 +108,6 @@ def test_the_book_loads_the_shipped_model_and_says_so(tmp_path, capsys):
 def test_loading_a_model_trained_in_under_a_minute_says_seconds(tmp_path, capsys):
     """The H100 session's chapter log said "0 min of training" for the gpu Euler model (25 s): durations are
     words from runtime.progress.duration."""
-    from cnet_lib.runtime.progress import duration
-
     assert [duration(s) for s in (24.9, 89, 90, 360.7, 600, 2943)] == ["25 s", "89 s", "1.5 min", "6.0 min", "10 min",
                                                                         "49 min"]
     cfg = image_runs("gpu")["euler_fixed"]
