@@ -29,6 +29,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from cnet_lib.book.toc import toc_notebooks  # noqa: E402
+from cnet_lib.runtime.device import default_device, environment  # noqa: E402
 
 PENDULUM = ("how_to_use", "pendulum_integrators", "resnet_euler")
 """The chapters whose models are the pendulum's (or none): run in ``--pendulum-preset`` (``smoke``)."""
@@ -68,12 +69,10 @@ def main(argv=None) -> int:
     if unknown:
         print(f"run_chapters: no chapter {sorted(unknown)} in _toc.yml", file=sys.stderr)
         return 2
-    about = {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    about = {"machine": environment(default_device()), "date": time.strftime("%Y-%m-%d")}
     presets = chapter_presets(chapters, args.image_preset, args.pendulum_preset, args.only)
     results = {}
-    for nb_path in chapters:
-        if nb_path.stem not in presets:
-            continue
+    for nb_path in (nb for nb in chapters if nb.stem in presets):
         preset = presets[nb_path.stem]
         results[nb_path.stem] = {"preset": preset, "status": "running", "seconds": 0.0, "started_unix": time.time()}
         write_results(Path(args.out), results, chapters, about)
@@ -89,16 +88,6 @@ def chapter_presets(chapters: list, image_preset: str, pendulum_preset: str = "s
     ``pendulum_preset``, the others in ``image_preset``; only those named in ``only`` when given."""
     return {nb.stem: pendulum_preset if nb.stem in PENDULUM else image_preset for nb in chapters
             if not only or nb.stem in only}
-
-
-def machine() -> dict:
-    """Where the chapters ran: the platform, its CPU cores, torch and the CUDA GPU (None without one)."""
-    import platform
-
-    import torch
-
-    return {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
 
 
 def write_results(out: Path, results: dict, chapters: list, about: dict) -> None:

@@ -128,9 +128,11 @@ def accept(files_at: Path, dest: Path, results: Path, max_bytes: int = SHIPPED_M
     if (files_at / "chapters.json").is_file():
         shutil.copyfile(files_at / "chapters.json", results / name.replace("gpu_session", "gpu_chapters"))
     if (files_at / "live_apps.json").is_file():
-        device = str(json.loads((files_at / "live_apps.json").read_text()).get("device", "cuda"))
-        kind = device.split(":")[0]  # an indexed device ("cuda:0") names the same file as "cuda"
-        shutil.copyfile(files_at / "live_apps.json", results / f"live_apps-{kind}.json")
+        import torch
+
+        device = torch.device(json.loads((files_at / "live_apps.json").read_text()).get("device", "cuda"))
+        # named by the device's type, as benchmarks/bench_live_apps.py names it ("cuda:0" -> live_apps-cuda.json)
+        shutil.copyfile(files_at / "live_apps.json", results / f"live_apps-{device.type}.json")
     return summary
 
 

@@ -145,6 +145,9 @@ def test_iterate_batches_covers_and_normalises(fake10):
     xb, _ = next(B.iterate_batches(data.test_x, data.test_y, 30, data.mean, data.std))
     expect = (data.test_x.float() / 255 - data.mean.view(1, 3, 1, 1)) / data.std.view(1, 3, 1, 1)
     torch.testing.assert_close(xb, expect)
+    unlabelled = list(B.iterate_batches(data.test_x, None, 30, data.mean, data.std))  # images only: yb is None
+    assert all(yb is None for _, yb in unlabelled)
+    torch.testing.assert_close(unlabelled[0][0], expect[:30])
     with pytest.raises(ValueError, match="Generator"):
         next(B.iterate_batches(data.test_x, data.test_y, 8, data.mean, data.std, shuffle=True))
 

@@ -62,7 +62,7 @@ def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: boo
 
 def iterate_batches(
     x: torch.Tensor,
-    y: torch.Tensor,
+    y: Optional[torch.Tensor],
     batch_size: int,
     mean: torch.Tensor,
     std: torch.Tensor,
@@ -70,8 +70,9 @@ def iterate_batches(
     shuffle: bool = False,
     train_augment: bool = False,
     drop_last: bool = False,
-) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Yield normalised float batches ``(xb, yb)`` from uint8 ``x`` on its own device.
+) -> Iterator[tuple[torch.Tensor, Optional[torch.Tensor]]]:
+    """Yield normalised float batches ``(xb, yb)`` from uint8 ``x`` on its own device (``yb`` None when
+    ``y`` is None: images without labels, e.g. for predictions).
 
     With ``shuffle`` the order is a permutation drawn from ``generator`` (CPU); with
     ``train_augment`` every batch is randomly cropped and flipped.  ``drop_last`` drops a final
@@ -98,10 +99,10 @@ def iterate_batches(
         order = order.to(x.device)
     for s in starts:
         if order is None:
-            xb, yb = x[s : s + batch_size], y[s : s + batch_size]
+            xb, yb = x[s : s + batch_size], None if y is None else y[s : s + batch_size]
         else:
             i = order[s : s + batch_size]
-            xb, yb = x[i], y[i]
+            xb, yb = x[i], None if y is None else y[i]
         if aug is not None:
             xb = apply_augmentation(xb, aug[:, s : s + len(xb)])
         yield normalize(xb, mean, std), yb

@@ -74,12 +74,11 @@ class Evaluator:
         worth_it = len(x) // batch_size >= self.min_graph_batches
         was_training = model.training
         model.eval()
-        unused = torch.zeros(len(x), dtype=torch.long, device=device)  # batching wants labels; none are read
         parts = []
         _sync(device)
         t0 = time.perf_counter()
         try:
-            for xb, _ in iterate_batches(x, unused, batch_size, mean, std):
+            for xb, _ in iterate_batches(x, None, batch_size, mean, std):
                 if transform is not None:
                     xb = transform(xb)
                 capture = worth_it and len(xb) == batch_size
