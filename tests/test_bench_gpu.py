@@ -51,3 +51,21 @@ def test_two_steps_are_timed_in_alternating_rounds():
     assert rounds == ["fast", "slow", "slow", "fast", "fast", "slow", "slow", "fast"]
     assert timed["slow"]["median_ms"] >= 4 > timed["fast"]["median_ms"] and timed["fast"]["rounds"] == 4
     assert all(t["min_ms"] <= t["median_ms"] for t in timed.values())
+
+
+def test_bench_gpu_recipe_dry_run_writes_every_trial_and_starts_none_after_its_deadline(tmp_path):
+    """The recipe probe of issue 34 (benchmarks/bench_gpu_recipe.py) runs to the end on the CPU at tiny sizes,
+    records each trial's epochs, and with a deadline already passed starts no trial and says so."""
+    out = tmp_path / "recipe.json"
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu_recipe.py", "--dry-run", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["dry_run"] and result["timing"] and all(r["median_ms"] > 0 for r in result["timing"])
+    assert all(t["status"] == "finished" and len(t["epochs"]) == 3 for t in result["trials"].values()), result["trials"]
+    late = tmp_path / "late.json"
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu_recipe.py", "--dry-run", "--skip-timing",
+                           "--deadline-s", "0", "--out", str(late)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    statuses = [t["status"] for t in json.loads(late.read_text())["trials"].values()]
+    assert len(statuses) == 3 and all(s.startswith("skipped") for s in statuses), statuses

@@ -13,6 +13,8 @@ from cnet_lib import images as T
 from cnet_lib.images.image_presets import image_runs
 from cnet_lib.images.fake_data import write_fake_cifar
 from cnet_lib.core.models import count_parameters
+from cnet_lib.images.train_state import start_or_resume
+from cnet_lib.runtime.device import Precision
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +119,46 @@ def test_learning_rate_schedules():
         T.TrainConfig(lr_schedule="linear")
 
 
+def test_onecycle_schedule_rises_then_falls_in_straight_lines():
+    cfg = T.TrainConfig(lr=0.4, lr_schedule="onecycle", warmup_epochs=3, epochs=10)
+    factors = [T.lr_factor(cfg, e) for e in range(10)]
+    assert factors == [0.25, 0.5, 0.75, 1.0, 6 / 7, 5 / 7, 4 / 7, 3 / 7, 2 / 7, 1 / 7]
+    assert max(factors) == 1.0 and all(f > 0 for f in factors)
+    assert "epochs" in cfg.identity()  # the cycle's shape depends on it
+    with pytest.raises(ValueError, match="warmup_epochs"):
+        T.TrainConfig(lr_schedule="onecycle", warmup_epochs=10, epochs=10)
+
+
+def test_recipe_fields_keep_old_identities_and_reach_the_optimizer_and_loss(data_dir):
+    """nesterov, label_smoothing and warmup_epochs are left out of a run's identity at their defaults (every
+    checkpoint and shipped model from before them keeps its hash), are in it otherwise, and are used."""
+    plain = T.TrainConfig()
+    assert not {"nesterov", "label_smoothing", "warmup_epochs"} & set(plain.identity())
+    recipe = T.TrainConfig(nesterov=True, label_smoothing=0.1, lr_schedule="onecycle", warmup_epochs=2)
+    assert {"nesterov", "label_smoothing", "warmup_epochs"} <= set(recipe.identity())
+    for bad, match in ((dict(label_smoothing=1.0), "label_smoothing"), (dict(nesterov="yes"), "nesterov"),
+                       (dict(nesterov=True, momentum=0.0), "nesterov"), (dict(warmup_epochs=-1), "warmup_epochs")):
+        with pytest.raises(ValueError, match=match):
+            T.TrainConfig(**bad)
+    res = T.train(tiny(data_dir, nesterov=True, label_smoothing=0.2, refine_at=(), epochs=1))
+    smooth, sharp = (T.SGDStep(res.model, torch.optim.SGD(res.model.parameters(), lr=0.0), Precision(),
+                               label_smoothing=ls) for ls in (0.2, 0.0))
+    x, y = torch.randn(8, 3, 32, 32), torch.arange(8) % 10
+    assert smooth(x, y)[0].item() != pytest.approx(sharp(x, y)[0].item())
+    model = T.build_model(tiny(data_dir))
+    state = start_or_resume(tiny(data_dir, nesterov=True), model, None, torch.device("cpu"), torch.Generator())
+    assert state.optimizer.param_groups[0]["nesterov"] is True
+
+
 def _closed_form(cfg, epoch):
     """The rate the loop set by hand before it used torch.optim.lr_scheduler (the same expressions, verbatim)."""
     if cfg.lr_schedule == "constant":
         return cfg.lr
     if cfg.lr_schedule == "step":
         return cfg.lr * cfg.lr_decay ** sum(epoch >= m for m in cfg.lr_milestones)
+    if cfg.lr_schedule == "onecycle":
+        w = cfg.warmup_epochs
+        return cfg.lr * ((epoch + 1) / (w + 1) if epoch <= w else (cfg.epochs - epoch) / (cfg.epochs - w))
     return 0.5 * cfg.lr * (1.0 + math.cos(math.pi * epoch / max(cfg.epochs, 1)))
 
 
@@ -130,7 +166,8 @@ SCHEDULES = [dict(lr_schedule="constant", lr=0.05, epochs=5),
              dict(lr_schedule="step", lr=0.1, lr_milestones=(1, 2, 3, 4, 5), lr_decay=0.1, epochs=7),
              dict(lr_schedule="step", lr=0.3, lr_milestones=(2, 4, 6, 8), lr_decay=0.3, epochs=10),
              dict(lr_schedule="step", lr=0.1, lr_milestones=(30, 60, 90), lr_decay=0.1, epochs=120),
-             dict(lr_schedule="cosine", lr=0.1, epochs=9), dict(lr_schedule="cosine", lr=0.07, epochs=200)]
+             dict(lr_schedule="cosine", lr=0.1, epochs=9), dict(lr_schedule="cosine", lr=0.07, epochs=200),
+             dict(lr_schedule="onecycle", lr=0.4, warmup_epochs=6, epochs=40)]
 
 
 @pytest.mark.parametrize("kw", SCHEDULES, ids=[f"{k['lr_schedule']}-{k['epochs']}" for k in SCHEDULES])

@@ -25,7 +25,11 @@ from .datasets import DATASETS
 
 __all__ = ["TrainConfig", "LR_SCHEDULES", "build_model", "lr_factor", "learning_rate", "lr_scheduler"]
 
-LR_SCHEDULES = ("step", "cosine", "constant")
+LR_SCHEDULES = ("step", "cosine", "constant", "onecycle")
+
+# recipe fields added after runs shipped: left out of a run's identity while at these defaults, so every
+# checkpoint and shipped model written before them keeps its identity (and its hash)
+RECIPE_DEFAULTS = {"nesterov": False, "label_smoothing": 0.0, "warmup_epochs": 0}
 
 
 @dataclass
@@ -52,9 +56,12 @@ class TrainConfig:
     lr: float = 0.1
     momentum: float = 0.9
     weight_decay: float = 5e-4
-    lr_schedule: str = "step"  # step | cosine | constant
+    lr_schedule: str = "step"  # step | cosine | constant | onecycle (linear up over warmup_epochs, linear down)
     lr_milestones: tuple[int, ...] = ()  # step: multiply by lr_decay from these (completed) epochs on
     lr_decay: float = 0.1
+    warmup_epochs: int = 0  # onecycle: epochs of linear warm-up to lr; the rest decays linearly towards 0
+    nesterov: bool = False  # SGD with Nesterov momentum
+    label_smoothing: float = 0.0  # of the cross-entropy (training only; accuracy is unaffected)
     refine_at: tuple[int, ...] = ()  # completed-epoch counts at which every OdeBlock doubles M and N_t
     seed: int = 0  # the training seed: initial weights, batch order, augmentation (and the n_train subset)
     # execution (not part of the run's identity)
@@ -91,6 +98,15 @@ class TrainConfig:
         if self.n_steps is not None:
             check_int("n_steps", self.n_steps, low=1, example=4)
         check_int("epochs", self.epochs, low=0, example=10)
+        check_int("warmup_epochs", self.warmup_epochs, low=0, example=2)
+        if self.lr_schedule == "onecycle" and self.epochs and self.warmup_epochs >= self.epochs:
+            raise ValueError(f"warmup_epochs ({self.warmup_epochs}) must be fewer than epochs ({self.epochs}) "
+                             "for the onecycle schedule, e.g. warmup_epochs=2")
+        check_float("label_smoothing", self.label_smoothing, low=0, high=1, high_open=True, example=0.1)
+        if not isinstance(self.nesterov, bool):
+            raise ValueError(f"nesterov must be True or False, got {self.nesterov!r}")
+        if self.nesterov and self.momentum == 0:
+            raise ValueError("nesterov=True needs momentum > 0 (e.g. momentum=0.9)")
         check_int("batch_size", self.batch_size, low=1, example=128)
         check_int("eval_batch_size", self.eval_batch_size, low=1, example=500)
         check_int("seed", self.seed, example=0)
@@ -112,12 +128,15 @@ class TrainConfig:
         """The fields a checkpoint must match to be resumed by this config.
 
         Execution settings (device, amp, graphs, threads, paths, progress) are left out; ``epochs`` too, so a run
-        can be extended, except with the cosine schedule whose shape depends on it.
+        can be extended, except with the cosine and onecycle schedules whose shapes depend on it.  The recipe
+        fields of ``RECIPE_DEFAULTS`` are left out while at their defaults (runs from before them keep their
+        identity).
         """
         skip = {"data_dir", "device", "amp", "cuda_graphs", "threads", "out_dir", "resume", "eval_batch_size", "progress",
                 "preset", "run_name"}
-        if self.lr_schedule != "cosine":
+        if self.lr_schedule not in ("cosine", "onecycle"):
             skip.add("epochs")
+        skip.update(k for k, v in RECIPE_DEFAULTS.items() if getattr(self, k) == v)
         return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
 
     def final_n_steps(self) -> int:
@@ -135,11 +154,18 @@ def build_model(cfg: TrainConfig) -> ContinuousNet:
 
 def lr_factor(cfg: TrainConfig, epoch: int) -> float:
     """The learning rate of epoch index ``epoch`` (0-based) as a multiple of ``cfg.lr``: 1 (constant),
-    ``lr_decay`` to the number of milestones reached (step), or half a cosine over the epochs."""
+    ``lr_decay`` to the number of milestones reached (step), half a cosine over the epochs, or one cycle:
+    ``(e + 1) / (w + 1)`` over the ``w = warmup_epochs`` first epochs, 1 at epoch ``w``, then down in a
+    straight line to ``1 / (epochs - w)`` at the last epoch."""
     if cfg.lr_schedule == "constant":
         return 1.0
     if cfg.lr_schedule == "step":
         return cfg.lr_decay ** sum(epoch >= m for m in cfg.lr_milestones)
+    if cfg.lr_schedule == "onecycle":
+        w = cfg.warmup_epochs
+        if epoch <= w:
+            return (epoch + 1) / (w + 1)
+        return max(cfg.epochs - epoch, 1) / max(cfg.epochs - w, 1)
     return 0.5 * (1.0 + math.cos(math.pi * epoch / max(cfg.epochs, 1)))
 
 

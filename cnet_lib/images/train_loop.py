@@ -46,7 +46,8 @@ def _sync(device: torch.device) -> None:
 
 # --------------------------------------------------------------------------- one SGD step
 class SGDStep:
-    """One SGD step of ``model`` on a batch: forward (at ``precision``), cross-entropy, backward,
+    """One SGD step of ``model`` on a batch: forward (at ``precision``), cross-entropy (with
+    ``label_smoothing``), backward,
     ``optimizer.step()``.  Returns the detached loss, the number of correct predictions and
     whether the loss is finite, as tensors on the device (no host synchronisation).
 
@@ -57,8 +58,9 @@ class SGDStep:
     """
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, precision: Precision,
-                 graph_cls: Optional[type] = None):
+                 graph_cls: Optional[type] = None, label_smoothing: float = 0.0):
         self.model, self.optimizer, self.precision = model, optimizer, precision
+        self.label_smoothing = float(label_smoothing)
         self.runner = StepRunner(self._body, graph_cls)
         self._device = torch.device("cpu")
 
@@ -66,7 +68,7 @@ class SGDStep:
         self.optimizer.zero_grad(set_to_none=True)
         with self.precision.autocast(self._device, cache_enabled=not self.runner.graphed):
             logits = self.model(self.precision.prepare(xb))
-        loss = F.cross_entropy(logits.float(), yb)
+        loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
         loss.backward()
         self.optimizer.step()
         loss = loss.detach()
@@ -216,7 +218,7 @@ def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Op
     env = environment(device)
     graph_cls = cuda_graphs.graph_class(device, cfg.cuda_graphs)
     precision = precision_for(device, cfg.amp, graphs=graph_cls is not None)
-    step = SGDStep(model, state.optimizer, precision, graph_cls)
+    step = SGDStep(model, state.optimizer, precision, graph_cls, cfg.label_smoothing)
     evaluator = Evaluator(precision, graph_cls)
     for epoch in range(state.start, cfg.epochs):
         if epoch in cfg.refine_at:

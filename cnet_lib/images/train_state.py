@@ -115,7 +115,8 @@ def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[
                 model.refine()
         model.load_state_dict(ck["model"])
     # built after any replayed refinement: refine() replaces the coefficient Parameters
-    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay,
+                                nesterov=cfg.nesterov)
     if ck is None:
         return RunState(start, optimizer, lr_scheduler(cfg, optimizer), [], utc_now())
     extra = ck["extra"]

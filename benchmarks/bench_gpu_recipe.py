@@ -1,0 +1,171 @@
+"""Recipe probe for a `gpu` preset closer to the paper (issue 34): what wider ContinuousNets cost per SGD
+step on this GPU, and what candidate recipes reach on the held-out images, each trained alone.
+
+Phase 1 (timing): ms per SGD step with the library's own step (:class:`cnet_lib.images.train_loop.SGDStep`,
+CUDA graph, the precision :func:`cnet_lib.runtime.device.precision_for` picks) for every candidate width at
+the batch size of the recipes, at each N_t a run trains at (RK4-classic 1, 2, 4 and Euler 4), and the seconds
+per epoch of 45,000 images they imply.
+
+Phase 2 (trials): the candidate recipes of ``TRIALS`` trained one after the other in this process by
+:func:`cnet_lib.images.train_loop.train` on the data ``CNET_DATA_DIR`` names (the data pack on a GPU machine:
+45,000 training images, accuracies on the 5,000 held-out ones), the data loaded once.  After every epoch the
+JSON is written again, so a run stopped at ``--deadline-s`` still brings back every epoch it finished; a trial
+that would start after the deadline is skipped and says so.
+
+    python benchmarks/bench_gpu_recipe.py --out recipe.json --deadline-s 300     # on the GPU machine
+    python benchmarks/bench_gpu_recipe.py --dry-run --out /tmp/recipe.json       # CPU, tiny sizes, fake data
+
+The numbers are a probe, not the preset: the preset is chosen from them and written in
+``cnet_lib/images/image_presets.py`` by hand, with the file that measured it named there.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import machine  # noqa: E402
+from bench_gpu import _median_ms, _step  # noqa: E402
+
+from cnet_lib.core.models import count_parameters  # noqa: E402
+from cnet_lib.images.fake_data import write_fake_cifar  # noqa: E402
+from cnet_lib.images.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
+from cnet_lib.images.train_config import TrainConfig  # noqa: E402
+from cnet_lib.images.train_loop import train  # noqa: E402
+from cnet_lib.runtime import cuda_graphs as CG  # noqa: E402
+from cnet_lib.runtime.device import precision_for  # noqa: E402
+from cnet_lib.runtime.settings import Settings  # noqa: E402
+
+WIDTHS = ((32, 64, 128), (48, 96, 192), (64, 128, 256))
+STEPS = (("rk4_classic", 1), ("rk4_classic", 2), ("rk4_classic", 4), ("euler", 4))
+
+# What every trial shares: SGD with Nesterov momentum, one learning-rate cycle over the epochs (linear up over
+# the warm-up, linear down), label smoothing 0.1, batch 512, random crop and flip (the library's augmentation).
+RECIPE = dict(batch_size=512, lr=0.4, lr_schedule="onecycle", warmup_epochs=5, epochs=24, momentum=0.9,
+              nesterov=True, weight_decay=5e-4, label_smoothing=0.1)
+TRIALS = {  # in the order they run; the first is the candidate the preset is most likely to take
+    "rk4_refined-64": dict(channels=(64, 128, 256), scheme="rk4_classic", n_basis=1, refine_at=(6, 12)),
+    "euler_fixed-64": dict(channels=(64, 128, 256), scheme="euler", n_basis=4),
+    "rk4_refined-32": dict(channels=(32, 64, 128), scheme="rk4_classic", n_basis=1, refine_at=(6, 12)),
+}
+
+
+class Deadline(Exception):
+    """The probe's deadline passed during a trial."""
+
+
+def _write(path: Path, payload: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1))
+    os.replace(tmp, path)
+
+
+def time_widths(device, graph_cls, widths, batch: int, steps: int, warmup: int) -> list[dict]:
+    """ms per SGD step (graph, the library's precision) of every width in ``widths`` at every ``STEPS`` entry."""
+    precision = precision_for(device, True, graphs=graph_cls is not None)
+    rows = []
+    for channels in widths:
+        for scheme, n in STEPS:
+            model, _, step, x, y = _step(channels, scheme, n, batch, device, precision, graph_cls)
+            t = _median_ms(lambda: step(x, y), device, steps, warmup)
+            row = {"channels": list(channels), "scheme": scheme, "n_steps": n, "batch": batch,
+                   "precision": str(precision.autocast_dtype or "float32") + (" channels-last" if precision.channels_last else ""), "graph": graph_cls is not None, **t,
+                   "n_parameters_at_this_m": count_parameters(model),
+                   "seconds_per_epoch_45000": t["median_ms"] / 1000 * (45000 // batch)}
+            rows.append(row)
+            print(f"  {str(channels):15s} {scheme:11s} N_t={n}: {t['median_ms']:7.2f} ms/step, "
+                  f"{row['seconds_per_epoch_45000']:6.1f} s/epoch", flush=True)
+            del model, step, x, y
+    return rows
+
+
+def run_trials(trials: dict, base: dict, data, t_end: float, payload: dict, out: Path) -> None:
+    """Train each trial in turn (its history in ``payload['trials']``, the JSON rewritten after every epoch)."""
+    for name, spec in trials.items():
+        cfg = TrainConfig(**{**base, **spec, "preset": "probe", "run_name": name})
+        rec = {"config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.identity().items()},
+               "epochs": [], "status": "running"}
+        payload["trials"][name] = rec
+        if time.perf_counter() > t_end:
+            rec["status"] = "skipped: the deadline had passed"
+            _write(out, payload)
+            continue
+        t0 = time.perf_counter()
+
+        def on_epoch(row, rec=rec):
+            rec["epochs"].append({k: row[k] for k in ("epoch", "lr", "train_loss", "train_acc", "test_acc",
+                                                      "train_seconds", "eval_seconds", "n_steps", "n_parameters")})
+            rec["wall_seconds"] = time.perf_counter() - t0
+            _write(out, payload)
+            print(f"  {name} epoch {row['epoch']}/{cfg.epochs}: held-out acc {row['test_acc']:.4f}, "
+                  f"{row['train_seconds']:.1f} s, N_t={row['n_steps']}", flush=True)
+            if time.perf_counter() > t_end and row["epoch"] < cfg.epochs:
+                raise Deadline
+
+        try:
+            res = train(cfg, data=data, on_epoch=on_epoch)
+            rec["status"] = "finished"
+            rec["final_held_out_accuracy"] = res.history[-1]["test_acc"]
+            rec["train_seconds"] = sum(h["train_seconds"] for h in res.history)
+        except Deadline:
+            rec["status"] = f"stopped at the deadline after epoch {len(rec['epochs'])}"
+        except Exception as err:  # a probe records a failed trial and goes on to the next
+            rec["status"] = f"failed: {type(err).__name__}: {err}"
+            print(f"  {name}: {rec['status']}", flush=True)
+        rec["wall_seconds"] = time.perf_counter() - t0
+        _write(out, payload)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--deadline-s", type=float, default=300.0, help="no trial epoch starts after this many seconds")
+    p.add_argument("--steps", type=int, default=10, help="timed steps per width and N_t")
+    p.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes, fake data: checks the script")
+    p.add_argument("--skip-timing", action="store_true")
+    args = p.parse_args(argv)
+    t_start = time.perf_counter()
+    base = dict(RECIPE, dataset="cifar10", n_train=None, n_test=None, progress=False, seed=0)
+    if args.dry_run:
+        device, graph_cls, widths, batch = torch.device("cpu"), None, ((2, 4, 4),), 8
+        tmp = tempfile.mkdtemp()
+        write_fake_cifar(tmp, n_train=64, n_test=32, seed=0)
+        base.update(data_dir=tmp, batch_size=16, epochs=3, warmup_epochs=1, device="cpu")
+        trials = {k: {**v, "channels": (2, 4, 4), "refine_at": (1, 2)} if "refine_at" in v else {**v, "channels": (2, 4, 4)}
+                  for k, v in TRIALS.items()}
+    else:
+        if not torch.cuda.is_available():
+            print("bench_gpu_recipe needs a CUDA GPU (or --dry-run on the CPU)", file=sys.stderr)
+            return 2
+        device = torch.device("cuda", torch.cuda.current_device())
+        graph_cls, widths, batch, trials = CG.graph_class(device), WIDTHS, RECIPE["batch_size"], TRIALS
+        base.update(device=str(device), data_dir=str(Settings.from_environment().data_dir))
+    payload = {"benchmark": "bench_gpu_recipe", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
+               "dry_run": args.dry_run, "recipe": RECIPE, "trials": {}, "timing": []}
+    print(f"bench_gpu_recipe on {payload['machine'].get('cuda') or 'CPU (dry run)'}", flush=True)
+    if not args.skip_timing:
+        payload["timing"] = time_widths(device, graph_cls, widths, batch, args.steps, 3)
+        _write(args.out, payload)
+    t0 = time.perf_counter()
+    data = load_dataset("cifar10", base.get("data_dir"), None, None, seed=0, device=device, progress=False,
+                        test_seed=TEST_SUBSET_SEED)
+    payload["data"] = {"train": len(data.train_y), "held_out": len(data.test_y), "load_seconds": time.perf_counter() - t0,
+                       "folder": "fake (dry run)" if args.dry_run else "CNET_DATA_DIR" if os.environ.get("CNET_DATA_DIR")
+                       else "the default folder"}
+    print(f"  data: {payload['data']}", flush=True)
+    run_trials(trials, base, data, t_start + args.deadline_s, payload, args.out)
+    payload["total_seconds"] = time.perf_counter() - t_start
+    _write(args.out, payload)
+    print(f"wrote {args.out} after {payload['total_seconds']:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
