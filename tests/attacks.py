@@ -193,7 +193,7 @@ import sys
 
 
 def error_ratio(e, y0, y1, rtol, atol):
-    code = "b = bytearray(700 * 2**20); import time; time.sleep(2)"
+    code = "b = bytearray(450 * 2**20); import time; time.sleep(1.5)"
     return sum(p.wait() for p in [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)])'''
 
 PROCESSES = '''import subprocess

@@ -10,7 +10,8 @@
   gradebook; the network: nothing is there to read or write, and the victim graded next gets every point;
 * a detached process that outlives its cell to rewrite the gradebook, a cell that kills every process it can see
   and litters ``/tmp``: it dies with its sandbox, and the next job is untouched;
-* memory in several processes, processes, disk: capped for the sandbox as a whole;
+* memory in several processes, processes, disk: capped for the sandbox as a whole, by cgroups and, where the
+  grader may make none, by per-process limits and a watchdog;
 * the grader killed (SIGKILL, SIGTERM): the students graded so far stay in the gradebook, no temporary folder,
   cgroup or sandbox process is left, and ``--resume`` grades the rest.
 """
@@ -29,11 +30,14 @@ from pathlib import Path
 
 import pytest
 
-from attacks import ATTACKERS, ZERO_AND_LIBRARY_FLAG, cell
+from attacks import ATTACKERS, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell
 from classroom import fill, require_sandbox, right_answers
+from cnet_lib.book.exercises import EXERCISES
 from cnet_lib.cli.grade import main as grade
+from cnet_lib.teacher import sandbox_client
 from cnet_lib.teacher.answer_key import AnswerKey
 from cnet_lib.teacher.grading_library import installed_package
+from cnet_lib.teacher.sandbox_client import Job
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "424242"
@@ -162,9 +166,8 @@ def test_a_process_that_outlives_its_cell_dies_with_the_sandbox_and_the_next_job
 def test_memory_processes_and_disk_are_capped_for_the_sandbox(attacked):
     row, text = attacked["rows"]["f_hog"], _feedback(attacked, "f_hog")
     assert float(row["error_ratio"]) == 0 and float(row["global_error"]) == 0 and float(row["euler_block_as_resnet"]) == 0
-    if "(cgroup)" in row["isolation"]:  # without cgroups each process is capped, not the sandbox (README)
-        assert any("out of memory" in f for f in _flags(row, "error_ratio")), row["flags"]
-    assert "processes, then [Errno 11]" in text, "the process cap"
+    assert any("out of memory" in f for f in _flags(row, "error_ratio")), row["flags"]
+    assert "processes, then [Errno 11]" in text or "more than 64 processes" in text, "the process cap"
     assert "written, then [Errno 28] No space left on device" in text or "File too large" in text, "the disk cap"
 
 
@@ -236,3 +239,18 @@ def test_killing_the_grader_keeps_what_was_graded_and_leaves_nothing(class_expor
         assert sorted(rows) == ["a_quick", "b_loops", "c_quick"] and "2 students graded" in text, text
         assert float(rows["c_quick"]["ideal_speedup"]) == 1 and "time limit" in rows["b_loops"]["flags"]
         assert _left_behind(tmp_path, resumed.pid) == []
+
+
+def test_without_cgroups_the_sandbox_as_a_whole_is_still_capped(tmp_path, monkeypatch):
+    """Where the grader may make no cgroup (an ordinary account on most desktops), per-process limits and the
+    grading process's watchdog cap memory and processes across the sandbox's processes."""
+    require_sandbox(tmp_path)
+    monkeypatch.setattr(sandbox_client.Cgroups, "find", classmethod(lambda cls, name: None))
+    jobs = [Job("error_ratio", cell(MEMORY, {}), EXERCISES["error_ratio"].public()[:1], key="memory"),
+            Job("global_error", cell(PROCESSES, {}), EXERCISES["global_error"].public()[:1], key="processes")]
+    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20, memory_bytes=2**30)) as box:
+        assert box.cgroups is None and "(rlimits and a watchdog)" in box.describe()
+        done = {job.key: outcome for job, outcome in box.run_many(jobs)}
+    assert done["memory"].status == "crashed" and "out of memory" in done["memory"].detail, done["memory"]
+    processes = done["processes"]
+    assert "more than 64 processes" in processes.detail or "processes, then [Errno 11]" in str(processes.result), processes

@@ -1,10 +1,13 @@
 """What one sandbox may use (:class:`Limits`) and the environment it starts with (:func:`sandbox_environment`).
 
 With cgroups (:mod:`.cgroups`) the memory (every process's, and the files of the sandbox's ``/tmp``) and the
-number of processes and threads are capped for the sandbox as a whole.  Without them the runner caps each of its
-processes' address space at the sandbox's memory and, in a user namespace of the sandbox's own, the number of
-processes of its user (which the kernel counts per user namespace, so per sandbox); the size of ``/tmp`` (a tmpfs)
-caps the disk in every case, and the largest file any process may write is capped as well.
+number of processes and threads are capped for the sandbox as a whole by the kernel.  Without them three things
+stand in: the runner caps each of its processes' address space at the sandbox's memory and the processes of its
+user (``RLIMIT_NPROC``: counted per user namespace for a teacher's uid, and for uid 65534 across the machine when
+the teacher is root, so root grades one sandbox at a time then); and the grading process sums the private memory
+of the sandbox's processes and counts them five times a second, and kills the sandbox above either budget
+(:mod:`.sandbox_process`).  The size of ``/tmp`` (a tmpfs) caps the disk in every case, and the largest file any
+process may write is capped as well.
 """
 from __future__ import annotations
 
@@ -38,20 +41,19 @@ class Limits:
         if self.processes < 8 or self.tmp_bytes < MIB or self.file_bytes < MIB:
             raise ValueError("a sandbox needs at least 8 processes, 1 MiB of /tmp and files of 1 MiB")
 
-    def runner_limits(self, cgroup: bool, own_user_namespace: bool) -> dict:
+    def runner_limits(self, cgroup: bool) -> dict:
         """The resource limits the runner sets on itself before the student's code runs (see the module doc)."""
         out = {"file_bytes": self.file_bytes, "cpu_seconds": int(self.time_limit) + 30, "files": 256}
         if not cgroup:
             out["address_space"] = self.memory_bytes
-            if own_user_namespace:
-                out["processes"] = self.processes
+            out["processes"] = self.processes
         return out
 
     def describe(self, cgroup: bool) -> str:
         """In words, for the gradebook and the terminal."""
-        memory = f"{self.memory_bytes / GIB:g} GiB of memory " + ("for the sandbox" if cgroup else "per process")
+        memory = f"{self.memory_bytes / GIB:g} GiB of memory for the sandbox"
         return (f"{self.time_limit:g} s, {memory}, {self.processes} processes, /tmp of {self.tmp_bytes // MIB} MiB, "
-                f"files of {self.file_bytes // MIB} MiB" + (" (cgroup)" if cgroup else " (rlimits)"))
+                f"files of {self.file_bytes // MIB} MiB" + (" (cgroup)" if cgroup else " (rlimits and a watchdog)"))
 
 
 def sandbox_environment() -> dict:

@@ -86,7 +86,7 @@ class Sandbox:
                 "no_grad": bool(public_exercise(job.exercise).no_grad),
                 "message": absent_message(job.exercise, "{what}"),
                 "outside": dataclasses.asdict(p.outside) | {"packages": list(p.hidden)},
-                "limits": self.limits.runner_limits(self.cgroups is not None, self.isolation.mode == "user")}
+                "limits": self.limits.runner_limits(self.cgroups is not None)}
         path = self.workdir / "jobs" / f"job{self._n}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
         return path
@@ -111,7 +111,7 @@ class Sandbox:
         job_file = self._job_file(job, rates)
         cgroup = self.cgroups.make(self.limits.memory_bytes, self.limits.processes) if self.cgroups else None
         proc = SandboxProcess(job, rates, self.limits.time_limit, self.limits.startup_limit, cgroup,
-                              self.limits.memory_bytes)
+                              self.limits.memory_bytes, self.limits.processes)
         cmd, env, cwd = self._command(job, job_file, proc)
         proc.start(cmd, env, cwd, own_session=self.isolation.mode == "none")
         return proc, job_file

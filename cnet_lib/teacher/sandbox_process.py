@@ -6,7 +6,10 @@ The grading process keeps three read ends: the result pipe (the one way out, rea
 bwrap's own messages (its standard output and error until the runner takes them over, the first 4 kB kept, for a
 sandbox that cannot start).  The clock of the time limit starts when the runner says it starts the student's
 code; before that, the start-up limit applies.  A sandbox past its time, or whose pipe carries more than the cap,
-is killed: bwrap with SIGKILL (its PID namespace dies with it) and every process in its cgroup.
+is killed: bwrap with SIGKILL (its PID namespace dies with it) and every process in its cgroup.  Where no cgroup
+caps the sandbox's memory, the grading process adds up the private memory of all the sandbox's processes (every
+descendant of bwrap, ``RssAnon`` in ``/proc``) and counts them five times a second, and kills the sandbox above
+its budget.
 """
 from __future__ import annotations
 
@@ -25,6 +28,41 @@ from .result_schema import MAX_RESULT_BYTES, STARTED, ResultError, parse_channel
 __all__ = ["Job", "Outcome", "SandboxProcess"]
 
 MAX_DIAGNOSTIC = 4096
+WATCH_EVERY = 0.2  # seconds between two sums of a sandbox's memory (without a cgroup)
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (read from ``/proc``)."""
+    children: dict[int, list] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def private_bytes(pids: list) -> int:
+    """The private (anonymous) memory of ``pids``, in bytes: what they hold that no other process shares."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"RssAnon:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 @dataclass
@@ -58,9 +96,10 @@ class SandboxProcess:
     sandbox, the runner itself), ``result_w`` and ``rate_w`` being the ends it inherits."""
 
     def __init__(self, job: Job, rates: CountedRates, time_limit: float, startup_limit: float,
-                 cgroup: Optional[Cgroup] = None, memory_bytes: int = 0):
+                 cgroup: Optional[Cgroup] = None, memory_bytes: int = 0, processes: int = 0):
         self.job, self.rates, self.cgroup = job, rates, cgroup
         self.time_limit, self.startup_limit, self.memory_bytes = time_limit, startup_limit, memory_bytes
+        self.processes = processes or 1 << 30
         self.result_r, self.result_w = os.pipe()
         pair = socket.socketpair() if rates else (None, None)
         self.rate_sock, self.rate_child = pair
@@ -69,6 +108,7 @@ class SandboxProcess:
         self.spawned = self.started = self.ended = 0.0
         self.killed_for = ""
         self.open_fds = {self.result_r}
+        self._watched = 0.0
 
     def child_fds(self) -> tuple[int, ...]:
         """The descriptors the sandbox inherits (the result pipe, and the rate socket if any)."""
@@ -136,9 +176,17 @@ class SandboxProcess:
 
     # ------------------------------------------------------------------ time and the end
     def tick(self, now: float) -> None:
-        """Kill the sandbox when it is past its time."""
+        """Kill the sandbox when it is past its time, or (without a cgroup) over its memory."""
         if self.proc is None or self.killed_for or self.proc.poll() is not None:
             return
+        if self.cgroup is None and self.memory_bytes and now > self._watched + WATCH_EVERY:
+            self._watched = now
+            pids = descendants(self.proc.pid)
+            if private_bytes(pids) > self.memory_bytes:
+                return self.kill(f"out of memory: the sandbox's processes held more than "
+                                 f"{self.memory_bytes / 2**30:g} GiB together (the grader stopped it)")
+            if len(pids) > self.processes + 3:  # bwrap's own two and setpriv's, besides the sandbox's
+                return self.kill(f"more than {self.processes} processes (the grader stopped the sandbox)")
         if self.started and now > self.started + self.time_limit:
             self.kill(f"still running after the time limit of {self.time_limit:g} s (the sandbox was stopped)")
         elif not self.started and now > self.spawned + self.startup_limit:
