@@ -10,8 +10,8 @@ more is found).  :func:`compare` measures which share of the cell's fingerprints
 takes out of the library (:mod:`.absent`; the functions' sources as installed here), and names the closest
 function (the answer key's reference is not compared: it is often the very answer an honest student writes).  The
 share is shown in the feedback from :data:`NOTE_AT` on and flagged for the teacher from :data:`FLAG_AT` on (the
-book's solutions measure 0-40%, the library's code pasted 91-99%: tests/test_grading.py); it takes no points: the
-teacher decides.
+book's solutions measure at most 40%, the library's code pasted 92-100%, 85-100% with its names changed:
+tests/test_sandbox_parts.py); it takes no points: the teacher decides.
 """
 from __future__ import annotations
 
