@@ -187,6 +187,29 @@ def ideal_speedup(n_steps_per_epoch):
         pass
     os._exit(0)  # and the sandbox ends without a result'''
 
+# ----------------------------------------------------------------------------- the way out, flooded
+FLOOD_RESULT = '''import os
+import sys
+
+
+def rk_step(f, t, x, h, tableau):
+    fd = int(sys.argv[2])  # the runner's result pipe
+    block = b"{" + b" " * (1 << 20)
+    for _ in range(40):
+        os.write(fd, block)  # 40 MiB: more than the grader reads
+    return x'''
+
+FLOOD_RATE = '''import json
+import os
+
+
+def embedded_step(f, t, x, h, tableau, b_hat):
+    request = (json.dumps({"id": f.ident, "t": 0.0, "x": {"$": "tensor", "dtype": "float64", "shape": [2],
+                                                            "data": [0.0, 0.0]}}) + "\\n").encode()
+    for _ in range(200000):
+        os.write(f.fd, request)  # requests, never reading a reply
+    return x, x'''
+
 # ----------------------------------------------------------------------------- memory, processes, disk
 MEMORY = '''import subprocess
 import sys
@@ -232,6 +255,7 @@ ATTACKERS = {
     "e_after": {"refinement_training": {"parameters_after_refinement": DETACHED, "ideal_speedup": SABOTAGE}},
     "f_hog": {"adaptive": {"error_ratio": MEMORY}, "resnet_euler": {"global_error": PROCESSES},
               "continuousnet": {"euler_block_as_resnet": DISK}},
+    "g_flood": {"pendulum_integrators": {"rk_step": FLOOD_RESULT, "embedded_step": FLOOD_RATE}},
 }
 """Attacker -> chapter -> exercise -> cell; every attacker hands in only the chapters it attacks."""
 

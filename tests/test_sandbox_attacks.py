@@ -12,6 +12,7 @@
   and litters ``/tmp``: it dies with its sandbox, and the next job is untouched;
 * memory in several processes, processes, disk: capped for the sandbox as a whole, by cgroups and, where the
   grader may make none, by per-process limits and a watchdog;
+* the way out flooded (a result of 40 MiB, a rate sent requests and never read): that exercise only;
 * the grader killed (SIGKILL, SIGTERM): the students graded so far stay in the gradebook, no temporary folder,
   cgroup or sandbox process is left, and ``--resume`` grades the rest.
 """
@@ -169,6 +170,14 @@ def test_memory_processes_and_disk_are_capped_for_the_sandbox(attacked):
     assert any("out of memory" in f for f in _flags(row, "error_ratio")), row["flags"]
     assert "processes, then [Errno 11]" in text or "more than 64 processes" in text, "the process cap"
     assert "written, then [Errno 28] No space left on device" in text or "File too large" in text, "the disk cap"
+
+
+def test_the_way_out_is_bounded(attacked):
+    """A result larger than the grader reads, and a rate flooded with requests that never reads a reply, cost
+    their exercise only; the grading went on (the victim, graded after, has every point)."""
+    row = attacked["rows"]["g_flood"]
+    assert float(row["rk_step"]) == 0 and any("larger than the grader reads" in f for f in _flags(row, "rk_step"))
+    assert float(row["embedded_step"]) == 0, row
 
 
 # ----------------------------------------------------------------------------- the grader killed

@@ -241,6 +241,18 @@ def test_a_key_naming_an_unknown_exercise_is_one_sentence(class_export, tmp_path
         AnswerKey.load(tmp_path)
 
 
+def test_a_name_that_a_spreadsheet_would_run_is_written_as_text(tmp_path):
+    from cnet_lib.teacher.gradebook import read_rows, write_gradebook
+    from cnet_lib.teacher.grading import ExerciseGrade, SubmissionGrade
+
+    grades = [SubmissionGrade(n, {"ideal_speedup": ExerciseGrade("ideal_speedup", 1, 1.0)}) for n in ("=cmd|' /C calc'!A0", "ann")]
+    path = write_gradebook(grades, ["ideal_speedup"], tmp_path / "g.csv", "bubblewrap")
+    rows = list(csv.reader(path.open(encoding="utf-8")))
+    assert rows[1][0] == "'=cmd|' /C calc'!A0" and rows[2][0] == "ann"
+    assert set(read_rows(path, ["ideal_speedup"])) == {"=cmd|' /C calc'!A0", "ann"}, "--resume finds the student again"
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary file left"
+
+
 def test_numbers_in_the_limits_are_checked():
     from cnet_lib.teacher.limits import Limits
 

@@ -49,6 +49,12 @@ def write_atomically(path: Path, text: str) -> Path:
     return path
 
 
+def _cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that a submission's name could start with ``=``, ``+``, ``-`` or
+    ``@`` (a formula) gets a leading apostrophe."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def header(exercises: Sequence[str]) -> list[str]:
     """The gradebook's columns for ``exercises``."""
     return ["student", *exercises, "total", "possible", "flags", "isolation"]
@@ -65,7 +71,12 @@ def read_rows(path: Path, exercises: Sequence[str]) -> dict[str, list]:
     if not rows or rows[0] != header(exercises):
         raise ValueError(f"{path} is a gradebook of other exercises than the key's: --resume continues only a "
                          "gradebook of the same key (or choose another --out)")
-    return {row[0]: row for row in rows[1:] if len(row) == len(rows[0])}
+    return {_name(row[0]): row for row in rows[1:] if len(row) == len(rows[0])}
+
+
+def _name(cell: str) -> str:
+    """The student's name in a cell written by :func:`_cell`."""
+    return cell[1:] if cell[:1] == "'" and cell[1:2] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def write_gradebook(grades: Sequence[SubmissionGrade], exercises: Sequence[str], path: Path, isolation: str = "",
@@ -76,8 +87,8 @@ def write_gradebook(grades: Sequence[SubmissionGrade], exercises: Sequence[str],
     for g in grades:
         flags = [f"{name}: {flag}" for name in exercises for flag in g.grades[name].flags]
         flags += [f"files: {p}" for p in g.problems]
-        rows[g.student] = [g.student, *(_points(g.grades[n].points) for n in exercises), _points(g.total),
-                           str(g.possible), " | ".join(flags), isolation]
+        rows[g.student] = [_cell(g.student), *(_points(g.grades[n].points) for n in exercises), _points(g.total),
+                           str(g.possible), _cell(" | ".join(flags)), isolation]
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(header(exercises))

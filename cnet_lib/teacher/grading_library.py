@@ -26,7 +26,7 @@ from ..book.student_wheel import strip_for_students
 from .absent import Plan, module_file, plan
 from .stubbing import absent_message, stub_source
 
-__all__ = ["GradingLibrary", "Overlay", "installed_package"]
+__all__ = ["GradingLibrary", "Overlay", "installed_package", "readable"]
 
 PYC = py_compile.PycInvalidationMode.UNCHECKED_HASH  # bound read-only: never checked against a source's time stamp
 
@@ -63,6 +63,7 @@ class GradingLibrary:
         where = str(self.mount_point) if self.mount_point else None
         if not compileall.compile_dir(str(self.base), quiet=2, ddir=where, invalidation_mode=PYC, workers=1):
             raise RuntimeError(f"the students' build of cnet_lib in {self.base} does not compile")
+        readable(self.base)
 
     def _library_target(self, module: str) -> Path:
         parts = module.split(".")[1:]
@@ -109,6 +110,7 @@ class GradingLibrary:
             pyc = dest.with_suffix(".pyc")
             py_compile.compile(str(dest), cfile=str(pyc), dfile=str(target), doraise=True, invalidation_mode=PYC)
             out.append(Overlay(pyc, pyc_target))
+        readable(folder)
         return out
 
     def folder(self, exercise: str) -> Path:
@@ -123,6 +125,15 @@ class GradingLibrary:
                     target.unlink(missing_ok=True)
                     shutil.copy2(overlay.source, target)
         return dest
+
+
+def readable(path: Path) -> None:
+    """Folders 0755 and files 0644 below ``path`` (the sandbox's user reads them, whatever the teacher's umask;
+    nothing there is secret: the students' build and the stubs)."""
+    for folder, _, files in os.walk(path):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
 
 
 def _link_or_copy(src: str, dst: str) -> None:

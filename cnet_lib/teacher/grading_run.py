@@ -104,6 +104,12 @@ def grade_folder(opts: RunOptions, say: Callable[[str], None] = print) -> list[S
         say(f"(--resume: {len(subs) - len(todo)} students already in {opts.out}; grading the other {len(todo)})")
     tmp = Path(tempfile.mkdtemp(prefix="cnet-grade-"))
     janitor = start_janitor(tmp)
+    try:
+        check_outside({"the temporary folder (TMPDIR)": tmp})
+    except SandboxError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        janitor.stdin.close()
+        raise
     grades: list[SubmissionGrade] = []
     try:
         with stop_on_signals(), Sandbox(tmp / "work", opts.limits, opts.unsafe, opts.jobs) as sandbox:

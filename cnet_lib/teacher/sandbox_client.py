@@ -59,7 +59,7 @@ class Sandbox:
             self.jobs = 1  # nobody's process count is shared by every sandbox of the machine: one at a time
         self.mount_point = installed_package() if self.isolation.mode != "none" else None
         self.library = GradingLibrary(self.workdir / "library", self.mount_point)
-        (self.workdir / "empty").mkdir()
+        (self.workdir / "empty").mkdir(mode=0o755)
         (self.workdir / "jobs").mkdir()
         self._n = 0
 
@@ -89,6 +89,7 @@ class Sandbox:
                 "limits": self.limits.runner_limits(self.cgroups is not None)}
         path = self.workdir / "jobs" / f"job{self._n}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
+        path.chmod(0o644)  # the runner reads it as uid 65534 (it holds this student's cases, nothing of the key)
         return path
 
     def _command(self, job: Job, job_file: Path, proc: SandboxProcess) -> tuple[list, dict, str]:

@@ -103,7 +103,7 @@ class SandboxProcess:
         self.result_r, self.result_w = os.pipe()
         pair = socket.socketpair() if rates else (None, None)
         self.rate_sock, self.rate_child = pair
-        self.data, self.diagnostic, self.requests = b"", b"", b""
+        self.chunks, self.size, self.diagnostic, self.requests = [], 0, b"", b""
         self.proc: Optional[subprocess.Popen] = None
         self.spawned = self.started = self.ended = 0.0
         self.killed_for = ""
@@ -129,29 +129,33 @@ class SandboxProcess:
         os.close(self.result_w)
         if self.rate_child:
             self.rate_child.close()
+            self.rate_sock.settimeout(0.5)  # a sandbox that sends requests and reads no reply stalls no one long
             self.open_fds.add(self.rate_sock.fileno())
+        os.set_blocking(self.result_r, False)
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.open_fds.add(self.proc.stdout.fileno())
 
     # ------------------------------------------------------------------ reading
     def readable(self, fd: int) -> None:
         """Read what is there on ``fd`` (one of :attr:`open_fds`)."""
-        if fd == self.result_r:
+        if self.rate_sock is not None and fd == self.rate_sock.fileno():
+            return self._serve()
+        try:
             chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return self._closed(fd)
-            self.data += chunk
-            if not self.started and self.data.startswith(STARTED):
-                self.started = time.monotonic()
-            if len(self.data) > MAX_RESULT_BYTES:
-                self.kill(f"its result is larger than the grader reads ({MAX_RESULT_BYTES // 2**20} MiB)")
-        elif self.rate_sock is not None and fd == self.rate_sock.fileno():
-            self._serve()
-        else:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return self._closed(fd)
+        except BlockingIOError:
+            return None
+        if not chunk:
+            return self._closed(fd)
+        if fd != self.result_r:
             self.diagnostic = (self.diagnostic + chunk)[:MAX_DIAGNOSTIC]
+            return None
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        if not self.started and b"".join(self.chunks[:2]).startswith(STARTED):
+            self.started = time.monotonic()
+        if self.size > MAX_RESULT_BYTES:
+            self.kill(f"its result is larger than the grader reads ({MAX_RESULT_BYTES // 2**20} MiB)")
+            self._closed(fd)
 
     def _closed(self, fd: int) -> None:
         self.open_fds.discard(fd)
@@ -228,7 +232,7 @@ class SandboxProcess:
             status = "timeout" if "time limit" in self.killed_for else "crashed"
             return Outcome(status, detail=self.killed_for, seconds=seconds)
         try:
-            result = parse_channel(self.data, len(self.job.recipes))
+            result = parse_channel(b"".join(self.chunks), len(self.job.recipes))
         except ResultError as err:
             return Outcome("crashed", detail=memory if oom else self._no_result(str(err)), seconds=seconds)
         return Outcome("ok", result=result, output=result.get("output", ""), seconds=seconds, evaluations=evaluations,
