@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import secrets
 import selectors
 import sys
 import time
@@ -53,7 +54,7 @@ class Sandbox:
         self.workdir, self.limits = Path(workdir), limits
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.isolation: Isolation = find_isolation(self.workdir, unsafe)
-        self.cgroups = Cgroups.find(f"cnet-grade-{os.getpid()}-{self.workdir.name}")
+        self.cgroups = Cgroups.find(f"cnet-grade-{os.getpid()}-{secrets.token_hex(4)}")
         self.jobs = jobs or default_jobs(limits)
         if self.cgroups is None and self.isolation.mode == "root":
             self.jobs = 1  # nobody's process count is shared by every sandbox of the machine: one at a time
@@ -79,14 +80,14 @@ class Sandbox:
         return f"{self.isolation.describe()}; limits {self.limits.describe(self.cgroups is not None)}"
 
     # ------------------------------------------------------------------ one job
-    def _job_file(self, job: Job, rates: CountedRates) -> Path:
+    def _job_file(self, job: Job, rates: CountedRates, cgroup: bool) -> Path:
         p = plan(job.exercise)
         self._n += 1
         data = {"exercise": job.exercise, "cell": job.cell, "preamble": job.preamble, "cases": rates.sent,
                 "no_grad": bool(public_exercise(job.exercise).no_grad),
                 "message": absent_message(job.exercise, "{what}"),
                 "outside": dataclasses.asdict(p.outside) | {"packages": list(p.hidden)},
-                "limits": self.limits.runner_limits(self.cgroups is not None)}
+                "limits": self.limits.runner_limits(cgroup)}
         path = self.workdir / "jobs" / f"job{self._n}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
         path.chmod(0o644)  # the runner reads it as uid 65534 (it holds this student's cases, nothing of the key)
@@ -109,8 +110,11 @@ class Sandbox:
 
     def _start(self, job: Job) -> tuple[SandboxProcess, Path]:
         rates = CountedRates(job.recipes)
-        job_file = self._job_file(job, rates)
-        cgroup = self.cgroups.make(self.limits.memory_bytes, self.limits.processes) if self.cgroups else None
+        try:
+            cgroup = self.cgroups.make(self.limits.memory_bytes, self.limits.processes) if self.cgroups else None
+        except OSError:  # the hierarchy went away: the per-process limits and the watchdog stand in
+            cgroup = None
+        job_file = self._job_file(job, rates, cgroup is not None)
         proc = SandboxProcess(job, rates, self.limits.time_limit, self.limits.startup_limit, cgroup,
                               self.limits.memory_bytes, self.limits.processes)
         cmd, env, cwd = self._command(job, job_file, proc)
