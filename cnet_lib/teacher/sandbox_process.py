@@ -28,6 +28,8 @@ from .result_schema import MAX_RESULT_BYTES, STARTED, ResultError, parse_channel
 __all__ = ["Job", "Outcome", "SandboxProcess"]
 
 MAX_DIAGNOSTIC = 4096
+JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""The shell that writes its own pid into each cgroup's ``cgroup.procs``, then execs the command."""
 WATCH_EVERY = 0.2  # seconds between two sums of a sandbox's memory (without a cgroup)
 
 
@@ -115,16 +117,12 @@ class SandboxProcess:
         return (self.result_w,) + ((self.rate_child.fileno(),) if self.rate_child else ())
 
     def start(self, command: list, env: dict, cwd: str, own_session: bool) -> None:
-        join = [str(p) for p in self.cgroup.join_files()] if self.cgroup else []
-
-        def enter_cgroup() -> None:  # in the child, before it execs: everything it starts stays in the cgroup
-            for path in join:
-                with open(path, "w") as f:
-                    f.write(str(os.getpid()))
-
+        """Start ``command``, inside the sandbox's cgroup when it has one (a shell enters it, then becomes the
+        command: everything the command starts stays in the cgroup)."""
+        if self.cgroup is not None:
+            command = ["/bin/sh", "-c", JOIN, "cnet-grade-join", *map(str, self.cgroup.join_files()), "--", *command]
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     pass_fds=self.child_fds(), env=env, cwd=cwd, start_new_session=own_session,
-                                     preexec_fn=enter_cgroup if join else None)
+                                     pass_fds=self.child_fds(), env=env, cwd=cwd, start_new_session=own_session)
         self.spawned = time.monotonic()
         os.close(self.result_w)
         if self.rate_child:

@@ -32,7 +32,7 @@ __all__ = ["tokens", "fingerprints", "Similarity", "compare", "library_sources",
 K = 12  # tokens per hashed run
 W = 6   # runs per window
 FLAG_AT = 0.6  # share of the cell's fingerprints found in the library's code, from which the teacher is told
-NOTE_AT = 0.3  # from which the student's feedback shows it
+NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 40%)
 MIN_FINGERPRINTS = 8  # a cell shorter than this says nothing either way
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
 
