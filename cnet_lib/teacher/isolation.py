@@ -34,8 +34,9 @@ __all__ = ["Isolation", "SandboxError", "find_isolation", "bwrap_command", "runt
 NOBODY = 65534
 REFUSAL = ("grading runs every submission in an operating-system sandbox (bubblewrap), and none can start here "
            "({why}): on Debian or Ubuntu install it (sudo apt-get install bubblewrap); on macOS or Windows grade in "
-           "a Linux VM or WSL 2, or in a Linux container that may create namespaces (docker run --security-opt "
-           "seccomp=unconfined --security-opt apparmor=unconfined ...), or in a Colab runtime after "
+           "a Linux VM or WSL 2, or in a Linux container that may create namespaces and mount /proc (docker run "
+           "--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
+           "systempaths=unconfined ...), or in a Colab runtime after "
            "!apt-get install bubblewrap; --unsafe-no-sandbox grades without one (the students' code then runs as "
            "you, and the gradebook says so)")
 
