@@ -1,7 +1,7 @@
 """How long a class's grading takes: the export (copies, students' wheel, answer key) and
 ``python -m cnet_lib grade`` on N made-up students (half with the right answers, half with near misses,
-tests/classroom.py), every chapter with exercises.  Writes benchmarks/results/bench_grading.json with the machine
-and its load.
+tests/classroom.py), every chapter with exercises, each exercise in a sandbox of its own.  Writes
+benchmarks/results/bench_grading.json with the machine, its load, the isolation and the sandboxes at a time.
 
     .venv/bin/python benchmarks/bench_grading.py            # 40 students
     .venv/bin/python benchmarks/bench_grading.py --students 10
@@ -9,7 +9,9 @@ and its load.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
 import os
 import sys
 import tempfile
@@ -44,16 +46,21 @@ def main() -> None:
             for nb in copies:
                 fill(nb, folder / nb.name, answers[i % 2])
         t0 = time.perf_counter()
-        assert grade([str(tmp / "submissions"), "--key", str(tmp / "students-key"), "--out", str(tmp / "g.csv")]) == 0
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            assert grade([str(tmp / "submissions"), "--key", str(tmp / "students-key"), "--out", str(tmp / "g.csv")]) == 0
         grade_s = time.perf_counter() - t0
         rows = list(csv.DictReader((tmp / "g.csv").open()))
-        exercises = len(rows[0]) - 4
+        exercises = len(rows[0]) - 5
+        isolation = next(ln for ln in said.getvalue().splitlines() if ln.startswith("isolation: "))
     out = write_result("bench_grading", {
         "students": args.students, "chapters": len(copies), "exercises": exercises,
         "export_seconds": round(export_s, 1), "grade_seconds": round(grade_s, 1),
         "grade_seconds_per_student": round(grade_s / args.students, 2),
         "load_average_before": [round(v, 2) for v in load_before], "load_average_after": [round(v, 2) for v in os.getloadavg()],
-        "note": "one grading worker (forks a process per exercise); the export includes building the students' wheel",
+        "isolation": isolation[len("isolation: "):],
+        "note": "a bubblewrap sandbox per student and exercise (python and torch start in each); the export includes "
+                "building the students' wheel",
     })
     print(f"export {export_s:.1f} s, grading {args.students} students {grade_s:.1f} s -> {out}")
 

@@ -5,12 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# Debian packages the tests need: chromium (the browser check) and bubblewrap (the grader's sandbox)
+missing=()
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    missing+=(chromium chromium-driver)
+fi
+if ! command -v bwrap >/dev/null 2>&1; then
+    missing+=(bubblewrap)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "note: the browser test needs Debian's chromium and chromium-driver (sudo apt-get install chromium chromium-driver)" >&2
+        echo "note: some tests need Debian's ${missing[*]} (sudo apt-get install ${missing[*]})" >&2
     fi
 fi
 export CNET_PRESET=smoke

@@ -7,12 +7,16 @@ Each near miss is one the issue names or one a class makes; :data:`NEAR_MISSES` 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
+
+import pytest
 
 from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
 from cnet_lib.teacher.answer_key import solution_sources
+from cnet_lib.teacher.isolation import SandboxError, find_isolation
 from cnet_lib.teacher.submissions import exercise_cell
 
 # exercise -> (code of the near miss, the catches tag of the hidden cases it fails; None: all of them)
@@ -111,6 +115,17 @@ def fill(copy: Path, out: Path, answers: dict, extra_cell: str = "") -> Path:
         nb["cells"].insert(grader + 1, cell)
     write_notebook(nb, out)
     return out
+
+
+def require_sandbox(workdir: Path) -> None:
+    """Skip where no sandbox can start (bubblewrap missing, user namespaces off), except in CI, where
+    scripts/test.sh installs bubblewrap and a missing sandbox is a failure."""
+    try:
+        find_isolation(workdir)
+    except SandboxError as err:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no sandbox here: {err}")
 
 
 def right_answers(root: Path) -> dict:
@@ -220,6 +235,15 @@ def error_ratio(e, y0, y1, rtol, atol):
     return error_norm(e, y0, y1, rtol, atol, "max")''',
 }
 """Exercise cells that pass their public check only by tampering on the student's side."""
+
+TAMPERING_OUTCOME = {"rk_step": "library", "global_error": "library", "euler_block_as_resnet": "library",
+                     "parameters_after_refinement": "library", "refine_piecewise_linear": "library",
+                     "quantize_per_channel": "library", "error_ratio": "library",
+                     "embedded_step": "own code", "ideal_speedup": "own code",
+                     "observed_order": "data", "identity_gap": "data"}
+"""What each tampering comes to in the grader: ``library`` (the code it calls is absent in the sandbox: zero and a
+flag), ``own code`` (the tracer switched off or ``eval``, but the computation is the student's: every point, and a
+flag to look at), ``data`` (answers built for the public cases: the hidden cases catch them)."""
 
 # ----------------------------------------------------------------------------- broken
 BROKEN = {

@@ -5,8 +5,10 @@ gradebook compared with the points each should get.
 * bob hands in near misses (tests/classroom.py): each exercise gets its points times the fraction of *his*
   hidden cases that do not catch his near miss (the cases say which near misses they catch), below full points;
 * carol passes every public check on her side (checked here) by tampering: the checks patched in two chapters,
-  the library called with the call tracer switched off, ``eval``, a torch built-in: zero and a flag for every
-  exercise;
+  the library called with the call tracer switched off, ``eval``, a torch built-in.  In the grader's sandbox the
+  library code and the torch routine are absent (zero and a flag), her own code run through ``eval`` or with the
+  tracer off earns its points (with a flag to look at), and answers built for the public cases fail the hidden
+  ones; every exercise of hers is flagged;
 * dana's cells loop, crash, do not parse or raise; the rest are stubs: zero, flags for the first three, and the
   grading goes on.
 """
@@ -18,7 +20,8 @@ import zipfile
 
 import pytest
 
-from classroom import BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING, fill, right_answers
+from classroom import (BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
+                       TAMPERING_OUTCOME, fill, right_answers)
 from cnet_lib.book.exercises import CATALOGUE, Exercise, Notebook
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.answer_key import AnswerKey
@@ -76,11 +79,21 @@ def test_the_near_misses_lose_exactly_the_cases_that_catch_them(graded):
     assert re.search(r"rate evaluations: expected (\d+), got (?!\1)\d+", feedback), "what differs, not two equal prints"
 
 
-def test_tampering_gets_zero_and_a_flag_for_every_exercise(graded):
+def test_tampering_gains_nothing_and_is_flagged(graded):
     row, key = graded["rows"]["carol"], graded["key"]
+    assert set(TAMPERING_OUTCOME) == set(key.exercises)
     for name in key.exercises:
-        assert float(row[name]) == 0 and _flags(row, name), (name, row["flags"])
-    assert float(row["total"]) == 0
+        flags, points, outcome = _flags(row, name), float(row[name]), TAMPERING_OUTCOME[name]
+        assert flags, (name, "every tampering is flagged for the teacher")
+        if outcome == "library":
+            assert points == 0 and any(f.startswith(f"{name}: library: calls ") for f in flags), (name, row[name], flags)
+        elif outcome == "own code":
+            assert points == key.points[name] and any("look at (no points taken)" in f for f in flags), (name, flags)
+        else:
+            assert points < key.points[name], (name, row[name])
+    feedback = (graded["feedback"] / "carol.md").read_text(encoding="utf-8")
+    assert "this is what exercise rk_step asks you to write" in feedback
+    assert "torch's aten::fake_quantize_per_channel_affine" in feedback
 
 
 def test_a_loop_a_crash_and_a_syntax_error_cost_their_exercise_only(graded):

@@ -3,11 +3,16 @@ carries none of it: ``python -m cnet_lib student`` builds the students' wheel wi
 
 * :mod:`.pendulum_key`, :mod:`.image_key`, :mod:`.keys`: the references and the hidden cases of every exercise;
 * :mod:`.public_answers`: the public cases' expected outputs, as data for the book's checks;
-* :mod:`.source_audit`: what an exercise cell uses, read from its source (library code, tampering);
-* :mod:`.sandbox` and :mod:`.sandbox_client`: a submission's exercise cells run in a forked process each, with a
-  time limit, their outputs carried back as data;
-* :mod:`.submissions`, :mod:`.grading`, :mod:`.gradebook`: a folder of submissions graded into a CSV gradebook
-  and one feedback file per student (``python -m cnet_lib grade``);
+* :mod:`.source_audit`: what an exercise cell uses, read from its source (notes and flags in the feedback, never
+  the barrier); :mod:`.similarity`: how much of a cell is the library's own code for the exercise;
+* the sandbox, one per submission and exercise: :mod:`.isolation` (bubblewrap), :mod:`.cgroups` and :mod:`.limits`
+  (memory, processes, disk, time for the sandbox as a whole), :mod:`.absent`, :mod:`.stubbing` and
+  :mod:`.grading_library` (the students' build with the exercise's code taken out, and torch's routines that would
+  do it), :mod:`.sandbox` (the runner inside), :mod:`.sandbox_client` and :mod:`.sandbox_process` (the grading
+  process's side), :mod:`.result_schema` (the one way out, read strictly), :mod:`.rate_server` (a rate's
+  evaluations counted outside);
+* :mod:`.submissions`, :mod:`.grading`, :mod:`.gradebook`, :mod:`.grading_run` and :mod:`.janitor`: a folder of
+  submissions graded into a CSV gradebook and one feedback file per student (``python -m cnet_lib grade``);
 * :mod:`.answer_key`: the key a class export writes for the teacher (``python -m cnet_lib student``).
 
 Importing this package loads none of them.

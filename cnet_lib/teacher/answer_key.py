@@ -53,13 +53,23 @@ class AnswerKey:
         except (OSError, ValueError) as err:
             raise ValueError(f"no answer key at {file} ({err}); pass the KEYDIR that `python -m cnet_lib student "
                              "... --key KEYDIR` wrote") from None
-        if data.get("format") != FORMAT:
-            raise ValueError(f"{file} is not an answer key of this library (format {data.get('format')!r})")
-        for name in data["exercises"]:
-            exercise(name)  # a key from another version of the book names an unknown exercise: say so
-        return cls(data["secret"], tuple(data["chapters"]), tuple(data["exercises"]),
-                   {k: int(v) for k, v in data["points"].items()}, data.get("build", ""),
-                   float(data.get("time_limit", DEFAULT_TIME_LIMIT)))
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"{file} is not an answer key of this library (format {found!r})")
+        for name in data.get("exercises", []):
+            try:
+                exercise(name)
+            except KeyError as err:  # a key from another version of the book: one sentence, no traceback
+                raise ValueError(f"{file} names an exercise this version of the book does not have ({err.args[0]}); "
+                                 "grade with the version of cnet_lib the key was written for, or write the key again "
+                                 "with `python -m cnet_lib student`") from None
+        try:
+            return cls(str(data["secret"]), tuple(data["chapters"]), tuple(data["exercises"]),
+                       {k: int(v) for k, v in data["points"].items()}, data.get("build", ""),
+                       float(data.get("time_limit", DEFAULT_TIME_LIMIT)))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"{file} is damaged ({type(err).__name__}: {err}); write the key again with "
+                             "`python -m cnet_lib student`") from None
 
     @classmethod
     def new(cls, chapters: Sequence[str], build: str = "", time_limit: float = DEFAULT_TIME_LIMIT) -> "AnswerKey":

@@ -1,57 +1,144 @@
-"""The grader's worker: ``python -I -m cnet_lib.teacher.sandbox EVENT_FD`` (started by :mod:`.sandbox_client`).
+"""The grader's runner, the one program a sandbox starts: ``python -I sandbox.py JOB RESULT_FD [RATE_FD]``.
 
-It imports torch and the library once, then reads jobs, one JSON line each, from its standard input, and runs
-each job in a child process of its own (``os.fork``): a submission's exercise cell and the student's function on
-the job's cases.  A child that patches torch, the library or the checks spoils only its own outputs; the next
-exercise starts from the untouched worker.  The worker never runs student code itself, and it holds no
-reference, no expected value and no secret: the cases arrive as recipes, and the child writes what the
-student's function returned (as data, :func:`cnet_lib.book.exercises.recipes.encode`) to the job's result
-file, which the grading process reads and compares with its own references.  A child's files and memory are
-capped (:func:`_limit_resources`): a submission that prints forever or allocates without end fails its case.
+It runs inside the sandbox (:mod:`.isolation`), where this file and the job are mounted read-only and the library
+is the students' build of cnet_lib for the exercise (:mod:`.grading_library`); it imports nothing of the
+teacher's.  In order:
 
-Events go to ``EVENT_FD`` as JSON lines, written by the worker only (a child closes it first thing):
-``{"ready"}``, then per job ``{"forked": pid}`` and ``{"done": id, "exit": code}``.  Time limits are the
-grading process's: it kills a child's process group, or the worker.
+1. reads the job (the exercise, its cell and the imports above it, the cases as recipes, the limits, what is
+   taken out outside the library), builds the cases' arguments, and starts the rates whose evaluations count
+   (:class:`CountedRate`: each evaluation is a request to the grading process, which computes and counts it);
+2. takes out what the exercise asks for beyond the library's files: torch operators get a kernel that raises,
+   in the dispatcher, for every dispatch key that has one (fake quantization in every form, upsampling), C
+   functions leave their modules (numpy's ``interp``), hidden packages cannot be imported;
+3. lowers its resource limits (processes, file size, CPU time, core dumps; address space where no cgroup caps
+   the sandbox's memory), sends its output to a file of its private ``/tmp`` and says ``{"started": true}``;
+4. runs the cell and the student's function on every case (each on a deep copy of its arguments);
+5. writes one JSON line, the result (``{"kind": "cases" | "cell_error" | "not_done", ...}``, values as data,
+   :func:`cnet_lib.book.exercises.recipes.encode`), to ``RESULT_FD``, and exits.
+
+Nothing the student's code does here is trusted: the grading process reads the result pipe with a size cap,
+parses it strictly (:mod:`.result_schema`), counts the rates' evaluations itself and compares with its own
+references.
 """
 from __future__ import annotations
 
 import ast
 import copy
+import ctypes
 import importlib
 import json
 import linecache
 import os
+import re
 import resource
 import signal
 import sys
+import warnings
 from typing import Any
 
 import torch
 
-from ..book.exercises.framework import call_guard, is_stub, student_frame
-from ..book.exercises.recipes import build_call, encode, observed
-from ..book.exercises.registry import EXERCISES, exercise
+from cnet_lib.book.exercises.framework import is_stub, student_frame
+from cnet_lib.book.exercises.recipes import BUILDERS, build_call, decode, encode, observed
 
-__all__ = ["main", "run_job"]
+__all__ = ["main", "run_job", "CountedRate", "remove_operators"]
 
 MAX_TEXT = 2000  # characters of an error message kept
-MAX_FILE_BYTES = 256 * 2**20  # the largest file a child may write (its output, its result)
-MEMORY_BUDGET = 4 * 2**30  # the memory a child may map beyond the worker's (at most a quarter of the machine's)
+MAX_OUTPUT = 4000  # characters of the student's output sent back
 CELL = "<exercise cell>"  # the file name of the exercise cell in tracebacks
+DISPATCH_KEYS = ("CPU", "CUDA", "QuantizedCPU", "QuantizedCUDA", "SparseCPU", "CompositeImplicitAutograd",
+                 "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "Autograd", "AutogradCPU",
+                 "AutogradCUDA", "AutogradOther", "Tracer", "ADInplaceOrView", "BackendSelect", "Functionalize")
 
 
-class _NoAnswerKey:
-    """A meta-path finder that refuses to import the answer key in a child (one more fence; the grading process
-    also refuses any cell that imports it)."""
+class CountedRate:
+    """A rate ``f(t, x)`` computed by the grading process, which counts every evaluation (the student's code has
+    no copy of the function to call instead)."""
+
+    def __init__(self, ident: int, label: str, fd: int):
+        self.ident, self.label, self.fd = int(ident), str(label), int(fd)
+
+    def __call__(self, *args):
+        t, x = (None, args[0]) if len(args) == 1 else args
+        request = {"id": self.ident, "t": None if t is None else float(t), "x": encode(torch.as_tensor(x))}
+        _send(self.fd, (json.dumps(request) + "\n").encode())
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                raise RuntimeError("the rate is gone (the grader stopped answering)")
+            reply += chunk
+        data = json.loads(reply)
+        if "error" in data:
+            raise ValueError(f"the rate could not be evaluated: {data['error']}")
+        value = decode(data["value"])
+        return value.to(dtype=x.dtype) if isinstance(x, torch.Tensor) and value.is_floating_point() else value
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+def _raiser(message: str):
+    def absent(*args, **kwargs):
+        raise NotImplementedError(message)
+    return absent
+
+
+def remove_operators(pattern: str, message: str) -> int:
+    """Give every torch operator whose name matches ``pattern`` a kernel that raises ``message`` for every dispatch
+    key that has one; the registrations are kept alive and out of the Python heap's reach.  Returns how many."""
+    rx, libraries, n = re.compile(pattern), {}, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": that is the point
+        for full in torch._C._dispatch_get_all_op_names():
+            if not rx.search(full):
+                continue
+            namespace, name = full.split("::", 1)
+            for key in DISPATCH_KEYS:
+                if torch._C._dispatch_has_kernel_for_dispatch_key(full, key):
+                    lib = libraries.setdefault(namespace, torch._C._dispatch_library("IMPL", namespace, ""))
+                    lib.impl(name, key, _raiser(message.format(what=f"torch's {full}")))
+                    n += 1
+    for lib in libraries.values():  # never freed (freeing would undo the registrations), never reachable
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(lib))
+    return n
+
+
+class _Hidden:
+    """A meta-path finder that says, for a package taken out for the exercise, why it cannot be imported."""
+
+    def __init__(self, names: list, message: str):
+        self.names, self.message = tuple(names), message
 
     def find_spec(self, name, path=None, target=None):
-        if name.startswith("cnet_lib.teacher."):
-            raise ImportError(f"{name} is not available to a submission")
+        if any(name == n or name.startswith(n + ".") for n in self.names):
+            raise ModuleNotFoundError(self.message.format(what=name), name=name)
         return None
 
 
-def _send(fd: int, event: dict) -> None:
-    os.write(fd, (json.dumps(event) + "\n").encode())
+def take_out(outside: dict, message: str) -> None:
+    """Step 2 of the module doc, for ``outside`` (:class:`cnet_lib.teacher.absent.Outside` as data)."""
+    if outside.get("operators"):
+        remove_operators(outside["operators"], message)
+    for item in outside.get("attributes", ()):
+        module, name = item.split(":")
+        mod = sys.modules.get(module) or importlib.import_module(module)
+        if hasattr(mod, name):
+            delattr(mod, name)
+    if outside.get("packages"):
+        for name in [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in outside["packages"])]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _Hidden(list(outside["packages"]), message))
+
+
+def _limit(limits: dict) -> None:
+    """Step 3's limits (hard and soft alike, so the student's code cannot raise them again)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap raises OSError instead of killing
+    for name, value in (("RLIMIT_NPROC", limits.get("processes")), ("RLIMIT_FSIZE", limits.get("file_bytes")),
+                        ("RLIMIT_CPU", limits.get("cpu_seconds")), ("RLIMIT_AS", limits.get("address_space")),
+                        ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", limits.get("files"))):
+        if value is not None and hasattr(resource, name):
+            resource.setrlimit(getattr(resource, name), (int(value), int(value)))
 
 
 def _preamble(source: str, ns: dict) -> list[str]:
@@ -69,18 +156,6 @@ def _preamble(source: str, ns: dict) -> list[str]:
     return failed
 
 
-def _case(fn, args, kwargs, ex) -> dict:
-    """One call of the student's function on copies of the arguments, under the call guard."""
-    a, k = copy.deepcopy((args, kwargs))
-    guard = call_guard(ex.forbidden())
-    try:
-        with (ex.context() or _Nothing)(), guard:
-            out = fn(*a, **k)
-        return {"value": encode(observed(out, a, k)), "hit": guard.hit}
-    except BaseException as err:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: a failed case
-        return {"error": f"{type(err).__name__}: {err}"[:MAX_TEXT], "where": student_frame(err), "hit": guard.hit}
-
-
 class _NoIPython:
     """``get_ipython()`` for a cell with a magic (``%time``, ``!ls``): every call does nothing."""
 
@@ -88,119 +163,81 @@ class _NoIPython:
         return lambda *args, **kwargs: None
 
 
-class _Nothing:
-    def __enter__(self):
-        return self
+def _case(fn, args, kwargs, no_grad: bool) -> dict:
+    a, k = copy.deepcopy((args, kwargs))
+    try:
+        if no_grad:
+            with torch.no_grad():
+                out = fn(*a, **k)
+        else:
+            out = fn(*a, **k)
+        return {"value": encode(observed(out, a, k))}
+    except BaseException as err:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: a failed case
+        return {"error": f"{type(err).__name__}: {err}"[:MAX_TEXT], "where": student_frame(err)}
 
-    def __exit__(self, *exc):
-        return False
 
-
-def run_job(job: dict) -> dict:
-    """Run one exercise cell and the student's function on the job's cases; the result as data: ``{"cases":
-    [{"value"} or {"error", "where"}, each with the forbidden call it made, if any]}``, or ``{"cell_error"}``
-    (the cell did not run), or ``{"not_done": true}`` (the stub is unfinished)."""
-    torch.set_num_threads(1)
-    ex = exercise(job["exercise"])
-    calls = [build_call(r) for r in job["cases"]]  # built before any student code runs
-    ns: dict[str, Any] = {"__name__": "__main__", "get_ipython": _NoIPython}  # magics become calls that do nothing
-    failed_imports = _preamble(job.get("preamble", ""), ns)
+def run_job(job: dict, calls: list) -> dict:
+    """Step 4: the cell and the student's function on ``calls`` (built arguments); the result as data."""
+    ns: dict[str, Any] = {"__name__": "__main__", "get_ipython": _NoIPython}
+    failed = _preamble(job.get("preamble", ""), ns)
     linecache.cache[CELL] = (len(job["cell"]), None, job["cell"].splitlines(True), CELL)  # lines in tracebacks
     try:
         exec(compile(job["cell"], CELL, "exec"), ns)
     except BaseException as err:  # noqa: BLE001
         where = f"line {err.lineno}: {(err.text or '').strip()}" if isinstance(err, SyntaxError) else student_frame(err)
-        return {"cell_error": f"{type(err).__name__}: {err}"[:MAX_TEXT], "where": where, "failed_imports": failed_imports}
-    fn = ns.get(ex.name)
+        return {"kind": "cell_error", "error": f"{type(err).__name__}: {err}"[:MAX_TEXT], "where": where,
+                "failed_imports": failed}
+    fn = ns.get(job["exercise"])
     if not callable(fn):
-        return {"cell_error": f"the cell defines no function {ex.name}", "failed_imports": failed_imports}
+        return {"kind": "cell_error", "error": f"the cell defines no function {job['exercise']}", "where": "",
+                "failed_imports": failed}
     if is_stub(fn):
-        return {"not_done": True}
-    return {"cases": [_case(fn, args, kwargs, ex) for args, kwargs in calls], "failed_imports": failed_imports}
+        return {"kind": "not_done"}
+    cases = [_case(fn, args, kwargs, bool(job.get("no_grad"))) for args, kwargs in calls]
+    return {"kind": "cases", "cases": cases, "failed_imports": failed}
 
 
-def _limit_resources() -> None:
-    """Caps on a child, so that a submission cannot fill the disk or the memory of the teacher's machine: a write
-    past :data:`MAX_FILE_BYTES` fails (``OSError``, File too large), and on Linux an allocation past the worker's
-    memory plus :data:`MEMORY_BUDGET` fails (``MemoryError`` or torch's ``RuntimeError``): a failed case, not a
-    machine out of memory."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap raises instead of killing the child
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
+def _send(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _output_tail(fd: int) -> str:
     try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:  # not Linux: no cap on memory
-        return
-    budget = min(MEMORY_BUDGET, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4)
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    cap = mapped + budget if hard == resource.RLIM_INFINITY else min(mapped + budget, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-
-
-def _child(job: dict, event_fd: int) -> None:
-    """The forked child: its own process group, no event pipe, no stdin, output to the job's file; never returns."""
-    code = 0
-    try:
-        os.setpgid(0, 0)
-        os.close(event_fd)
-        out = os.open(job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        sys.meta_path.insert(0, _NoAnswerKey())
-        _limit_resources()
-        result = run_job(job)
-        tmp = job["result"] + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(result, f)
-        os.replace(tmp, job["result"])
-    except BaseException:  # noqa: BLE001 - the grading process sees the exit status and no result
-        code = 3
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a stream the student replaced or closed
-                pass
-        os._exit(code)
-
-
-def _warm_up() -> None:
-    """Load, once before any fork, what the children would each load again: every exercise's forbidden calls
-    (torchdiffeq, ...) and the objects of its public cases (torch.func, scipy's elliptic functions, ...).  With
-    one thread (the worker's environment), so no thread pool exists when it forks."""
-    torch.set_num_threads(1)
-    for module in ("scipy.special", "torch.func"):  # the pendulum's exact solution; what the OdeBlock exercise uses
-        importlib.import_module(module)
-
-    for ex in EXERCISES.values():
-        ex.forbidden()
-        for recipe in ex.public()[:2]:
-            build_call(recipe)
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, 4 * MAX_OUTPUT, max(0, size - 4 * MAX_OUTPUT))
+    except OSError:
+        return ""
+    return data.decode("utf-8", errors="replace")[-MAX_OUTPUT:]
 
 
 def main(argv: list[str]) -> int:
-    """Serve jobs from standard input until it closes (see the module doc)."""
-    event_fd = int(argv[0])  # the library is loaded already (this module's imports), once before any fork
-    _warm_up()
-    _send(event_fd, {"ready": True, "pid": os.getpid()})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        job = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(job, event_fd)
+    """Steps 1 to 5 of the module doc."""
+    with open(argv[0], encoding="utf-8") as f:
+        job = json.load(f)
+    result_fd = int(argv[1])
+    rate_fd = int(argv[2]) if len(argv) > 2 else -1
+    torch.set_num_threads(1)
+    BUILDERS["counted_rate"] = lambda ident, label: CountedRate(ident, label, rate_fd)
+    calls = [build_call(r) for r in job["cases"]]  # built before any student code runs
+    take_out(job.get("outside", {}), job["message"])
+    output = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".output-{os.getpid()}")
+    out = os.open(output, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    for target, source in ((0, devnull), (1, out), (2, out)):
+        os.dup2(source, target)
+    _limit(job.get("limits", {}))
+    _send(result_fd, b'{"started": true}\n')
+    result = run_job(job, calls)
+    for stream in (sys.stdout, sys.stderr):
         try:
-            os.setpgid(pid, pid)
-        except OSError:  # the child did it first, or is gone already
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a stream the student replaced or closed
             pass
-        _send(event_fd, {"forked": pid, "job": job["id"]})
-        _, status = os.waitpid(pid, 0)
-        _send(event_fd, {"done": job["id"], "exit": os.waitstatus_to_exitcode(status)})
-    return 0
+    result["output"] = _output_tail(out)
+    _send(result_fd, (json.dumps(result) + "\n").encode())
+    os._exit(0)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

@@ -1,190 +1,164 @@
-"""The grading process's side of :mod:`.sandbox`: start the worker in a clean environment, hand it one exercise at
-a time, enforce the time limit, and read back what the student's function returned.
+"""The grading process's side of the sandboxes: one sandbox per submission and exercise, several at a time.
 
-:class:`Sandbox` (a context manager) starts ``python -I -m cnet_lib.teacher.sandbox`` in a folder of its own,
-with an environment that holds nothing of the teacher's (one thread, no GPU), in a session of its own.  :meth:`Sandbox.run` sends one job and waits at most ``time_limit`` seconds: a child still running then is
-killed with its process group (an infinite loop, a thread that never ends), a child that dies is reported with
-its exit status, and a worker that stops answering is killed and started again for the next job.  Linux and macOS
-only (it forks); on Windows use WSL, or grade in Colab.
+:class:`Sandbox` (a context manager over a private work folder) writes the students' build of the library
+(:mod:`.grading_library`), finds the isolation this machine offers (:mod:`.isolation`) and the cgroups for its
+limits (:mod:`.cgroups`), and runs jobs (:meth:`Sandbox.run_many`; :meth:`Sandbox.run` for one): for each job it
+writes the job file, starts the runner (:mod:`.sandbox`) in a fresh sandbox with the exercise's absent code taken
+out (:mod:`.absent`), and from then on only reads (:mod:`.sandbox_process`): the result pipe, parsed strictly once
+the sandbox has ended, and the rate socket of a job whose rate evaluations count.  Nothing of a sandbox outlives
+it: its job file and its cgroup are removed as it ends, and the work folder with the context.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import select
-import signal
-import subprocess
+import secrets
+import selectors
 import sys
 import time
-from dataclasses import dataclass, field
+from collections import deque
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Iterator, Optional
 
-__all__ = ["Sandbox", "Outcome", "SandboxError"]
+from ..book.exercises.registry import exercise as public_exercise
+from .absent import package_folder, plan
+from .cgroups import Cgroups
+from .grading_library import GradingLibrary, installed_package
+from .isolation import Isolation, SandboxError, bwrap_command, find_isolation
+from .limits import Limits, sandbox_environment
+from .rate_server import CountedRates
+from .sandbox_process import Job, Outcome, SandboxProcess
+from .stubbing import absent_message
 
-MAX_RESULT_BYTES = 64 * 1024 * 1024
-MAX_OUTPUT_CHARS = 4000
+__all__ = ["Sandbox", "Outcome", "Job", "SandboxError", "Limits", "default_jobs"]
 
-
-class SandboxError(RuntimeError):
-    """The worker cannot be started; the message says why and what to do."""
-
-
-@dataclass
-class Outcome:
-    """How one job ended: ``status`` ``"ok"`` (``result`` holds the child's data), ``"timeout"`` or ``"crashed"``
-    (``detail`` says how); ``output``: the end of what the student's code printed."""
-
-    status: str
-    result: Optional[dict] = None
-    detail: str = ""
-    output: str = ""
-    seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
+RUNNER = Path(__file__).with_name("sandbox.py")
+INSIDE = "/grader"
 
 
-def _clean_environment(home: Path) -> dict:
-    """Nothing of the teacher's environment: the system's ``PATH``, one thread, no GPU, a home of its own."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home),
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE",
-            "CUDA_VISIBLE_DEVICES": ""}
+def default_jobs(limits: Limits) -> int:
+    """Sandboxes at a time: one per CPU core, as many as the memory holds (at most 8)."""
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        memory = 2 * limits.memory_bytes
+    return max(1, min(os.cpu_count() or 1, 8, memory // (2 * limits.memory_bytes)))
 
 
 class Sandbox:
-    """The worker that runs submissions' exercise cells (see the module doc); ``workdir`` must be a private, empty
-    folder (the results and the students' output go there)."""
+    """Runs jobs in sandboxes (see the module doc); ``workdir`` must be a private, empty folder; ``unsafe`` runs
+    them without one (``--unsafe-no-sandbox``); ``jobs`` sandboxes at a time (default: :func:`default_jobs`)."""
 
-    def __init__(self, workdir: Path, time_limit: float = 60.0, startup_limit: float = 300.0):
-        if not hasattr(os, "fork"):
-            raise SandboxError("grading forks a fresh process per exercise, which this system cannot: grade on Linux or "
-                               "macOS (on Windows in WSL), or in a Colab notebook")
-        if time_limit <= 0:
-            raise SandboxError(f"the time limit must be > 0 seconds, got {time_limit}")
-        self.workdir, self.time_limit, self.startup_limit = Path(workdir), float(time_limit), float(startup_limit)
-        self._proc: Optional[subprocess.Popen] = None
-        self._events: Optional[int] = None
-        self._buf = b""
-        self._jobs = 0
-        self.restarts = 0
+    def __init__(self, workdir: Path, limits: Limits = Limits(), unsafe: bool = False, jobs: Optional[int] = None):
+        self.workdir, self.limits = Path(workdir), limits
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.isolation: Isolation = find_isolation(self.workdir, unsafe)
+        self.cgroups = Cgroups.find(f"cnet-grade-{os.getpid()}-{secrets.token_hex(4)}")
+        self.jobs = jobs or default_jobs(limits)
+        if self.cgroups is None and self.isolation.mode == "root":
+            self.jobs = 1  # nobody's process count is shared by every sandbox of the machine: one at a time
+        self.mount_point = installed_package() if self.isolation.mode != "none" else None
+        self.library = GradingLibrary(self.workdir / "library", self.mount_point)
+        (self.workdir / "empty").mkdir(mode=0o755)
+        (self.workdir / "jobs").mkdir()
+        self._n = 0
 
     def __enter__(self) -> "Sandbox":
-        self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def start(self) -> None:
-        """Start the worker and wait until it has loaded the library."""
-        home = self.workdir / "home"
-        home.mkdir(parents=True, exist_ok=True)
-        read, write = os.pipe()
-        with open(self.workdir / "worker.log", "ab") as log:
-            self._proc = subprocess.Popen([sys.executable, "-I", "-m", "cnet_lib.teacher.sandbox", str(write)],
-                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, pass_fds=(write,),
-                                          cwd=home, env=_clean_environment(home), start_new_session=True)
-        os.close(write)
-        self._events, self._buf = read, b""
-        try:
-            event = self._event(time.monotonic() + self.startup_limit)
-        except EOFError:  # it died while loading: its log says why
-            event = None
-        if not event or not event.get("ready"):
-            log = (self.workdir / "worker.log").read_text(errors="replace")[-2000:]
-            self.close()
-            raise SandboxError(f"the grading worker did not start within {self.startup_limit:.0f} s (python -I -m "
-                               f"cnet_lib.teacher.sandbox; is cnet_lib installed in {sys.executable}?):\n{log}")
-
     def close(self) -> None:
-        """Stop the worker and everything it started."""
-        if self._proc is not None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self._proc.wait()
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            self._proc = None
-        if self._events is not None:
-            os.close(self._events)
-            self._events = None
+        if self.cgroups is not None:
+            self.cgroups.remove()
+            self.cgroups = None
 
-    def _event(self, deadline: float) -> Optional[dict]:
-        """The next event of the worker, None at ``deadline``; raises EOFError when the worker is gone."""
-        while b"\n" not in self._buf:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([self._events], [], [], remaining)
-            if not ready:
-                return None
-            chunk = os.read(self._events, 65536)
-            if not chunk:
-                raise EOFError("the grading worker stopped")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)
+    def describe(self) -> str:
+        """The isolation and the limits, in words (the gradebook's record)."""
+        return f"{self.isolation.describe()}; limits {self.limits.describe(self.cgroups is not None)}"
 
-    def run(self, exercise: str, cell: str, cases: list, preamble: str = "") -> Outcome:
-        """Run ``cell`` (an exercise cell's source, after the notebook's imports ``preamble``) and the function
-        ``exercise`` on the case recipes ``cases``; the outcome within the time limit."""
-        if self._proc is None:
-            self.start()
-        self._jobs += 1
-        stem = self.workdir / f"job{self._jobs}"
-        job = {"id": self._jobs, "exercise": exercise, "cell": cell, "preamble": preamble, "cases": cases,
-               "result": str(stem) + ".json", "stdout": str(stem) + ".out"}
-        started = time.monotonic()
+    # ------------------------------------------------------------------ one job
+    def _job_file(self, job: Job, rates: CountedRates, cgroup: bool) -> Path:
+        p = plan(job.exercise)
+        self._n += 1
+        data = {"exercise": job.exercise, "cell": job.cell, "preamble": job.preamble, "cases": rates.sent,
+                "no_grad": bool(public_exercise(job.exercise).no_grad),
+                "message": absent_message(job.exercise, "{what}"),
+                "outside": dataclasses.asdict(p.outside) | {"packages": list(p.hidden)},
+                "limits": self.limits.runner_limits(cgroup)}
+        path = self.workdir / "jobs" / f"job{self._n}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        path.chmod(0o644)  # the runner reads it as uid 65534 (it holds this student's cases, nothing of the key)
+        return path
+
+    def _command(self, job: Job, job_file: Path, proc: SandboxProcess) -> tuple[list, dict, str]:
+        fds = [str(fd) for fd in proc.child_fds()]
+        if self.isolation.mode == "none":
+            env = sandbox_environment() | {"PYTHONPATH": str(self.library.folder(job.exercise)),
+                                           "HOME": str(self.workdir), "TMPDIR": str(self.workdir)}
+            return [sys.executable, "-s", str(RUNNER), str(job_file), *fds], env, str(self.workdir)
+        p = plan(job.exercise)
+        hidden = [Path(f) for f in (package_folder(m) for m in p.hidden) if f]
+        files = [(RUNNER, f"{INSIDE}/run.py"), (job_file, f"{INSIDE}/job.json")]
+        cmd = bwrap_command(self.isolation, library=(self.library.base, self.mount_point),
+                            overlays=self.library.overlays(job.exercise), hidden=hidden, files=files,
+                            empty=self.workdir / "empty", tmp_bytes=self.limits.tmp_bytes, env=sandbox_environment(),
+                            argv=[sys.executable, "-I", f"{INSIDE}/run.py", f"{INSIDE}/job.json", *fds])
+        return cmd, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(self.workdir)
+
+    def _start(self, job: Job) -> tuple[SandboxProcess, Path]:
+        rates = CountedRates(job.recipes)
         try:
-            self._proc.stdin.write((json.dumps(job) + "\n").encode())
-            self._proc.stdin.flush()
-            outcome = self._wait(job, started + self.time_limit)
-        except (EOFError, BrokenPipeError, OSError, ValueError) as err:
-            self._restart()
-            outcome = Outcome("crashed", detail=f"the grading worker stopped ({err}); it was started again")
-        outcome.seconds = time.monotonic() - started
-        outcome.output = _tail(Path(job["stdout"]))
+            cgroup = self.cgroups.make(self.limits.memory_bytes, self.limits.processes) if self.cgroups else None
+        except OSError:  # the hierarchy went away: the per-process limits and the watchdog stand in
+            cgroup = None
+        job_file = self._job_file(job, rates, cgroup is not None)
+        proc = SandboxProcess(job, rates, self.limits.time_limit, self.limits.startup_limit, cgroup,
+                              self.limits.memory_bytes, self.limits.processes)
+        cmd, env, cwd = self._command(job, job_file, proc)
+        proc.start(cmd, env, cwd, own_session=self.isolation.mode == "none")
+        return proc, job_file
+
+    # ------------------------------------------------------------------ many jobs
+    def run_many(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Outcome]]:
+        """Run ``jobs``, :attr:`jobs` at a time, in order of submission; yields ``(job, outcome)`` as each ends."""
+        pending, running = deque(jobs), []
+        selector = selectors.DefaultSelector()
+        try:
+            while pending or running:
+                while pending and len(running) < self.jobs:
+                    running.append(self._start(pending.popleft()))
+                    for fd in running[-1][0].open_fds:
+                        selector.register(fd, selectors.EVENT_READ, running[-1][0])
+                for key, _ in selector.select(timeout=0.05):
+                    key.data.readable(key.fd)
+                    if key.fd not in key.data.open_fds:
+                        selector.unregister(key.fd)
+                now = time.monotonic()
+                for proc, job_file in list(running):
+                    proc.tick(now)
+                    if proc.finished():
+                        running.remove((proc, job_file))
+                        yield proc.job, self._end(proc, job_file, selector)
+        finally:
+            for proc, job_file in running:
+                self._end(proc, job_file, selector)
+            selector.close()
+
+    def _end(self, proc: SandboxProcess, job_file: Path, selector) -> Outcome:
+        for fd in list(proc.open_fds):
+            try:
+                selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+        outcome = proc.outcome()
+        proc.close()
+        job_file.unlink(missing_ok=True)
         return outcome
 
-    def _wait(self, job: dict, deadline: float) -> Outcome:
-        forked = self._event(deadline)
-        if forked is None or "forked" not in forked:
-            self._restart()
-            return Outcome("timeout", detail=f"no result within the time limit of {self.time_limit:g} s")
-        done = self._event(deadline)
-        if done is None:  # still running: kill the child's process group, the worker reaps it
-            try:
-                os.killpg(int(forked["forked"]), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            if self._event(time.monotonic() + 30) is None:
-                self._restart()
-            return Outcome("timeout", detail=f"still running after the time limit of {self.time_limit:g} s (stopped)")
-        path = Path(job["result"])
-        if done.get("exit") != 0 or not path.is_file():
-            how = f"signal {-done['exit']}" if isinstance(done.get("exit"), int) and done["exit"] < 0 else f"exit status {done.get('exit')}"
-            return Outcome("crashed", detail=f"the process running it ended without a result ({how})")
-        if path.stat().st_size > MAX_RESULT_BYTES:
-            return Outcome("crashed", detail="its result is larger than the grader accepts")
-        try:
-            return Outcome("ok", result=json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, RecursionError) as err:
-            return Outcome("crashed", detail=f"its result cannot be read ({type(err).__name__})")
-
-    def _restart(self) -> None:
-        self.close()
-        self.restarts += 1
-        self.start()
-
-
-def _tail(path: Path) -> str:
-    """The end of what a child printed (read from the end: a child may print up to its file cap)."""
-    if not path.is_file():
-        return ""
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        f.seek(max(0, size - 4 * MAX_OUTPUT_CHARS))
-        text = f.read().decode("utf-8", errors="replace")
-    return text if len(text) <= MAX_OUTPUT_CHARS and size <= 4 * MAX_OUTPUT_CHARS else "…" + text[-MAX_OUTPUT_CHARS:]
+    def run(self, exercise: str, cell: str, cases: list, preamble: str = "") -> Outcome:
+        """One job: ``cell`` and the function ``exercise`` on the case recipes ``cases``."""
+        ((_, outcome),) = list(self.run_many([Job(exercise, cell, cases, preamble)]))
+        return outcome

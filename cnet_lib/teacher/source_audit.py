@@ -1,5 +1,6 @@
-"""What a submission's code uses, read from its source in the grading process (the student's process is never
-asked): library code an exercise asks the student to write, and tampering.
+"""What a submission's code uses, read from its source in the grading process: library code an exercise asks the
+student to write, and what reads like tampering.  Feedback only, never the barrier: a computed name walks past any
+reading of source, so what stops it is the sandbox, where that code is absent (:mod:`.absent`).
 
 :func:`audit_exercise_cell` reads one exercise cell (with the imports of the cells above it, which the grader runs
 first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
@@ -13,8 +14,9 @@ first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
   attribute of anything imported).
 
 :func:`audit_other_cell` reads every other cell for tampering with the public checks (the checks' internals
-imported, ``grader`` or an imported module patched, the call tracer switched off).  Either kind of finding gives
-the exercise (for another cell: every exercise of the notebook) zero points and a flag.
+imported, ``grader`` or an imported module patched, the call tracer switched off).  The grader turns library
+findings into a note for the student ("you called X") and tampering findings into a flag for the teacher to look
+at; neither takes points (:mod:`.grading`).
 """
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...core import bases, integrate, models, odeblock, resnet
+from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
 from ...images import cached_studies as image_study
-from ...images import image_tables
+from ...images import image_tables, judgement, refinement_timing, seed_claims
 from ...images import verdict as image_verdict
 from ...runtime import rows as row_tables
 from .framework import Forbidden
@@ -71,13 +71,14 @@ def _integrator_functions() -> tuple:
 
 
 def refine_functions() -> tuple:
-    """Every ``refine`` of the library (models, OdeBlock, bases) and the maps it applies."""
+    """Every ``refine`` of the library (models, OdeBlock, bases), the maps it applies, and ``project`` (projecting
+    onto twice the functions counts what refining would)."""
     out = []
     for mod in (models, odeblock, bases):
         for cls in vars(mod).values():
             if isinstance(cls, type) and cls.__module__ == mod.__name__:
                 out += [f for key, f in vars(cls).items() if callable(f) and hasattr(f, "__code__")
-                        and ("refine" in key or key in ("_apply_map", "apply"))]
+                        and ("refine" in key or key in ("_apply_map", "apply", "project", "project_matrix"))]
     return tuple(out)
 
 
@@ -151,7 +152,7 @@ REFINE_PIECEWISE_LINEAR = Exercise(
     name="refine_piecewise_linear", hints=REFINE_HINTS,
     public=lambda: hat_cases([(1, [3], "float64", 0), (2, [], "float64", 1), (3, [2, 2], "float32", 2),
                               (5, [4], "float64", 3), (8, [2, 3, 3], "float32", 4)]),
-    forbidden=lambda: [Forbidden(functions=refine_functions(), modules=(bases,),
+    forbidden=lambda: [Forbidden(functions=refine_functions(), modules=(bases, coefficient_maps),
                                  why="the library's bases refine for you; interleave the coefficients yourself.")],
     rules=Rules(banned_names=("refine", "_apply_map", "project", "project_matrix", "interpolate", "interp",
                               "make_basis", "PiecewiseLinear", "CoefficientMap", "bases")),
@@ -178,7 +179,7 @@ IDEAL_SPEEDUP = Exercise(
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
-    forbidden=lambda: [Forbidden(modules=(image_tables, image_study),
+    forbidden=lambda: [Forbidden(modules=(image_tables, image_study, refinement_timing),
                                  why="the image study computes the measured and ideal speed-ups; compute it yourself.")],
     rules=Rules(banned_names=("refinement_cost",)),
 )
@@ -200,7 +201,7 @@ def sweep_cases(rows) -> list:
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(image_study, image_tables, image_verdict, row_tables),
+    forbidden=lambda: [Forbidden(modules=(image_study, image_tables, image_verdict, row_tables, judgement, seed_claims),
                                  why="the image study reads the rows for you; find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1")),
     rtol=1e-9, atol=1e-9,

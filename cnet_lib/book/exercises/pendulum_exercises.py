@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional
 
+from ...core import adaptive
 from ...core import integrate as integrate_module
 from ...pendulum import convergence, odenet, path_errors, rate_flows, rollouts, trained_models
 from .framework import Forbidden
@@ -58,13 +59,16 @@ GLOBAL_ERROR_HINTS = (
 
 
 def integrator_rules() -> list:
-    """What a step may not call: the library's integrator and stepping functions, the study, torchdiffeq."""
+    """What a step may not call: the library's integrators (fixed and adaptive) and stepping functions, the study,
+    torchdiffeq."""
     stepping = (integrate_module.integrate, integrate_module.integrate_positions, integrate_module.stage_positions)
     rules = [
         Forbidden(functions=stepping, modules=STUDY,
                   why="cnet_lib's integrator takes the whole step for you; write the stage loop yourself."),
         Forbidden(functions=(odenet.one_step, odenet.rollout),
                   why="one_step and rollout call the integrator; write the stage loop yourself."),
+        Forbidden(modules=(adaptive,), why="the adaptive integrator takes embedded steps for you; write the stage loop "
+                  "yourself."),
     ]
     try:
         import torchdiffeq

@@ -1,0 +1,141 @@
+"""How much of an exercise cell is the library's own code for the exercise, pasted: winnowing (Schleimer,
+Wilkerson and Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003, the method of MOSS)
+over Python's own tokens.
+
+:func:`tokens` reads a source with :mod:`tokenize` and keeps its shape, not its spelling: every identifier becomes
+one token (renaming variables changes nothing), every number another and every string a third, while keywords and
+operators stay as they are; comments and blank lines go.  :func:`fingerprints` hashes every run of :data:`K`
+tokens and keeps the smallest hash of each window of :data:`W` runs (so any common run of ``K + W - 1`` tokens or
+more is found).  :func:`compare` measures which share of the cell's fingerprints occur in the code the exercise
+takes out of the library (:mod:`.absent`; the functions' sources as installed here), and names the closest
+function (the answer key's reference is not compared: it is often the very answer an honest student writes).  The
+share is shown in the feedback from :data:`NOTE_AT` on and flagged for the teacher from :data:`FLAG_AT` on (the
+book's solutions measure at most 40%, the library's code pasted 92-100%, 85-100% with its names changed:
+tests/test_sandbox_parts.py); it takes no points: the teacher decides.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import keyword
+import re
+import tokenize
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from .absent import module_file, plan
+
+__all__ = ["tokens", "fingerprints", "Similarity", "compare", "library_sources", "K", "W", "FLAG_AT"]
+
+K = 12  # tokens per hashed run
+W = 6   # runs per window
+FLAG_AT = 0.6  # share of the cell's fingerprints found in the library's code, from which the teacher is told
+NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 40%)
+MIN_FINGERPRINTS = 8  # a cell shorter than this says nothing either way
+_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+
+
+def tokens(source: str) -> list[str]:
+    """The cell's tokens with identifiers, numbers and strings made anonymous (see the module doc)."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in _SKIP:
+                continue
+            if tok.type == tokenize.NAME:
+                out.append(tok.string if keyword.iskeyword(tok.string) else "N")
+            elif tok.type == tokenize.NUMBER:
+                out.append("0")
+            elif tok.type == tokenize.STRING:
+                out.append("S")
+            elif tok.type == tokenize.NEWLINE:
+                out.append(";")
+            else:
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # what could be read counts
+    return out
+
+
+def fingerprints(source: str, k: int = K, w: int = W) -> set[int]:
+    """The winnowed fingerprints of ``source`` (see the module doc)."""
+    toks = tokens(source)
+    hashes = [int.from_bytes(hashlib.blake2b(" ".join(toks[i:i + k]).encode(), digest_size=8).digest(), "big")
+              for i in range(len(toks) - k + 1)]
+    if len(hashes) <= w:
+        return set(hashes)
+    return {min(hashes[i:i + w]) for i in range(len(hashes) - w + 1)}
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """``share`` of the cell's fingerprints found in the library's code for the exercise, ``closest`` the function
+    that holds most of them, and the cell's number of fingerprints (``size``)."""
+
+    share: float
+    closest: str
+    size: int
+
+    @property
+    def flagged(self) -> bool:
+        return self.size >= MIN_FINGERPRINTS and self.share >= FLAG_AT
+
+    @property
+    def noted(self) -> bool:
+        return self.size >= MIN_FINGERPRINTS and self.share >= NOTE_AT
+
+    def note(self) -> str:
+        return (f"similarity: {self.share:.0%} of this cell's code fingerprints occur in the library's own code for "
+                f"the exercise (closest: {self.closest}); from {FLAG_AT:.0%} on the teacher looks at it")
+
+
+def _functions_of(path: str, names: Optional[frozenset]) -> dict[str, str]:
+    """``{qualified name: source}`` of the functions (methods too) of the file ``path`` (only ``names`` if given)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    out, lines = {}, text.splitlines()
+
+    def walk(body, prefix=""):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = prefix + node.name
+                if names is None or qual in names:
+                    out[qual] = "\n".join(lines[node.lineno - 1:node.end_lineno])
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, f"{prefix}{node.name}.")
+
+    walk(ast.parse(text).body)
+    return out
+
+
+@lru_cache(maxsize=None)
+def library_sources(exercise: str) -> dict[str, str]:
+    """The code that does exercise ``exercise``'s work, as installed here: ``{qualified name: source}`` of the
+    library functions it takes out and of the outside routines stubbed for it."""
+    p, out = plan(exercise), {}
+    for module, pattern in p.stubbed_python().items():
+        path = module_file(module)
+        if path is None:
+            continue
+        found = _functions_of(path, None)
+        rx = re.compile(pattern) if pattern else None
+        out.update({f"{module}.{q}": s for q, s in found.items() if rx is None or rx.search(q)})
+    return out
+
+
+@lru_cache(maxsize=None)
+def _library_prints(exercise: str) -> dict[str, frozenset]:
+    return {name: frozenset(fingerprints(src)) for name, src in library_sources(exercise).items()}
+
+
+def compare(cell: str, exercise: str) -> Optional[Similarity]:
+    """The similarity of an exercise cell to the library's code for ``exercise`` (None for a cell with no code)."""
+    mine = fingerprints(cell)
+    if not mine:
+        return None
+    library = _library_prints(exercise)
+    everything = frozenset().union(*library.values()) if library else frozenset()
+    closest = max(library, key=lambda n: len(mine & library[n]), default="")
+    return Similarity(len(mine & everything) / len(mine), closest, len(mine))

@@ -1,0 +1,265 @@
+"""CI rehearses the attacks of issue 29 on the grader: each is a submission (tests/attacks.py) graded by
+``python -m cnet_lib grade`` in one run, with the outcome it must get; then the grader itself is killed mid-run.
+
+* computed names, ``exec`` of base64, ``__import__`` by string, torch's own fake quantization and interpolation:
+  what they reach is absent in the sandbox, so zero and a flag naming it;
+* a rate evaluated behind its counter: there is no uncounted copy to call, so the count is 2s and the cases fail;
+* the library's own code pasted in: its points (it is right) and a similarity flag for the teacher;
+* reading the key (by its path, through ``/proc``), the answer key, the grade process's environment, the teacher's
+  notebooks, another student's notebook; writing into her folder, the key folder, the installed library, the
+  gradebook; the network: nothing is there to read or write, and the victim graded next gets every point;
+* a detached process that outlives its cell to rewrite the gradebook, a cell that kills every process it can see
+  and litters ``/tmp``: it dies with its sandbox, and the next job is untouched;
+* memory in several processes, processes, disk: capped for the sandbox as a whole, by cgroups and, where the
+  grader may make none, by per-process limits and a watchdog;
+* the way out flooded (a result of 40 MiB, a rate sent requests and never read): that exercise only;
+* the grader killed (SIGKILL, SIGTERM): the students graded so far stay in the gradebook, no temporary folder,
+  cgroup or sandbox process is left, and ``--resume`` grades the rest.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from attacks import ATTACKERS, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell
+from classroom import fill, require_sandbox, right_answers
+from cnet_lib.book.exercises import EXERCISES
+from cnet_lib.cli.grade import main as grade
+from cnet_lib.teacher import sandbox_client
+from cnet_lib.teacher.answer_key import AnswerKey
+from cnet_lib.teacher.grading_library import installed_package
+from cnet_lib.teacher.sandbox_client import Job
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK = "424242"
+VICTIM = ("parameters_after_refinement", "refine_piecewise_linear", "ideal_speedup")
+
+
+def _listen() -> tuple[socket.socket, list]:
+    """A TCP server on 127.0.0.1 that records every connection."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    got: list = []
+
+    def accept():
+        while True:
+            try:
+                got.append(server.accept())
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, got
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def attacked(class_export, tmp_path_factory):
+    """Every attacker and a victim graded in one run of the command (8 s per exercise, 1 GiB, /tmp of 64 MiB)."""
+    base = tmp_path_factory.mktemp("attacks")
+    require_sandbox(base)
+    copies, key = class_export["copies"], class_export["key"]
+    subs, out = base / "submissions", base / "grades" / "gradebook.csv"
+    server, connections = _listen()
+    values = {"KEY": key, "SUBMISSIONS": subs, "GRADEBOOK": out, "FEEDBACK": out.with_name("gradebook-feedback"),
+              "LIBRARY": installed_package(), "REPO": ROOT, "PORT": server.getsockname()[1], "MARK": MARK}
+    for attacker, chapters in ATTACKERS.items():
+        for chapter, cells in chapters.items():
+            (subs / attacker).mkdir(parents=True, exist_ok=True)
+            fill(copies / f"{chapter}.ipynb", subs / attacker / f"{chapter}.ipynb",
+                 {name: cell(code, values) for name, code in cells.items()})
+    (subs / "victim").mkdir()
+    fill(copies / "refinement_training.ipynb", subs / "victim" / "refinement_training.ipynb", right_answers(ROOT))
+    before = {"victim": _snapshot(subs / "victim"), "key": _snapshot(key)}
+    library_files = set(installed_package().rglob("*"))
+    started = time.perf_counter()
+    code = grade([str(subs), "--key", str(key), "--out", str(out), "--time-limit", "8", "--memory", "1", "--disk", "64"])
+    seconds = time.perf_counter() - started
+    time.sleep(1.5)  # past the detached process's `sleep 1.x`, had it survived (it started seconds before the end)
+    server.close()
+    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    return {"code": code, "rows": rows, "feedback": values["FEEDBACK"], "key": AnswerKey.load(key), "subs": subs,
+            "before": before, "library_files": library_files, "connections": connections, "out": out,
+            "seconds": seconds, "key_dir": key}
+
+
+def _flags(row: dict, name: str) -> list[str]:
+    return [f for f in row["flags"].split(" | ") if f.startswith(name + ": ")]
+
+
+def _feedback(attacked, student: str) -> str:
+    return (attacked["feedback"] / f"{student}.md").read_text(encoding="utf-8")
+
+
+def test_the_run_grades_every_attacker_and_the_victim(attacked):
+    assert attacked["code"] == 0 and set(attacked["rows"]) == set(ATTACKERS) | {"victim"}
+    assert all("bubblewrap" in r["isolation"] for r in attacked["rows"].values())
+    print(f"\nattack run: {attacked['seconds']:.1f} s")
+
+
+def test_what_the_attacks_reach_is_absent(attacked):
+    for student, name in sorted(ZERO_AND_LIBRARY_FLAG):
+        row = attacked["rows"][student]
+        assert float(row[name]) == 0, (student, name, row[name])
+        assert any(f.startswith(f"{name}: library: calls ") for f in _flags(row, name)), (student, name, row["flags"])
+    text = _feedback(attacked, "b_torch")
+    assert "torch's aten::_fake_quantize_learnable_per_channel_affine is not available" in text
+    assert "torch's aten::upsample_linear1d.vec is not available" in text
+    assert "numpy.lib._function_base_impl.interp is not available" in text
+
+
+def test_a_rate_cannot_be_evaluated_behind_its_counter(attacked):
+    row = attacked["rows"]["a_names"]
+    assert float(row["embedded_step"]) == 0
+    found = re.search(r"rate evaluations: expected (\d+), got (\d+)", _feedback(attacked, "a_names"))
+    assert found and int(found.group(2)) == 3 * int(found.group(1)), "three passes through the rate, all counted"
+
+
+def test_pasted_library_code_earns_its_points_and_a_similarity_flag(attacked):
+    row, key = attacked["rows"]["c_paste"], attacked["key"]
+    assert float(row["quantize_per_channel"]) == key.points["quantize_per_channel"]
+    assert any("similarity: " in f and "perturbations.quantize_per_channel" in f for f in _flags(row, "quantize_per_channel"))
+
+
+def test_nothing_of_the_teachers_is_there_to_read_or_write(attacked):
+    text = _feedback(attacked, "d_snoop")
+    assert "SEEN pids [1]; grader []; read []; wrote []; uid 65534" in text, text[-1500:]
+    everything = "".join(p.read_text(errors="ignore") for p in attacked["feedback"].glob("*.md"))
+    assert attacked["key"].secret not in everything and attacked["key"].secret not in attacked["out"].read_text()
+    assert _snapshot(attacked["subs"] / "victim") == attacked["before"]["victim"]
+    assert _snapshot(attacked["key_dir"]) == attacked["before"]["key"]
+    assert set(installed_package().rglob("*")) == attacked["library_files"]
+    assert MARK not in attacked["out"].read_text()
+    row = attacked["rows"]["d_snoop"]
+    assert float(row["ideal_speedup"]) == 0 and "FileNotFoundError" in text, "the teacher's notebook is not there"
+
+
+def test_no_network(attacked):
+    text = _feedback(attacked, "d_snoop")
+    assert "CONNECTED" not in text and "1.1.1.1: [Errno" in text
+    assert attacked["connections"] == []
+
+
+def test_a_process_that_outlives_its_cell_dies_with_the_sandbox_and_the_next_job_is_untouched(attacked):
+    assert MARK not in attacked["out"].read_text() and MARK not in _feedback(attacked, "victim")
+    leftover = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert f"sleep 1.{MARK}" not in leftover
+    row = attacked["rows"]["e_after"]
+    assert any(f.startswith("ideal_speedup: crashed: ") for f in _flags(row, "ideal_speedup")), row["flags"]
+    victim, key = attacked["rows"]["victim"], attacked["key"]
+    assert all(float(victim[n]) == key.points[n] for n in VICTIM) and victim["flags"] == "", victim
+
+
+def test_memory_processes_and_disk_are_capped_for_the_sandbox(attacked):
+    row, text = attacked["rows"]["f_hog"], _feedback(attacked, "f_hog")
+    assert float(row["error_ratio"]) == 0 and float(row["global_error"]) == 0 and float(row["euler_block_as_resnet"]) == 0
+    assert any("out of memory" in f for f in _flags(row, "error_ratio")), row["flags"]
+    assert "processes, then [Errno 11]" in text or "more than 64 processes" in text, "the process cap"
+    assert "written, then [Errno 28] No space left on device" in text or "File too large" in text, "the disk cap"
+
+
+def test_the_way_out_is_bounded(attacked):
+    """A result larger than the grader reads, and a rate flooded with requests that never reads a reply, cost
+    their exercise only; the grading went on (the victim, graded after, has every point)."""
+    row = attacked["rows"]["g_flood"]
+    assert float(row["rk_step"]) == 0 and any("larger than the grader reads" in f for f in _flags(row, "rk_step"))
+    assert float(row["embedded_step"]) == 0, row
+
+
+# ----------------------------------------------------------------------------- the grader killed
+def _class(base: Path, copies: Path) -> Path:
+    """Three students: two quick ones around one whose exercise loops until its time limit."""
+    subs = base / "submissions"
+    answers = right_answers(ROOT)
+    for student, code in (("a_quick", answers["ideal_speedup"]), ("b_loops", "def ideal_speedup(n):\n    while True:\n"
+                                                                           "        pass"), ("c_quick", answers["ideal_speedup"])):
+        (subs / student).mkdir(parents=True)
+        fill(copies / "refinement_training.ipynb", subs / student / "refinement_training.ipynb", {"ideal_speedup": code})
+    return subs
+
+
+def _run(subs: Path, key: Path, out: Path, tmp: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.Popen([sys.executable, "-m", "cnet_lib", "grade", str(subs), "--key", str(key), "--out", str(out),
+                             "--jobs", "1", *extra], env=env, cwd=str(tmp), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(path: Path, text: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.is_file() and text in path.read_text():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared in {path}")
+
+
+def _cgroups(pid: int) -> list[str]:
+    """The cgroup folders of the grading run of process ``pid`` still there."""
+    found = []
+    for folder, subfolders, _ in os.walk("/sys/fs/cgroup"):
+        found += [os.path.join(folder, s) for s in subfolders if s.startswith(f"cnet-grade-{pid}-")]
+        if folder.count(os.sep) > 6:
+            subfolders[:] = []
+    return found
+
+
+def _left_behind(tmp: Path, pid: int) -> list:
+    sandboxes = [ln for ln in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                 if "/grader/run.py" in ln]
+    return sorted(str(p) for p in tmp.glob("cnet-grade-*")) + sandboxes + _cgroups(pid)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killing_the_grader_keeps_what_was_graded_and_leaves_nothing(class_export, tmp_path, how):
+    require_sandbox(tmp_path)
+    subs, out = _class(tmp_path, class_export["copies"]), tmp_path / "gradebook.csv"
+    proc = _run(subs, class_export["key"], out, tmp_path, "--time-limit", "60")
+    _wait_for(out, "a_quick")
+    time.sleep(1.0)  # b_loops's sandbox is running
+    proc.send_signal(how)
+    text = proc.communicate(timeout=60)[0]
+    deadline = time.monotonic() + 15
+    while _left_behind(tmp_path, proc.pid) and time.monotonic() < deadline:  # the janitor cleans up after a SIGKILL
+        time.sleep(0.2)
+    assert _left_behind(tmp_path, proc.pid) == [], text
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [r["student"] for r in rows] == ["a_quick"] and float(rows[0]["ideal_speedup"]) == 1
+    if how == signal.SIGTERM:
+        assert proc.returncode == 130 and "--resume" in text, text
+        resumed = _run(subs, class_export["key"], out, tmp_path, "--time-limit", "2", "--resume")
+        text = resumed.communicate(timeout=120)[0]
+        assert resumed.returncode == 0, text
+        rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+        assert sorted(rows) == ["a_quick", "b_loops", "c_quick"] and "2 students graded" in text, text
+        assert float(rows["c_quick"]["ideal_speedup"]) == 1 and "time limit" in rows["b_loops"]["flags"]
+        assert _left_behind(tmp_path, resumed.pid) == []
+
+
+def test_without_cgroups_the_sandbox_as_a_whole_is_still_capped(tmp_path, monkeypatch):
+    """Where the grader may make no cgroup (an ordinary account on most desktops), per-process limits and the
+    grading process's watchdog cap memory and processes across the sandbox's processes."""
+    require_sandbox(tmp_path)
+    monkeypatch.setattr(sandbox_client.Cgroups, "find", classmethod(lambda cls, name: None))
+    jobs = [Job("error_ratio", cell(MEMORY, {}), EXERCISES["error_ratio"].public()[:1], key="memory"),
+            Job("global_error", cell(PROCESSES, {}), EXERCISES["global_error"].public()[:1], key="processes")]
+    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20, memory_bytes=2**30)) as box:
+        assert box.cgroups is None and "(rlimits and a watchdog)" in box.describe()
+        done = {job.key: outcome for job, outcome in box.run_many(jobs)}
+    assert done["memory"].status == "crashed" and "out of memory" in done["memory"].detail, done["memory"]
+    processes = done["processes"]
+    assert "more than 64 processes" in processes.detail or "processes, then [Errno 11]" in str(processes.result), processes
