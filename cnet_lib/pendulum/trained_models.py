@@ -14,10 +14,12 @@ from typing import Mapping, Optional, Sequence
 import torch
 
 from ..core.schemes import get_scheme
+from .batched_training import TrainingJob
 from .odenet import ODENet, ODENetFit, one_step, train_odenet
 from .pendulum_presets import PendulumConfig
 
-__all__ = ["setup_facts", "backend_agreement", "training_summary", "training_key", "train_models"]
+__all__ = ["setup_facts", "backend_agreement", "training_summary", "training_key", "study_configs", "job_for",
+           "train_models"]
 
 _TRAINED: dict = {}  # training_key -> ODENetFit, for this session
 
@@ -61,6 +63,23 @@ def training_key(cfg: PendulumConfig, scheme: str) -> tuple:
     """The cache key of ODE-Net(``scheme``) trained from ``cfg``: the scheme's canonical name and every
     field of the frozen config (``dataclasses.asdict``), sorted by name."""
     return (get_scheme(scheme).name, tuple(sorted(dataclasses.asdict(cfg).items())))
+
+
+def study_configs(cfg: PendulumConfig, controls: bool = True) -> list:
+    """The ODE-Nets of the study of ``cfg``: ``[(config, schemes)]``, the config each is trained from (the
+    cache key, :func:`training_key`) with its schemes: ``cfg`` with its training schemes, then (``controls``)
+    each coarser ``control_dt_data`` with the control schemes, ``control_iters`` iterations."""
+    out = [(cfg, tuple(cfg.train_schemes))]
+    if controls:
+        out += [(dataclasses.replace(cfg, dt_data=d, n_iters=cfg.control_iters), tuple(cfg.control_schemes))
+                for d in cfg.control_dt_data]
+    return out
+
+
+def job_for(cfg: PendulumConfig, scheme: str) -> TrainingJob:
+    """The :class:`TrainingJob` of ODE-Net(``scheme``) trained from ``cfg``."""
+    return TrainingJob(scheme, cfg.dt_data, cfg.n_iters, lr=cfg.lr, lr_final=cfg.lr_final, seed=cfg.seed,
+                       hidden=cfg.hidden, T_data=cfg.T_data, rho0=cfg.rho0, g=cfg.g)
 
 
 def train_models(
