@@ -30,6 +30,7 @@ from ..core.schemes import get_scheme
 from ..runtime.preset_names import select_preset
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
+from ..runtime.settings import Settings
 from ..runtime.threads import torch_threads
 from .odenet import ODENetFit, odenet_label, rollout
 from .path_errors import steps_for
@@ -73,17 +74,18 @@ class PendulumFlow:
 
 
 def pendulum_flows(cfg: PendulumConfig, table: Mapping, models: Optional[Mapping[str, ODENetFit]] = None,
-                   progress: bool = False) -> list:
-    """The true rate f and every ODE-Net the table asks for (trained once per session, or ``models`` as given
-    for the main ones): ``[PendulumFlow]``."""
+                   progress: bool = True, settings: Optional[Settings] = None) -> list:
+    """The true rate f and every ODE-Net the table asks for (:func:`cnet_lib.pendulum.train_models`, with
+    ``settings``: obtained once per machine; or ``models`` as given for the main ones): ``[PendulumFlow]``."""
     n_iters = table.get("n_iters")
-    main = dict(models) if models is not None else train_models(cfg, n_iters=n_iters, progress=progress)
+    main = dict(models) if models is not None else train_models(cfg, n_iters=n_iters, progress=progress, settings=settings)
     out = [PendulumFlow("true_f", "the true rate f", true_rate, None, None)]
     out += [PendulumFlow(a, odenet_label(a), fit.model, a, fit.dt_data) for a, fit in main.items()]
     if table.get("controls"):
         iters = cfg.control_iters if n_iters is None else n_iters
         for dtd in cfg.control_dt_data:
-            for a, fit in train_models(cfg, cfg.control_schemes, dt_data=dtd, n_iters=iters, progress=progress).items():
+            for a, fit in train_models(cfg, cfg.control_schemes, dt_data=dtd, n_iters=iters, progress=progress,
+                                       settings=settings).items():
                 out.append(PendulumFlow(f"{a}@{dtd:g}", f"{odenet_label(a)}, Δt_data = {dtd:g}", fit.model, a, dtd))
     return out
 

@@ -162,7 +162,7 @@ def train_batched(jobs: Sequence[TrainingJob], device=None, progress: bool = Tru
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0
-    fits = _fits(ordered, params, adam, losses.cpu(), seconds)
+    fits = _fits(ordered, params, adam, losses.cpu(), seconds, str(device))
     out = [None] * len(jobs)
     for pos, i in enumerate(order):
         out[i] = fits[pos]
@@ -197,7 +197,7 @@ def _run(params, adam, pairs, losses, n_iters, device, graphs, r, progress, desc
 
 
 def _fits(ordered: Sequence[TrainingJob], params: StackedParams, adam: StackedAdam, losses: torch.Tensor,
-          seconds: float) -> list:
+          seconds: float, device: str) -> list:
     out = []
     for m, job in enumerate(ordered):
         with torch.random.fork_rng(devices=[]):  # building a module draws weights: leave the global state alone
@@ -205,5 +205,6 @@ def _fits(ordered: Sequence[TrainingJob], params: StackedParams, adam: StackedAd
         params.write_into(m, model)
         out.append(ODENetFit(model=model.eval(), scheme=job.scheme, dt_data=job.dt_data, lr=job.lr, seed=job.seed,
                              backend="stacked", losses=losses[:job.n_iters, m].tolist(), seconds=seconds,
-                             optimizer_state=adam.state_dict_for(m, model, job.n_iters), trained_with=len(ordered)))
+                             optimizer_state=adam.state_dict_for(m, model, job.n_iters), trained_with=len(ordered),
+                             device=device))
     return out

@@ -166,7 +166,7 @@ class ODENetFit:
     ``losses[i]`` is the one-step loss (mean over pairs of ‖F(x_k) − x_{k+1}‖² / Δt_data²) at
     iteration ``i``; ``seconds`` is the wall time spent training (all sessions together), shared by the
     ``trained_with`` models trained together in one batch (:func:`cnet_lib.pendulum.train_batched`; 1 when
-    trained alone).
+    trained alone), on ``device``.
     """
 
     model: ODENet
@@ -179,6 +179,7 @@ class ODENetFit:
     seconds: float = 0.0
     optimizer_state: Optional[dict] = None
     trained_with: int = 1
+    device: str = "cpu"
 
     @property
     def n_iters(self) -> int:

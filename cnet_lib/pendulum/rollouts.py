@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from ..runtime.rows import find_row
+from ..runtime.settings import Settings
 from ..runtime.threads import torch_threads
 from .convergence import integrator_convergence
 from .odenet import ODENet, ODENetFit, rollout
@@ -153,7 +154,8 @@ def error_floor_table(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], 
     return out
 
 
-def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODENetFit]] = None, progress: bool = True) -> list[dict]:
+def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODENetFit]] = None, progress: bool = True,
+                    settings: Optional[Settings] = None) -> list[dict]:
     """Swap the scheme at coarser Δt_data: does a swapped model approach the new scheme's own error?
 
     For each Δt_data in ``(cfg.dt_data, *cfg.control_dt_data)`` the models ODE-Net(A) for A in
@@ -172,10 +174,11 @@ def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODEN
     out = []
     for dtd in (cfg.dt_data, *cfg.control_dt_data):
         if dtd == cfg.dt_data:
-            models = dict(base_models) if base_models is not None else train_models(cfg, progress=progress)
+            models = dict(base_models) if base_models is not None else train_models(cfg, progress=progress, settings=settings)
             models = {s: models[s] for s in schemes}
         else:
-            models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress)
+            models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress,
+                                  settings=settings)
         sub = replace(cfg, dt_data=dtd)
         rows = rollout_table(models, schemes, (1.0,), sub)
         num = {r["scheme"]: r["error"] for r in integrator_convergence(schemes, (1.0,), dtd, cfg.T_data, cfg.rho0, cfg.g)}

@@ -28,8 +28,12 @@ import torch
 from ..core.integrate import weighted_sum
 from ..core.schemes import Tableau
 
-__all__ = ["StackedParams", "ModelPairs", "StepGroup", "BlockLayout", "block_rows_for", "make_layout",
+__all__ = ["StackedParams", "ModelPairs", "StepGroup", "BlockLayout", "block_rows_for", "make_layout", "fast_tanh",
            "stacked_loss_and_grads"]
+
+
+GROUP_ROWS = 1000
+"""Rows of pairs per group at most (see :func:`make_layout`)."""
 
 
 @dataclass
@@ -123,23 +127,31 @@ def _blocks(p: ModelPairs, r: int, dtype, device) -> tuple:
     return x_in.reshape(nb, r, 2).to(**to), x_out.reshape(nb, r, 2).to(**to), mask.reshape(nb, r, 1).to(**to)
 
 
-def make_layout(pairs: Sequence[ModelPairs], M: int, device: torch.device, r: int) -> BlockLayout:
-    """The :class:`BlockLayout` of the models ``pairs`` (a subset of a stack of ``M``) in blocks of ``r`` rows."""
+def _group(tab: Tableau, blocks: Sequence[tuple], M: int, device: torch.device) -> StepGroup:
+    """A :class:`StepGroup` of ``blocks``: ``(model index, dt, c, x_in, x_out, mask)`` each."""
+    dtype = torch.float64
+    idx = torch.tensor([bl[0] for bl in blocks], device=device)
+    h = torch.tensor([bl[1] for bl in blocks], dtype=dtype, device=device).view(-1, 1, 1)
+    c = torch.tensor([bl[2] for bl in blocks], dtype=dtype, device=device).view(-1, 1, 1)
+    member = (torch.arange(M, device=device).unsqueeze(1) == idx.unsqueeze(0)).to(dtype)
+    x_in, x_out, mask = (torch.stack([bl[k] for bl in blocks]).to(device) for k in (3, 4, 5))
+    return StepGroup(tab, idx, member, x_in, x_out, mask, h, c)
+
+
+def make_layout(pairs: Sequence[ModelPairs], M: int, device: torch.device, r: int,
+                group_rows: int = GROUP_ROWS) -> BlockLayout:
+    """The :class:`BlockLayout` of the models ``pairs`` (a subset of a stack of ``M``) in blocks of ``r`` rows,
+    the blocks of one scheme in groups of at most ``group_rows`` rows (at least one block each)."""
     dtype = torch.float64
     by_scheme: dict = {}
     for p in pairs:
-        by_scheme.setdefault(p.tab.name, []).append(p)
-    groups = []
-    for members in by_scheme.values():
-        parts = [_blocks(p, r, dtype, device) for p in members]
-        nbs = [part[0].shape[0] for part in parts]
-        idx = torch.tensor([p.index for p, nb in zip(members, nbs) for _ in range(nb)], device=device)
-        h = torch.tensor([p.dt for p, nb in zip(members, nbs) for _ in range(nb)], dtype=dtype, device=device)
-        c = torch.tensor([1.0 / p.dt**2 / p.x_in.shape[0] for p, nb in zip(members, nbs) for _ in range(nb)],
-                         dtype=dtype, device=device)
-        member = (torch.arange(M, device=device).unsqueeze(1) == idx.unsqueeze(0)).to(dtype)
-        groups.append(StepGroup(members[0].tab, idx, member, torch.cat([q[0] for q in parts]), torch.cat([q[1] for q in parts]),
-                                torch.cat([q[2] for q in parts]), h.view(-1, 1, 1), c.view(-1, 1, 1)))
+        x_in, x_out, mask = _blocks(p, r, dtype, torch.device("cpu"))
+        c = 1.0 / p.dt**2 / p.x_in.shape[0]
+        tab, blocks = by_scheme.setdefault(p.tab.name, (p.tab, []))
+        blocks += [(p.index, p.dt, c, x_in[k], x_out[k], mask[k]) for k in range(x_in.shape[0])]
+    per_group = max(1, group_rows // r)
+    groups = [_group(tab, blocks[k:k + per_group], M, device)
+              for tab, blocks in by_scheme.values() for k in range(0, len(blocks), per_group)]
     inv_n = torch.zeros(M, dtype=dtype)
     inv_dt2 = torch.zeros(M, dtype=dtype)
     for p in pairs:
@@ -147,14 +159,23 @@ def make_layout(pairs: Sequence[ModelPairs], M: int, device: torch.device, r: in
     return BlockLayout(groups, M, inv_n.to(device), inv_dt2.to(device), r)
 
 
+def fast_tanh(z2: torch.Tensor) -> torch.Tensor:
+    """``tanh(z) = 2σ(2z) − 1`` from ``z2`` = 2z, in place.  On the CPU torch's float64 sigmoid is vectorised and
+    its tanh is not: this is about 4 times faster (measured on 2 cores); it is within 4e-16 of ``torch.tanh``
+    (tests/test_pendulum_batched.py)."""
+    return torch.sigmoid_(z2).mul_(2.0).sub_(1.0)
+
+
 def _forward(g: StepGroup, wt, bb, at) -> tuple:
-    """The scheme's stages on every block: ``(stage inputs, tanh values, stage rates, y)``."""
+    """The scheme's stages on every block: ``(stage inputs, tanh values, stage rates, y)``; the pre-activation is
+    computed doubled, from doubled weights (exact: a power of two), for :func:`fast_tanh`."""
     tab, h, x = g.tab, g.h, g.x_in
+    wt2, bb2 = 2.0 * wt, 2.0 * bb
     xs, ts, ks = [None] * tab.stages, [None] * tab.stages, [None] * tab.stages
     for i in tab.used_stages:
         xi = x + h * weighted_sum(tab.float_a[i], ks) if tab.float_a[i] else x
         xs[i] = xi
-        ts[i] = torch.tanh(torch.baddbmm(bb, xi, wt))
+        ts[i] = fast_tanh(torch.baddbmm(bb2, xi, wt2))
         ks[i] = torch.bmm(ts[i], at)
     return xs, ts, ks, x + h * weighted_sum(tab.float_b, ks)
 
