@@ -211,3 +211,14 @@ def test_batched_adaptive_solves_equal_each_solve_alone():
         assert float((fixed[m] - alone).abs().max()) < 1e-13
     with pytest.raises(MaxStepsError, match="max_steps"):
         adaptive_solves(rate, xs, "dopri5", 3.0, tols, tols, max_steps=5)
+
+
+def test_rows_of_several_schemes_roll_out_as_each_scheme_alone():
+    """multi_scheme_rollout: each row is cnet_lib's rollout with its own scheme, bit for bit (a weight 1 and an
+    added 0 are exact), whatever the other rows' schemes (a stage its scheme skips is weighted by 0)."""
+    schemes = ["euler", "rk4_38", "midpoint", "rk4_classic", "dopri5", "euler"]
+    x0 = torch.tensor(P.exact_solution(0.0), dtype=torch.float64)
+    path = P.multi_scheme_rollout(lambda x: P.true_rate(x), x0.expand(len(schemes), 2).clone(), schemes, 0.03, 50)
+    assert path.shape == (51, len(schemes), 2)
+    for m, s in enumerate(schemes):
+        assert torch.equal(path[:, m], P.rollout(P.true_rate, x0, s, 0.03, 50)), s

@@ -11,7 +11,7 @@ Every public name of these modules is re-exported here, so a chapter writes ``pe
 """
 from . import convergence, odenet, path_errors, pendulum_presets, pendulum_tables, physics, rate_flows, rollouts
 from . import pendulum_claims, trained_models
-from . import adaptive_flows, batched_adaptive, batched_training, stacked_step, study_store, study_training
+from . import adaptive_flows, batched_adaptive, batched_training, scheme_batches, stacked_step, study_store, study_training
 from .adaptive_flows import *  # noqa: F401,F403
 from .batched_adaptive import *  # noqa: F401,F403
 from .batched_training import *  # noqa: F401,F403
@@ -24,6 +24,7 @@ from .pendulum_tables import *  # noqa: F401,F403
 from .physics import *  # noqa: F401,F403
 from .rate_flows import *  # noqa: F401,F403
 from .rollouts import *  # noqa: F401,F403
+from .scheme_batches import *  # noqa: F401,F403
 from .stacked_step import *  # noqa: F401,F403
 from .study_store import *  # noqa: F401,F403
 from .study_training import *  # noqa: F401,F403
@@ -31,7 +32,7 @@ from .trained_models import *  # noqa: F401,F403
 
 MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
            pendulum_tables, pendulum_claims)
-MODULES += (adaptive_flows, batched_adaptive, stacked_step, batched_training, study_store, study_training)
+MODULES += (adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training, study_store, study_training)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]
