@@ -29,7 +29,7 @@ from .study_store import load_study, read_study, save_study, shipped_study_path,
 from .study_training import NOTICE_SECONDS, choose_device, training_notice
 
 __all__ = ["setup_facts", "backend_agreement", "training_summary", "training_key", "study_configs", "job_for",
-           "train_models", "obtain_study"]
+           "train_models", "obtain_study", "study_source"]
 
 _TRAINED: dict = {}  # training_key -> ODENetFit, for this session
 
@@ -121,6 +121,19 @@ def train_models(
         base, configs = _study_of(cfg, sub, schemes)
         obtain_study(base, configs, settings=settings, use_shipped=use_shipped, progress=progress)
     return {s: _TRAINED[k] for s, k in keys.items()}
+
+
+def study_source(cfg: PendulumConfig, settings: Settings) -> tuple:
+    """Where :func:`train_models` with ``settings`` (and the shipped studies used) takes the study of ``cfg``
+    from, without loading it: ``("shipped", path)``, ``("saved", path)`` (the reader's own) or
+    ``("trained", None)``."""
+    configs = study_configs(cfg)
+    key = study_key(cfg, [(get_scheme(s).name, c.dt_data, c.n_iters) for c, ss in configs for s in ss])
+    shipped = shipped_study_path(cfg, key)
+    if shipped is not None:
+        return "shipped", shipped
+    path = store_path(cfg, key, settings.runs_dir)
+    return ("saved", path) if path.is_file() else ("trained", None)
 
 
 def _study_of(cfg: PendulumConfig, sub: PendulumConfig, schemes: Sequence[str]) -> tuple:
