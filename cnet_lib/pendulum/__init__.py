@@ -1,8 +1,11 @@
 """The pendulum study behind the chapters "Numerical integrators" and "Is a ResNet a forward-Euler
 integrator?": the exact solution and data (:mod:`.physics`), the ODE-Net and its training
 (:mod:`.odenet`), the presets (:mod:`.pendulum_presets`), the integrators on the true rate
-(:mod:`.convergence`), the trained models, cached for the session (:mod:`.trained_models`), their
-rollouts (:mod:`.rollouts`) and flows (:mod:`.rate_flows`), the measures these share
+(:mod:`.convergence`), the trained models, a study obtained whole, once per machine (:mod:`.trained_models`;
+every ODE-Net of a study trained at once: :mod:`.stacked_step`, :mod:`.batched_training`, on the device
+:mod:`.study_training` measures faster; on disk and shipped: :mod:`.study_store`), their rollouts
+(:mod:`.rollouts`, several schemes at once: :mod:`.scheme_batches`) and flows (:mod:`.rate_flows`), the
+adaptive solves of many rates and tolerances at once (:mod:`.batched_adaptive`), the measures these share
 (:mod:`.path_errors`), the chapters' tables (:mod:`.pendulum_tables`), and what the second chapter says
 about its numbers, worded from them (:mod:`.pendulum_claims`).  Its figures and live
 app are in :mod:`cnet_lib.draw.pendulum_figures`.

@@ -64,9 +64,10 @@ def backend_agreement(cfg: PendulumConfig, seed: int = 0) -> list[dict]:
 
 
 def training_summary(models: Mapping[str, ODENetFit]) -> list[dict]:
-    """Rows ``trained, final_loss, one_step_rms, n_iters, seconds``, one per trained model (see :class:`ODENetFit`)."""
-    return [dict(trained=a, final_loss=r.final_loss, one_step_rms=r.one_step_rms(), n_iters=r.n_iters, seconds=r.seconds)
-            for a, r in models.items()]
+    """Rows ``trained, final_loss, one_step_rms, n_iters, seconds, trained_with, device``, one per trained model (see
+    :class:`ODENetFit`: the seconds of the batch its ``trained_with`` models were trained in)."""
+    return [dict(trained=a, final_loss=r.final_loss, one_step_rms=r.one_step_rms(), n_iters=r.n_iters, seconds=r.seconds,
+                 trained_with=r.trained_with, device=r.device) for a, r in models.items()]
 
 
 def training_key(cfg: PendulumConfig, scheme: str) -> tuple:
