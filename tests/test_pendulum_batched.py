@@ -222,3 +222,19 @@ def test_rows_of_several_schemes_roll_out_as_each_scheme_alone():
     assert path.shape == (51, len(schemes), 2)
     for m, s in enumerate(schemes):
         assert torch.equal(path[:, m], P.rollout(P.true_rate, x0, s, 0.03, 50)), s
+
+
+# --------------------------------------------------------------------------- on a GPU (skipped without one)
+@pytest.mark.cuda
+def test_on_cuda_the_batch_graphed_and_eager_equals_the_cpu_and_the_device_is_measured():
+    cpu = P.train_batched(JOBS, progress=False)
+    eager = P.train_batched(JOBS, device="cuda", progress=False, graphs=False)
+    graphed = P.train_batched(JOBS, device="cuda", progress=False, graphs=True)
+    for a, b, c in zip(cpu, eager, graphed):
+        assert b.device.startswith("cuda") and a.device == "cpu"
+        assert max(abs(x - y) / y for x, y in zip(b.losses, a.losses)) < TOLERANCE
+        assert max(abs(x - y) / y for x, y in zip(c.losses, b.losses)) < 1e-13
+        for p, q in zip(c.model.parameters(), a.model.parameters()):
+            assert p.device.type == "cpu" and _rel(p.detach(), q.detach()) < TOLERANCE
+    device, estimates = ST.choose_device(JOBS, torch.device("cuda"))
+    assert set(estimates) == {"cpu", "cuda:0"} and device == torch.device(min(estimates, key=estimates.get))

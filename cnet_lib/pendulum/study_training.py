@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from ..runtime.device import resolve_device
 from ..runtime.progress import duration
 from .batched_training import TrainingJob, train_batched
 from .pendulum_presets import PENDULUM_PRESETS
@@ -65,7 +66,8 @@ def choose_device(jobs: Sequence[TrainingJob], device: Optional[torch.device], t
     """``(device, {device name: estimated seconds})``: the CPU, or ``device`` (the session's) where that is an
     accelerator and its estimate is smaller."""
     estimates = {"cpu": estimate_seconds(jobs, torch.device("cpu"), threads, graphs)}
-    if device is not None and torch.device(device).type != "cpu":
+    device = None if device is None else resolve_device(device)
+    if device is not None and device.type != "cpu":
         estimates[str(device)] = estimate_seconds(jobs, device, threads, graphs)
     best = min(estimates, key=estimates.get)
     return torch.device(best), estimates
