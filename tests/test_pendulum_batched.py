@@ -224,6 +224,23 @@ def test_rows_of_several_schemes_roll_out_as_each_scheme_alone():
         assert torch.equal(path[:, m], P.rollout(P.true_rate, x0, s, 0.03, 50)), s
 
 
+def test_the_benchmark_runs_dry_and_records_the_ratio_and_the_agreement(tmp_path):
+    """benchmarks/bench_pendulum_batched.py --dry-run (10 iterations per model): the record the cards quote."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_pendulum_batched.py"
+    spec = importlib.util.spec_from_file_location("bench_pendulum_batched", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--dry-run", "--preset", "smoke", "--out", str(tmp_path / "r.json")]) == 0
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["dry_run"] and set(record["seconds"]) == {"train_odenet", "one_at_a_time", "batched"}
+    assert record["ratio_train_odenet_over_batched"] > 0 and len(record["jobs"]) == 5
+    assert record["agreement_with_train_odenet"]["batched"]["weights_rel"] < 1e-12
+
+
 # --------------------------------------------------------------------------- on a GPU (skipped without one)
 @pytest.mark.cuda
 def test_on_cuda_the_batch_graphed_and_eager_equals_the_cpu_and_the_device_is_measured():
