@@ -108,6 +108,25 @@ def test_gpu_preset_times_on_a_cpu_come_from_their_run():
         assert CC.ON_CPU in CC.card_markdown(name, nb)
 
 
+def test_the_pendulum_training_times_on_the_cards_come_from_their_runs():
+    """Each run of PENDULUM_TRAINING is a benchmarks/bench_pendulum_batched.py record of the gpu preset (the
+    batched training as the chapters run it: with CUDA graphs on a GPU), and every such record is quoted."""
+    files = sorted(RESULTS.glob("pendulum_batched-gpu-*.json"))
+    assert files, f"no {RESULTS}/pendulum_batched-gpu-cpu.json: python benchmarks/bench_pendulum_batched.py --preset gpu"
+    runs = {r["device"]: r for r in CC.PENDULUM_TRAINING["runs"]}
+    for path in files:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        device = record["device"].split(":")[0]
+        assert record["preset"] == CC.PENDULUM_TRAINING["preset"] and not record["dry_run"] and device in runs
+        full = record["full_preset_seconds"]
+        assert runs[device]["batched"] == full["batched_graph" if device == "cuda" else "batched"]
+        assert runs[device]["one_after_another"] == full["train_odenet"] and len(record["jobs"]) == CC.PENDULUM_TRAINING["models"]
+    assert len(runs) == len(files)
+    nb = {"cells": [{"cell_type": "markdown", "source": "# T", "metadata": {}}]}
+    for name, card in CC.CARDS.items():
+        assert ("all of a study's ODE-Nets train at once" in CC.card_markdown(name, nb)) == card.pendulum_models
+
+
 def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_made():
     """The setup cell says which image models the preset uses and how to choose the other way; the first
     image chapter makes the choice in its code (use_shipped=...) and says so beside it."""

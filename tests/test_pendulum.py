@@ -403,13 +403,16 @@ def test_the_training_cache_is_keyed_on_the_whole_frozen_config(monkeypatch):
     assert TM.training_key(Extended(**dataclasses.asdict(cfg), new_field=1), "euler") != \
         TM.training_key(Extended(**dataclasses.asdict(cfg), new_field=2), "euler"), "a new field changes the key"
 
-    calls = []
-    real = TM.train_odenet
+    calls = []  # the iteration counts of each batched training: the study's models (3) and its controls (500)
+    real = TM.train_batched
     monkeypatch.setattr(TM, "_TRAINED", {})
-    monkeypatch.setattr(TM, "train_odenet", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    monkeypatch.setattr(TM, "train_batched", lambda jobs, **k: calls.append(sorted({j.n_iters for j in jobs})) or real(jobs, **k))
     first = TM.train_models(cfg, ("euler",), progress=False)
-    assert TM.train_models(cfg, ("euler",), progress=False)["euler"] is first["euler"] and calls == [3]
+    assert TM.train_models(cfg, ("euler",), progress=False)["euler"] is first["euler"] and calls == [[3, 500]]
     TM.train_models(cfg, ("euler",), n_iters=4, progress=False)
     TM.train_models(dataclasses.replace(cfg, hidden=8), ("euler",), progress=False)
-    assert calls == [3, 4, 3], "another n_iters or another hidden size trains again"
+    assert calls == [[3, 500], [4, 500], [3, 500]], "another n_iters or another hidden size trains again"
     assert TM.train_models(cfg, ("euler",), dt_data=cfg.dt_data, n_iters=3, progress=False)["euler"] is first["euler"]
+    control = TM.train_models(cfg, cfg.control_schemes, dt_data=cfg.control_dt_data[0], n_iters=cfg.control_iters,
+                              progress=False)
+    assert len(calls) == 3 and control["midpoint"].trained_with == 5, "the controls came with the study"

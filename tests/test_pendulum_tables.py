@@ -125,13 +125,14 @@ SCHEMES = ("euler", "midpoint", "rk4_38")
 
 
 def test_training_dip_and_distance_texts():
-    training = [dict(trained=a, final_loss=0.03 + i / 100, one_step_rms=1.9e-3 * (i + 1), n_iters=1000, seconds=2.4 + i)
-                for i, a in enumerate(SCHEMES)]
+    training = [dict(trained=a, final_loss=0.03 + i / 100, one_step_rms=1.9e-3 * (i + 1), n_iters=1000, seconds=2.4 + i,
+                     trained_with=9, device="cpu") for i, a in enumerate(SCHEMES)]
     table = by_first_column(pt.training_text(training))
     for r in training:
         line = table[odenet_label(r["trained"])]
         assert_printed(line["final loss"], r["final_loss"]) and assert_printed(line["seconds"], r["seconds"])
         assert_printed(line["RMS one-step residual ‖F(x_k) − x_k+1‖"], r["one_step_rms"]) and line["iterations"] == "1000"
+        assert line["trained at once"] == "9 on cpu"
     dip = [dict(trained=a, error_dt_data=0.1 * (i + 1), error_half=0.3 / (i + 1), ratio=3 / (i + 1) ** 2) for i, a in enumerate(SCHEMES)]
     table = by_first_column(pt.dip_text(dip))
     for r in dip:

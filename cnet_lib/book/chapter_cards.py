@@ -30,7 +30,8 @@ from ..images.shipped import shipping_presets
 from ..runtime.progress import duration
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
 
-__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_PRESET_ON_CPU", "ON_CPU", "WORDS_PER_MINUTE",
+__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_PRESET_ON_CPU", "ON_CPU", "PENDULUM_TRAINING",
+           "WORDS_PER_MINUTE",
            "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
            "with_card"]
 
@@ -47,11 +48,13 @@ CARD_END = "<!-- end of the chapter card -->"
 class Card:
     """What a chapter assumes (``assumes``), what the reader will learn (``learn``), and whether it uses
     the two trained image models (``image_models``: then its run time depends on whether they are loaded
-    or must be trained)."""
+    or must be trained) or the pendulum's trained ODE-Nets (``pendulum_models``: loaded or trained once per
+    machine, on the device measured faster: :data:`PENDULUM_TRAINING`)."""
 
     assumes: str
     learn: str
     image_models: bool = False
+    pendulum_models: bool = False
 
 
 CARDS: dict[str, Card] = {
@@ -67,7 +70,8 @@ CARDS: dict[str, Card] = {
         assumes="*Numerical integrators* (order, Butcher tableaux); what training a small network by gradient "
                 "descent means.",
         learn="whether a trained residual network is an integrator: the dip of the Euler-trained ODE-Net, the "
-              "modified rate it learns, swapping schemes between trained models, and what limits them."),
+              "modified rate it learns, swapping schemes between trained models, and what limits them.",
+        pendulum_models=True),
     "continuousnet": Card(
         assumes="*Is a ResNet a forward-Euler integrator?*; convolutional networks and ResNets in outline.",
         learn="how a ContinuousNet's weights θ(t) are a function of depth, why its Euler, N_t = M graph is a "
@@ -91,13 +95,14 @@ CARDS: dict[str, Card] = {
                 "comparisons, a rule fixed in advance).",
         learn="how an embedded Runge–Kutta pair controls its own steps (error norm, controller, first step), why no "
               "step may cross a jump of θ(t), and whether an error-controlled solver tells a continuous model from a "
-              "discrete one, on the pendulum's ODE-Nets and on the two image models.", image_models=True),
+              "discrete one, on the pendulum's ODE-Nets and on the two image models.", image_models=True,
+        pendulum_models=True),
 }
 """Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""
 
 BUILDS: dict = {
-    "cpu": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 360.7,
-            "seconds": {"adaptive": 127.9, "continuousnet": 7.5, "how_to_use": 4.5, "manifestation_invariance": 6.8, "pendulum_integrators": 14.7, "refinement_training": 55.1, "resnet_euler": 124.8, "robustness": 8.5}},
+    "cpu": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 100.9,
+            "seconds": {"adaptive": 22.7, "continuousnet": 3.8, "how_to_use": 3.7, "manifestation_invariance": 4.4, "pendulum_integrators": 8.0, "refinement_training": 43.8, "resnet_euler": 5.7, "robustness": 3.7}},
     "smoke": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 111.5,
             "seconds": {}},
 }
@@ -118,17 +123,25 @@ once, beside the ``cuda`` tests, so these are upper bounds; ``tests/test_chapter
 pendulum chapters ran there in ``smoke`` only: their ``gpu`` preset is timed on a CPU (:data:`GPU_PRESET_ON_CPU`)."""
 
 GPU_PRESET_ON_CPU: dict = {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27",
-                           "seconds": {"how_to_use": 5.7, "pendulum_integrators": 17.6, "resnet_euler": 259.2},
-                           "parts": {"adaptive": ("its pendulum cells", 376.5)}}
+                           "seconds": {"how_to_use": 3.0, "pendulum_integrators": 4.8, "resnet_euler": 7.9},
+                           "parts": {"adaptive": ("its pendulum cells", 11.2)}}
 """Chapters, or their pendulum cells, that run on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone:
-what a reader of that preset waits for there on a machine with that CPU, whatever its GPU.  ``seconds``:
-whole chapters (``benchmarks/results/gpu_preset_chapters-cpu.json``, from ``scripts/run_chapters.py
---pendulum-preset gpu``); ``parts``: the pendulum cells of a chapter whose image part runs on the GPU
-(``benchmarks/results/adaptive_pendulum-gpu.json``, ``benchmarks/bench_adaptive_pendulum.py``).
+what a reader of that preset waits for there on a machine with that CPU, whatever its GPU (the preset's ODE-Nets
+ship with the book: loaded, not trained).  ``seconds``: whole chapters (``benchmarks/results/gpu_preset_chapters-cpu.json``,
+from ``scripts/run_chapters.py --pendulum-preset gpu``); ``parts``: the pendulum cells of a chapter whose image part runs
+on the GPU (``benchmarks/results/adaptive_pendulum-gpu.json``, ``benchmarks/bench_adaptive_pendulum.py``).
 ``tests/test_chapter_cards.py`` checks both against their files."""
 
-ON_CPU = "on the CPU, with or without a GPU"
-"""Said of what :data:`GPU_PRESET_ON_CPU` times: the pendulum's code never asks for the GPU."""
+ON_CPU = "on the CPU, with or without a GPU, with the ODE-Nets that ship with the book"
+"""Said of what :data:`GPU_PRESET_ON_CPU` times: the pendulum's evaluations run on the CPU, and the ``gpu`` preset's
+ODE-Nets are loaded."""
+
+PENDULUM_TRAINING: dict = {"date": "2026-11-27", "preset": "gpu", "models": 9, "runs": [
+    {"machine": "a 2-core x86_64 CPU", "device": "cpu", "batched": 34.5, "one_after_another": 86.2}]}
+"""Training every ODE-Net of the ``gpu`` preset's study at once (:func:`cnet_lib.pendulum.train_batched`, ``batched``
+seconds) and one after another as the chapters did before (``one_after_another``: ``train_odenet`` on that machine's
+CPU), per machine and device, each pair from one run of ``benchmarks/bench_pendulum_batched.py``
+(``benchmarks/results/pendulum_batched-gpu-<device>.json``; ``tests/test_chapter_cards.py`` checks them)."""
 
 
 def reading_minutes(nb: Mapping) -> int:
@@ -170,7 +183,21 @@ def _running(name: str, card: Card) -> str:
         text += "; `gpu` preset: not measured."
     if card.image_models:
         text += " " + _gpu_models()
+    if card.pendulum_models:
+        text += " " + _pendulum_models()
     return text
+
+
+def _pendulum_models() -> str:
+    """Where the chapter's ODE-Nets come from, and on which device they train when they are trained."""
+    t = PENDULUM_TRAINING
+    runs = "; ".join(f"{duration(r['batched'])} on {r['machine']} ({r['device']}), against "
+                     f"{duration(r['one_after_another'])} one after another" for r in t["runs"])
+    gpu = "" if any(r["device"] != "cpu" for r in t["runs"]) else "; on a GPU: not measured yet"
+    return (f"Its ODE-Nets: the `{t['preset']}` preset loads the ones that ship with the book; in another preset, or "
+            "with `use_shipped=False`, all of a study's ODE-Nets train at once, once per machine, on the CPU or the GPU, "
+            f"whichever a few iterations measure faster there (the `{t['preset']}` preset's {t['models']}: {runs}{gpu}; "
+            "measured).")
 
 
 def _gpu_models() -> str:

@@ -19,6 +19,7 @@ from ..book.chapter_cards import BUILDS, GPU_PRESET_ON_CPU, GPU_RUN
 from ..images.image_presets import image_runs
 from ..images.run_folders import is_finished, run_dir
 from ..images.shipped import shipped_run
+from .. import pendulum
 from ..runtime.progress import duration
 from ..runtime.settings import Settings
 
@@ -50,6 +51,17 @@ MEASURED = {
 and *On a GPU*."""
 
 
+def _pendulum_line(name: str, settings: Settings) -> str:
+    """What the build does with the pendulum's ODE-Nets: load the shipped study or the reader's own, or train it
+    (all of a study's ODE-Nets at once, by the first chapter that needs them; the others load it)."""
+    source, path = pendulum.study_source(pendulum.config_for(name), settings)
+    if source == "shipped":
+        return "   pendulum ODE-Nets: the study of this preset comes with the book: loaded"
+    if source == "saved":
+        return f"   pendulum ODE-Nets: already trained here ({path}): loaded"
+    return "   pendulum ODE-Nets: trained all at once by the first chapter that needs them, then loaded by the others"
+
+
 def plan(settings: Settings) -> list[str]:
     """The lines to print before a build with ``settings`` (its preset, runs folder and data folder)."""
     name = settings.preset
@@ -67,6 +79,7 @@ def plan(settings: Settings) -> list[str]:
             to_train.append(run)
             lines.append(f"   {run}: will be TRAINED ({cfg.epochs} epochs on {cfg.n_train or 'all'} images, "
                          f"{cfg.scheme}, N_t up to {cfg.final_n_steps()})")
+    lines.append(_pendulum_line(name, settings))
     measured = MEASURED[name]
     if isinstance(measured, dict):
         measured = measured["trained" if to_train else "loaded"]

@@ -3,7 +3,8 @@
 Each ODE-Net of the chapter "Is a ResNet a forward-Euler integrator?" (ODE-Net(A) for every training scheme
 A, trained at Δt_data; with ``controls`` also the coarse-Δt_data controls) and the true rate f are
 integrated over [0, T_data] from the exact initial state by an embedded pair choosing its own steps
-(:func:`cnet_lib.core.adaptive.integrate_adaptive`, ``rtol = atol = tol``), for every pair and tolerance
+(:func:`cnet_lib.core.adaptive.integrate_adaptive`'s rules, ``rtol = atol = tol``; the solves of one pair run
+together, :func:`cnet_lib.pendulum.adaptive_solves`, each with its own steps), for every pair and tolerance
 of the preset's table (:data:`ADAPTIVE_PENDULUM`).  Rows: the global error ``E = ‖x(T_data) − x_exact‖₂``
 against the exact elliptic solution, the rate evaluations (NFE), accepted and rejected steps, and the
 error of a fixed-step RK4-classic rollout of equal cost (``N_t = round(NFE / 4)``); and, per ODE-Net, the
@@ -24,13 +25,13 @@ from typing import Mapping, Optional, Sequence
 
 import torch
 
-from ..core.adaptive import integrate_adaptive
-from ..core.integrate import integrate
 from ..core.schemes import get_scheme
 from ..runtime.preset_names import select_preset
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
+from ..runtime.settings import Settings
 from ..runtime.threads import torch_threads
+from .batched_adaptive import MemberRates, adaptive_solves, fixed_solves
 from .odenet import ODENetFit, odenet_label, rollout
 from .path_errors import steps_for
 from .pendulum_presets import PendulumConfig
@@ -73,17 +74,18 @@ class PendulumFlow:
 
 
 def pendulum_flows(cfg: PendulumConfig, table: Mapping, models: Optional[Mapping[str, ODENetFit]] = None,
-                   progress: bool = False) -> list:
-    """The true rate f and every ODE-Net the table asks for (trained once per session, or ``models`` as given
-    for the main ones): ``[PendulumFlow]``."""
+                   progress: bool = True, settings: Optional[Settings] = None) -> list:
+    """The true rate f and every ODE-Net the table asks for (:func:`cnet_lib.pendulum.train_models`, with
+    ``settings``: obtained once per machine; or ``models`` as given for the main ones): ``[PendulumFlow]``."""
     n_iters = table.get("n_iters")
-    main = dict(models) if models is not None else train_models(cfg, n_iters=n_iters, progress=progress)
+    main = dict(models) if models is not None else train_models(cfg, n_iters=n_iters, progress=progress, settings=settings)
     out = [PendulumFlow("true_f", "the true rate f", true_rate, None, None)]
     out += [PendulumFlow(a, odenet_label(a), fit.model, a, fit.dt_data) for a, fit in main.items()]
     if table.get("controls"):
         iters = cfg.control_iters if n_iters is None else n_iters
         for dtd in cfg.control_dt_data:
-            for a, fit in train_models(cfg, cfg.control_schemes, dt_data=dtd, n_iters=iters, progress=progress).items():
+            for a, fit in train_models(cfg, cfg.control_schemes, dt_data=dtd, n_iters=iters, progress=progress,
+                                       settings=settings).items():
                 out.append(PendulumFlow(f"{a}@{dtd:g}", f"{odenet_label(a)}, Δt_data = {dtd:g}", fit.model, a, dtd))
     return out
 
@@ -102,21 +104,23 @@ def _error(x: torch.Tensor, cfg: PendulumConfig) -> float:
 def flow_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig, table: Mapping) -> list:
     """Rows ``name, label, trained, dt_data, pair, tol, error, nfe, n_accepted, n_rejected, fixed_n_steps,
     fixed_error`` (RK4-classic with ``N_t = round(NFE / 4)`` steps over [0, T_data]), one per flow, pair and
-    tolerance."""
-    rows = []
-    x0 = _x0(cfg)
+    tolerance.  The solves of one pair run together (:func:`cnet_lib.pendulum.adaptive_solves`, then
+    :func:`~cnet_lib.pendulum.fixed_solves`), each with its own steps."""
+    members = [(i, tol) for i in range(len(flows)) for tol in table["tolerances"]]
+    rate = MemberRates([fl.rate for fl in flows], [i for i, _ in members])
+    x0 = _x0(cfg).expand(len(members), 2).clone()
+    tols = [tol for _, tol in members]
+    found = {}
     with torch_threads(1), torch.no_grad():
-        for fl in flows:
-            f = (lambda G: lambda t, x: G(x))(fl.rate)
-            for pair in table["pairs"]:
-                for tol in table["tolerances"]:
-                    sol = integrate_adaptive(f, x0, pair, (0.0, cfg.T_data), rtol=tol, atol=tol, max_steps=200_000)
-                    n_fixed = max(1, round(sol.stats.nfe / 4))
-                    fixed = integrate(f, x0, "rk4_classic", n_fixed, (0.0, cfg.T_data))
-                    rows.append(dict(name=fl.name, label=fl.label, trained=fl.trained, dt_data=fl.dt_data, pair=pair,
-                                     tol=tol, error=_error(sol.x, cfg), nfe=sol.stats.nfe, n_accepted=sol.stats.n_accepted,
-                                     n_rejected=sol.stats.n_rejected, fixed_n_steps=n_fixed, fixed_error=_error(fixed, cfg)))
-    return rows
+        for pair in table["pairs"]:
+            x, stats = adaptive_solves(rate, x0, pair, cfg.T_data, tols, tols, max_steps=200_000)
+            n_fixed = [max(1, round(st["nfe"] / 4)) for st in stats]
+            fixed = fixed_solves(rate, x0, "rk4_classic", cfg.T_data, n_fixed)
+            for m, (i, tol) in enumerate(members):
+                found[i, pair, tol] = dict(error=_error(x[m], cfg), **stats[m], fixed_n_steps=n_fixed[m],
+                                           fixed_error=_error(fixed[m], cfg))
+    return [dict(name=fl.name, label=fl.label, trained=fl.trained, dt_data=fl.dt_data, pair=pair, tol=tol,
+                 **found[i, pair, tol]) for i, fl in enumerate(flows) for pair in table["pairs"] for tol in table["tolerances"]]
 
 
 def own_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig) -> list:
@@ -143,21 +147,22 @@ def torchdiffeq_rows(flows: Sequence[PendulumFlow], cfg: PendulumConfig, toleran
 
     x0, rows = _x0(cfg), []
     span = torch.tensor([0.0, cfg.T_data], dtype=torch.float64)
+    members = [(i, tol) for i in range(len(flows)) for tol in tolerances]
     with torch_threads(1), torch.no_grad():
-        for fl in flows:
-            for tol in tolerances:
-                count = [0]
+        ours, stats = adaptive_solves(MemberRates([fl.rate for fl in flows], [i for i, _ in members]),
+                                      x0.expand(len(members), 2).clone(), pair, cfg.T_data, [t for _, t in members],
+                                      [t for _, t in members], max_steps=200_000)
+        for m, (i, tol) in enumerate(members):
+            count = [0]
 
-                def f(t, x, G=fl.rate):
-                    count[0] += 1
-                    return G(x)
+            def f(t, x, G=flows[i].rate):
+                count[0] += 1
+                return G(x)
 
-                ours = integrate_adaptive(lambda t, x, G=fl.rate: G(x), x0, pair, (0.0, cfg.T_data), rtol=tol, atol=tol,
-                                          max_steps=200_000)
-                theirs = odeint(f, x0, span, method=pair, rtol=tol, atol=tol, options=dict(step_t=[cfg.T_data]))[-1]
-                rows.append(dict(name=fl.name, label=fl.label, tol=tol, difference=float(torch.linalg.norm(ours.x - theirs)),
-                                 error=_error(ours.x, cfg), error_torchdiffeq=_error(theirs, cfg), nfe=ours.stats.nfe,
-                                 nfe_torchdiffeq=count[0]))
+            theirs = odeint(f, x0, span, method=pair, rtol=tol, atol=tol, options=dict(step_t=[cfg.T_data]))[-1]
+            rows.append(dict(name=flows[i].name, label=flows[i].label, tol=tol,
+                             difference=float(torch.linalg.norm(ours[m] - theirs)), error=_error(ours[m], cfg),
+                             error_torchdiffeq=_error(theirs, cfg), nfe=stats[m]["nfe"], nfe_torchdiffeq=count[0]))
     return rows
 
 

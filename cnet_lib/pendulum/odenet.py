@@ -27,7 +27,7 @@ from ..runtime.vocabulary import scheme_label
 from .physics import RHO0, G, PendulumData, exact_solution
 
 __all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "odenet_label", "one_step", "rollout", "global_error",
-           "train_odenet"]
+           "train_odenet", "initial_odenet", "check_training"]
 
 TORCHDIFFEQ_METHODS = {
     "euler": "euler",
@@ -164,7 +164,9 @@ class ODENetFit:
     """A trained ODE-Net and its history; pass it back as ``resume=`` to keep training.
 
     ``losses[i]`` is the one-step loss (mean over pairs of ‖F(x_k) − x_{k+1}‖² / Δt_data²) at
-    iteration ``i``; ``seconds`` is the wall time spent training (all sessions together).
+    iteration ``i``; ``seconds`` is the wall time spent training (all sessions together), shared by the
+    ``trained_with`` models trained together in one batch (:func:`cnet_lib.pendulum.train_batched`; 1 when
+    trained alone), on ``device``.
     """
 
     model: ODENet
@@ -176,6 +178,8 @@ class ODENetFit:
     losses: list = field(default_factory=list)
     seconds: float = 0.0
     optimizer_state: Optional[dict] = None
+    trained_with: int = 1
+    device: str = "cpu"
 
     @property
     def n_iters(self) -> int:
@@ -221,7 +225,7 @@ def train_odenet(
     """
     tab = get_scheme(scheme)
     which = _backend_for(tab, backend)
-    _check_training(n_iters, lr, lr_final, hidden, threads, seed)
+    check_training(n_iters, lr, lr_final, hidden, threads, seed)
     model, losses, seconds = _starting_point(data, tab, seed, hidden, resume)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     if resume is not None and resume.optimizer_state is not None:
@@ -247,7 +251,7 @@ def train_odenet(
     )
 
 
-def _check_training(n_iters: int, lr: float, lr_final: Optional[float], hidden: int, threads: int, seed: int) -> None:
+def check_training(n_iters: int, lr: float, lr_final: Optional[float], hidden: int, threads: int, seed: int) -> None:
     """Every training argument checked before any work (see :mod:`cnet_lib.core.validation`)."""
     check_int("n_iters", n_iters, low=0, example=4000)
     check_float("lr", lr, low=0, low_open=True, example=1e-2)
@@ -258,16 +262,21 @@ def _check_training(n_iters: int, lr: float, lr_final: Optional[float], hidden: 
     check_int("seed", seed, example=0)
 
 
+def initial_odenet(seed: int, hidden: int = 50) -> ODENet:
+    """The untrained float64 ODE-Net that training with ``seed`` starts from (the global random state is
+    left as it was): the same for :func:`train_odenet` and :func:`cnet_lib.pendulum.train_batched`."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+        return ODENet(hidden).double()
+
+
 def _starting_point(data: PendulumData, tab: Tableau, seed: int, hidden: int,
                     resume: Optional[ODENetFit]) -> tuple[ODENet, list, float]:
     """``(model, losses so far, seconds so far)``: a copy of ``resume``'s (which must have been trained
     with the same scheme at the same Δt_data), else a fresh float64 ODE-Net drawn from ``seed``."""
     if resume is None:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-            model = ODENet(hidden).double()
-        return model, [], 0.0
+        return initial_odenet(seed, hidden), [], 0.0
     if resume.scheme != tab.name or resume.dt_data != data.dt_data:
         raise ValueError(
             f"cannot resume a model trained with {resume.scheme!r} at Δt_data={resume.dt_data} "

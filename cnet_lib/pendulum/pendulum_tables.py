@@ -155,10 +155,12 @@ def backend_text(rows: Sequence[Mapping]) -> str:
 
 
 def training_text(rows: Sequence[Mapping]) -> str:
-    """Loss, one-step residual and time of each trained model (:func:`~cnet_lib.pendulum.training_summary`)."""
+    """Loss, one-step residual and time of each trained model (:func:`~cnet_lib.pendulum.training_summary`); the
+    seconds are those of the batch its ``trained_with`` models were trained in together, on ``device``."""
     return format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("final loss", "final_loss", "{:.2e}"),
                                ("RMS one-step residual ‖F(x_k) − x_k+1‖", "one_step_rms", "{:.1e}"),
-                               ("iterations", "n_iters", "{}"), ("seconds", "seconds", "{:.0f}")])
+                               ("iterations", "n_iters", "{}"), ("seconds", "seconds", "{:.0f}"),
+                               ("trained at once", lambda r: f"{r.get('trained_with', 1)} on {r.get('device', 'cpu')}", "{}")])
 
 
 def dip_text(rows: Sequence[Mapping]) -> str:

@@ -2,9 +2,9 @@
 what the chapter reads from it (the dip, the interchange matrix, the error floor, the coarse-Δt_data
 control).
 
-Tables are lists of dicts (one row per measurement, column names in the docstrings).  The models of one
-inference scheme and Δt are rolled out together (:class:`StackedRate`), on the CPU in float64 with one
-torch thread.
+Tables are lists of dicts (one row per measurement, column names in the docstrings).  The models and the
+inference schemes of one Δt are rolled out together (:class:`StackedRate`,
+:func:`cnet_lib.pendulum.multi_scheme_rollout`), on the CPU in float64 with one torch thread.
 """
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ import torch
 from torch import nn
 
 from ..runtime.rows import find_row
+from ..runtime.settings import Settings
 from ..runtime.threads import torch_threads
 from .convergence import integrator_convergence
-from .odenet import ODENet, ODENetFit, rollout
+from .odenet import ODENet, ODENetFit
 from .path_errors import final_error, steps_for, thin_indices
 from .pendulum_presets import PendulumConfig
 from .physics import exact_solution
+from .scheme_batches import multi_scheme_rollout
 from .trained_models import train_models
 
 __all__ = ["StackedRate", "rollout_table", "dip_table", "interchange_matrix", "odenet_convergence",
@@ -59,31 +61,32 @@ def rollout_table(
 
     Rows: ``trained, evaluated, h, dt, n_steps, error`` (E at t_final = T_data), plus ``t`` and
     ``x`` (the path, thinned to at most ``max_points`` points) when ``keep_paths``.  The models
-    of one inference scheme and Δt are rolled out together (:class:`StackedRate`).
+    and inference schemes of one Δt are rolled out together (:class:`StackedRate`,
+    :func:`cnet_lib.pendulum.multi_scheme_rollout`).
     """
     names = list(models)
     dt_data = {r.dt_data for r in models.values()}
     if len(dt_data) != 1:
         raise ValueError(f"the models were trained at different Δt_data {sorted(dt_data)}; pass one set at a time")
     dt_data = dt_data.pop()
-    stacked = StackedRate([models[n].model for n in names])
-    x0 = torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64).expand(len(names), 2).clone()
-    rows = []
+    members = [(ev, n) for ev in eval_schemes for n in names]
+    stacked = StackedRate([models[n].model for _, n in members])
+    x0 = torch.tensor(exact_solution(0.0, cfg.rho0, cfg.g), dtype=torch.float64).expand(len(members), 2).clone()
+    found = {}
     with torch_threads(1):
-        for ev in eval_schemes:
-            for h in h_values:
-                dt = h * dt_data
-                N = steps_for(cfg.T_data, dt)
-                path = rollout(stacked, x0, ev, dt, N)
-                errs = final_error(path, cfg.T_data, cfg.rho0, cfg.g)
-                idx = thin_indices(N, max_points)
-                for i, n in enumerate(names):
-                    row = dict(trained=n, evaluated=ev, h=h, dt=dt, n_steps=N, error=float(errs[i]))
-                    if keep_paths:
-                        row["t"] = dt * idx
-                        row["x"] = path[idx, i].numpy().copy()
-                    rows.append(row)
-    return rows
+        for h in h_values:
+            dt = h * dt_data
+            N = steps_for(cfg.T_data, dt)
+            path = multi_scheme_rollout(stacked, x0, [ev for ev, _ in members], dt, N)
+            errs = final_error(path, cfg.T_data, cfg.rho0, cfg.g)
+            idx = thin_indices(N, max_points)
+            for m, (ev, n) in enumerate(members):
+                row = dict(trained=n, evaluated=ev, h=h, dt=dt, n_steps=N, error=float(errs[m]))
+                if keep_paths:
+                    row["t"] = dt * idx
+                    row["x"] = path[idx, m].numpy().copy()
+                found[ev, h, n] = row
+    return [found[ev, h, n] for ev in eval_schemes for h in h_values for n in names]
 
 
 def dip_table(rows: Sequence[Mapping]) -> list[dict]:
@@ -153,7 +156,8 @@ def error_floor_table(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], 
     return out
 
 
-def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODENetFit]] = None, progress: bool = True) -> list[dict]:
+def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODENetFit]] = None, progress: bool = True,
+                    settings: Optional[Settings] = None) -> list[dict]:
     """Swap the scheme at coarser Δt_data: does a swapped model approach the new scheme's own error?
 
     For each Δt_data in ``(cfg.dt_data, *cfg.control_dt_data)`` the models ODE-Net(A) for A in
@@ -172,10 +176,11 @@ def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODEN
     out = []
     for dtd in (cfg.dt_data, *cfg.control_dt_data):
         if dtd == cfg.dt_data:
-            models = dict(base_models) if base_models is not None else train_models(cfg, progress=progress)
+            models = dict(base_models) if base_models is not None else train_models(cfg, progress=progress, settings=settings)
             models = {s: models[s] for s in schemes}
         else:
-            models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress)
+            models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress,
+                                  settings=settings)
         sub = replace(cfg, dt_data=dtd)
         rows = rollout_table(models, schemes, (1.0,), sub)
         num = {r["scheme"]: r["error"] for r in integrator_convergence(schemes, (1.0,), dtd, cfg.T_data, cfg.rho0, cfg.g)}
