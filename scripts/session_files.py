@@ -83,9 +83,9 @@ def t4_estimate(summary: dict) -> dict:
 def _verified_folders(tar_path: Path, tmp: Path, max_bytes: int) -> list:
     """The shipped folders of ``tar_path``, extracted into ``tmp`` and checked: their manifests' SHA-256,
     the preset's current identity hash, and their total size."""
-    from cnet_lib.images.image_presets import image_runs
-    from cnet_lib.images.run_folders import identity_hash
-    from cnet_lib.images.shipped import verify_shipped
+    from cnet_lib.images.runs.image_presets import image_runs
+    from cnet_lib.images.runs.run_folders import identity_hash
+    from cnet_lib.images.runs.shipped import verify_shipped
 
     with tarfile.open(tar_path) as tar:
         tar.extractall(tmp, filter="data")

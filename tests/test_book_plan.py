@@ -6,7 +6,8 @@ import json
 import pytest
 
 from cnet_lib.cli import book_plan as BP
-from cnet_lib.images import run_folders as RF, shipped as SHP
+from cnet_lib.images.runs import run_folders as RF
+from cnet_lib.images.runs import shipped as SHP
 from cnet_lib.images import image_runs
 from cnet_lib.runtime.settings import Settings
 

@@ -112,8 +112,8 @@ def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_mad
     """The setup cell says which image models the preset uses and how to choose the other way; the first
     image chapter makes the choice in its code (use_shipped=...) and says so beside it."""
     from cnet_lib.book.notebook import preset_lines
-    from cnet_lib.images.image_presets import expected_training
-    from cnet_lib.images.shipped import shipping_presets
+    from cnet_lib.images.runs.image_presets import expected_training
+    from cnet_lib.images.runs.shipped import shipping_presets
 
     shipping = shipping_presets()
     assert "cpu" in shipping

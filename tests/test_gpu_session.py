@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from cnet_lib.book.toc import toc_notebooks
-from cnet_lib.images import seed_files as SF
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.pack_writer import write_pack
+from cnet_lib.images.studies import seed_cached as SF
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.pack_writer import write_pack
 from shipped_checks import check_preset_folders
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The live apps answer at once, with their sampling error said (:mod:`cnet_lib.images.quick_answers`,
+"""The live apps answer at once, with their sampling error said (:mod:`cnet_lib.draw.quick_answers`,
 :mod:`cnet_lib.draw.progressive`).  The bound on an interaction is a count of images pushed through a
 ContinuousNet (a forward pre-hook), not seconds, so it holds on any machine; the seconds are measured by
 benchmarks/bench_live_apps.py."""
@@ -16,11 +16,11 @@ import torch
 from cnet_lib import draw
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.draw.progressive import Progressive, Refiner
-from cnet_lib.images import quick_answers as QA
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images.robustness_conditions import Condition
-from cnet_lib.images.study_run import StudyRun
+from cnet_lib.draw import quick_answers as QA
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.studies.robustness_measure import Condition
+from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
 
 N_IMAGES, N_SHOW, N_STUDY = 400, 4, 128
@@ -182,8 +182,8 @@ def test_the_thumbnails_are_one_mosaic_with_each_image_in_its_tile():
 
 
 def test_the_thumbnail_labels_are_the_models_predictions(runs):
-    from cnet_lib.images.evaluation import Evaluator
-    from cnet_lib.images.study_inputs import study_data
+    from cnet_lib.images.training.evaluation import Evaluator
+    from cnet_lib.images.runs.study_inputs import study_data
 
     app = draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs))
     fig = app.render(model="rk4_refined", scheme="rk4_classic", n_steps=4, compress=0)

@@ -106,6 +106,6 @@ def test_the_check_sees_stale_references():
         "cnet_lib.train.SGDStep: does not resolve", "cnet_lib/cuda_graphs.py: no such file or folder",
         "from cnet_lib.runtime.preset_names import nothing_here: cnet_lib.runtime.preset_names has no nothing_here"]), problems
     fine = ("from cnet_lib.runtime.preset_names import preset_name\npython -m cnet_lib sweep CHECKPOINT\n"
-            "python -m cnet_lib <command>\nsee cnet_lib.images.train_loop.SGDStep and cnet_lib/runtime/cuda_graphs.py, "
+            "python -m cnet_lib <command>\nsee cnet_lib.images.training.train_loop.SGDStep and cnet_lib/runtime/cuda_graphs.py, "
             "cnet_lib/shipped/\n")
     assert references(fine) == []

@@ -12,7 +12,7 @@ typed into the chapters:
   ``benchmarks/bench_book.py``; ``tests/test_chapter_cards.py`` checks that they agree); on a GPU it is
   said only where it was measured (:data:`GPU_RUN`), else "not measured", with the measured and estimated
   training time of the ``gpu`` preset's image models for the image chapters
-  (:data:`cnet_lib.images.image_presets.IMAGE_PRESETS`).
+  (:data:`cnet_lib.images.runs.image_presets.IMAGE_PRESETS`).
 
 ``python -m cnet_lib notebook_tools fix`` writes the card into the chapter's first cell, between
 :data:`CARD_START` and :data:`CARD_END` (HTML comments: invisible in Jupyter, Colab and the book), right
@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..images.image_presets import IMAGE_PRESETS
-from ..images.shipped import shipping_presets
+from ..images.runs.image_presets import IMAGE_PRESETS
+from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import duration
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
 

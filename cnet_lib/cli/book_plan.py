@@ -16,13 +16,14 @@ from typing import Optional, Sequence
 import torch
 
 from ..book.chapter_cards import BUILDS, GPU_PRESET_ON_CPU, GPU_RUN
-from ..images.image_presets import image_runs
-from ..images.run_folders import is_finished, run_dir
-from ..images.shipped import shipped_run
+from ..images.runs.image_presets import image_runs
+from ..images.runs.run_folders import is_finished, run_dir
+from ..images.runs.shipped import shipped_run
 from ..runtime.progress import duration
 from ..runtime.settings import Settings
+from .command_line import command_main
 
-__all__ = ["SUMMARY", "MEASURED", "plan", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "MEASURED", "plan", "main"]
 
 SUMMARY = "What a book build of a preset would load or train, and how long it takes"
 
@@ -79,16 +80,22 @@ def plan(settings: Settings) -> list[str]:
     return lines
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Print the plan; returns the exit status (0, or 1 with an error said in one line)."""
-    p = argparse.ArgumentParser(prog="python -m cnet_lib book_plan", description=SUMMARY + ".")
+INTERRUPTED = "interrupted; nothing was written"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options: the preset."""
     p.add_argument("preset", nargs="?", help="smoke, cpu, gpu or paper (default: $CNET_PRESET, else gpu with "
                    "CUDA, else cpu)")
-    args = p.parse_args(argv)
-    try:
-        lines = plan(Settings.from_environment(preset=args.preset))
-    except (ValueError, TypeError, RuntimeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    print("\n".join(lines), flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the plan; 0."""
+    print("\n".join(plan(Settings.from_environment(preset=args.preset))), flush=True)
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0, or 1
+    with an error said in one line)."""
+    return command_main(sys.modules[__name__], argv)
