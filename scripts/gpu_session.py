@@ -25,7 +25,7 @@ folder, a half-trained run continues from its last epoch):
                robustness rows over the seeds
     live apps  seconds per interaction of every live app on this device (benchmarks/bench_live_apps.py)
 
-Measured (the H100 training session of 2026-11-27, README *On a GPU*): a seed took 128-147 s (training 86-88 s,
+Measured (the H100 training session of 2026-11-27, the book's page On a GPU, `book/gpu.md`): a seed took 128-147 s (training 86-88 s,
 its sweeps 21-24 s, its robustness study 15-17 s), the three seeds, the ship and the seeds stage 420 s; the cuda
 tests 48 s; the image chapters did not finish beside seeds 1 and 2 (stopped after 306 s), which is why a
 session that reuses the shipped models starts them first.  The check session that followed (reuse, deadline

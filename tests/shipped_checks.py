@@ -16,7 +16,7 @@ from cnet_lib.images.runs import shipped as SHP
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.runtime.checkpoint import config_diff
 
-SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship", "-> ship ")
+SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship", "-> ship ")  # older manifests: stale on purpose
 """How a manifest records the command that shipped it: the command line (today's and its first form), and the
 GPU session's call of its function (scripts/gpu_session.py)."""
 MAX_BYTES = {"cpu": 5_000_000, "gpu": 12_000_000}

@@ -1,9 +1,6 @@
-"""Validation at the boundary: every bad input of the README's table, and the message it gets.
-
-Each case is checked here, and its input must appear in the README's "Bad input" table, so the
-table and the library cannot drift apart.  Every check happens before any expensive work (a
-config with a typo must fail before a data set is loaded).
-"""
+"""Validation at the boundary: every bad input, and the message it gets (the book's page *Faults and bad
+input*, ``book/faults.md``, shows them as a table).  Every check happens before any expensive work (a config
+with a typo must fail before a data set is loaded)."""
 from __future__ import annotations
 
 import math
@@ -35,7 +32,6 @@ from cnet_lib.images.studies.sweep_measure import manifestation_sweep
 from cnet_lib.pendulum.pendulum_presets import config_for
 from cnet_lib.runtime.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
 NAN = float("nan")
 
 # (what the README shows, a call, the exception, a fragment of its message)
@@ -193,13 +189,6 @@ def test_bad_command_line_input_gets_one_line(shown, call, fragment, m4_checkpoi
     err = capsys.readouterr().err.strip()
     assert err.startswith(fragment) and len(err.splitlines()) == 1 and "Traceback" not in err, f"{shown}: {err}"
     assert not (tmp_path / "runs").exists(), "nothing may be written before the input is checked"
-
-
-def test_the_readme_lists_every_case():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("## Bad input"):]
-    missing = [shown for shown, *_ in CASES + CLI_CASES if f"`{shown}`" not in table]
-    assert not missing, f"README's 'Bad input' table lacks {missing}"
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")

@@ -30,6 +30,8 @@ from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.runtime.settings import Settings
 
+pytestmark = pytest.mark.slow  # kills and interrupts trainings in subprocesses
+
 RUN = ["--dataset", "cifar10", "--channels", "4", "8", "8", "--n-basis", "1", "--scheme", "rk4_classic",
        "--refine-at", "1", "--batch-size", "32", "--lr", "0.05", "--lr-schedule", "constant", "--quiet",
        "--device", "cpu"]

@@ -27,6 +27,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import gpu_session  # noqa: E402
 import session_files  # noqa: E402
 
+pytestmark = pytest.mark.slow  # rehearses the GPU session's training path on the CPU
+
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):

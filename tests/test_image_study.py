@@ -1,4 +1,4 @@
-"""cnet_lib.image_study (+ image_figures): train once and reload, hashed run folders, cached sweeps, the honest verdict,
+"""cnet_lib.images (+ cnet_lib.draw.image_figures): train once and reload, hashed run folders, cached sweeps, the honest verdict,
 figure builders, and the image chapters' exercise checks.  Tiny models on fake CIFAR: seconds."""
 from __future__ import annotations
 

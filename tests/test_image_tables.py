@@ -1,4 +1,4 @@
-"""cnet_lib.images.tables and the θ(t) reports of cnet_lib.images.studies.theta that the image chapters print:
+"""cnet_lib.report (run_report, sweep_report, theta_report) and the θ(t) reports of cnet_lib.images.studies.theta that the image chapters print:
 each test builds a case whose numbers are known and checks the printed cells, so that a table
 printing a wrong number, a wrong column or a wrong row fails.  Tiny models, no data: seconds."""
 from __future__ import annotations

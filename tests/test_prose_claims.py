@@ -7,7 +7,7 @@ Two kinds (book/CONTRIBUTING.md, item 9):
 * sentences whose numbers depend on the preset or on training (fitted slopes over the preset's step sizes,
   the dip, the floor, the interchange, the speed-up of refinement, the verdicts): worded by the library
   from the numbers a chapter has just computed
-  (:mod:`cnet_lib.pendulum.pendulum_claims`, :func:`cnet_lib.images.word_speedup`, the verdict modules),
+  (:mod:`cnet_lib.pendulum.pendulum_claims`, :func:`cnet_lib.report.refinement_report.word_speedup`, the verdict modules),
   so they cannot disagree with them; here each wording is checked to say what its numbers say, on both
   sides of its threshold, and the chapters are checked to display them.
 """

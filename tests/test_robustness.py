@@ -1,4 +1,4 @@
-"""cnet_lib.images.robustness (+ the robustness CLI and the cached study): quantization that keeps
+"""cnet_lib.images.studies.robustness_measure (+ the robustness CLI and the cached study): quantization that keeps
 its promises, perturbations of the stated size, paired statistics checked against hand-computed
 values, verdicts that follow the numbers, and results that survive a JSON round trip.
 Tiny models on fake CIFAR: seconds."""
@@ -20,7 +20,6 @@ from cnet_lib.images.studies import paired_stats as RB_STATS
 from cnet_lib.images.studies import robustness_perturbations as PT
 from cnet_lib.images.studies import robustness_measure as RB
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.studies import sweep_cached as ST
 from cnet_lib import images as T
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset

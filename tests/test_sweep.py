@@ -1,4 +1,4 @@
-"""cnet_lib.sweep: rows for every manifestation, compression and the blocks-as-identity baseline."""
+"""cnet_lib.images.studies.sweep_measure and ``cnet sweep``: rows for every manifestation, compression and the blocks-as-identity baseline."""
 import json
 
 import pytest

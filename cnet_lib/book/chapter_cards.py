@@ -7,12 +7,14 @@ typed into the chapters:
 * **reading** is computed from the chapter itself (:func:`reading_minutes`): its prose at
   :data:`WORDS_PER_MINUTE` words and its code at :data:`CODE_LINES_PER_MINUTE` lines a minute, rounded up
   to 5 minutes, and the number of its exercises;
-* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build
-  (:data:`CPU_BUILD`, copied from ``benchmarks/results/bench_book-cpu.json``, written by
-  ``benchmarks/bench_book.py``; ``tests/test_chapter_cards.py`` checks that they agree); on a GPU it is
-  said only where it was measured (:data:`GPU_RUN`), else "not measured", with the measured and estimated
-  training time of the ``gpu`` preset's image models for the image chapters
-  (:data:`cnet_lib.images.runs.image_presets.IMAGE_PRESETS`).
+* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build, read from
+  ``benchmarks/results/bench_book-cpu.json`` (written by ``benchmarks/bench_book.py``;
+  :func:`cnet_lib.book.measurements.book_builds`); on a GPU it is said only where it was measured
+  (:func:`cnet_lib.book.measurements.gpu_chapters`), else "not measured", and what runs on the CPU in the
+  ``gpu`` preset is timed there (:func:`cnet_lib.book.measurements.gpu_preset_on_cpu`); with the measured and
+  estimated training time of the ``gpu`` preset's image models for the image chapters
+  (:data:`cnet_lib.images.runs.image_presets.IMAGE_PRESETS`).  Nothing is copied: the card changes when a
+  measurement is written again (``python -m cnet_lib notebook_tools fix`` writes it, ``check`` fails a stale one).
 
 ``python -m cnet_lib notebook_tools fix`` writes the card into the chapter's first cell, between
 :data:`CARD_START` and :data:`CARD_END` (HTML comments: invisible in Jupyter, Colab and the book), right
@@ -28,9 +30,10 @@ from typing import Mapping, Optional
 from ..images.runs.image_presets import IMAGE_PRESETS
 from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import duration
+from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
 
-__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_PRESET_ON_CPU", "ON_CPU", "WORDS_PER_MINUTE",
+__all__ = ["Card", "CARDS", "ON_CPU", "WORDS_PER_MINUTE",
            "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
            "with_card"]
 
@@ -95,40 +98,9 @@ CARDS: dict[str, Card] = {
 }
 """Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""
 
-BUILDS: dict = {
-    "cpu": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 360.7,
-            "seconds": {"adaptive": 127.9, "continuousnet": 7.5, "how_to_use": 4.5, "manifestation_invariance": 6.8, "pendulum_integrators": 14.7, "refinement_training": 55.1, "resnet_euler": 124.8, "robustness": 8.5}},
-    "smoke": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 111.5,
-            "seconds": {}},
-}
-"""Fresh book builds, measured by ``benchmarks/bench_book.py`` (``benchmarks/results/bench_book-<preset>.json``,
-with the machine): the whole build and each chapter's execution, the ``cpu`` preset with the image models
-that ship with the book; ``not_executed``: chapters built without executing them (``--skip``), whose cards
-say "not measured"."""
-
-CPU_BUILD = BUILDS["cpu"]
-"""The ``cpu`` build of :data:`BUILDS`: the running times on the chapter cards."""
-
-GPU_RUN: dict = {"machine": "an H100", "date": "2026-11-27", "seconds": {
-    "adaptive": 219.3, "continuousnet": 15.1, "manifestation_invariance": 14.7, "refinement_training": 23.4,
-    "robustness": 14.8}}
-"""Each chapter's execution in the ``gpu`` preset on a GPU, with the image models that ship with the book
-(``benchmarks/results/gpu_chapters-gpu-check.json``, written by ``scripts/gpu_session.py``: every chapter ran at
-once, beside the ``cuda`` tests, so these are upper bounds; ``tests/test_chapter_cards.py`` checks them).  The
-pendulum chapters ran there in ``smoke`` only: their ``gpu`` preset is timed on a CPU (:data:`GPU_PRESET_ON_CPU`)."""
-
-GPU_PRESET_ON_CPU: dict = {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27",
-                           "seconds": {"how_to_use": 5.7, "pendulum_integrators": 17.6, "resnet_euler": 259.2},
-                           "parts": {"adaptive": ("its pendulum cells", 376.5)}}
-"""Chapters, or their pendulum cells, that run on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone:
-what a reader of that preset waits for there on a machine with that CPU, whatever its GPU.  ``seconds``:
-whole chapters (``benchmarks/results/gpu_preset_chapters-cpu.json``, from ``scripts/run_chapters.py
---pendulum-preset gpu``); ``parts``: the pendulum cells of a chapter whose image part runs on the GPU
-(``benchmarks/results/adaptive_pendulum-gpu.json``, ``benchmarks/bench_adaptive_pendulum.py``).
-``tests/test_chapter_cards.py`` checks both against their files."""
-
 ON_CPU = "on the CPU, with or without a GPU"
-"""Said of what :data:`GPU_PRESET_ON_CPU` times: the pendulum's code never asks for the GPU."""
+"""Said of what :func:`cnet_lib.book.measurements.gpu_preset_on_cpu` times: the pendulum's code never asks for
+the GPU."""
 
 
 def reading_minutes(nb: Mapping) -> int:
@@ -147,22 +119,23 @@ def reading_minutes(nb: Mapping) -> int:
 
 def _running(name: str, card: Card) -> str:
     """The card's running time: measured in the ``cpu`` preset, and on a GPU where measured."""
-    cpu = CPU_BUILD["seconds"].get(name)
+    cpu_build, gpu_run, gpu_preset = book_builds()["cpu"], gpu_chapters(), gpu_preset_on_cpu()
+    cpu = cpu_build["seconds"].get(name)
     if cpu is None:
         text = "`cpu` preset: not measured"
     else:
         shipped = " with the image models that ship with the book" if card.image_models else ""
-        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {CPU_BUILD['machine']})"
-    gpu = GPU_RUN["seconds"].get(name)
-    on_cpu = GPU_PRESET_ON_CPU["seconds"].get(name)
-    part = GPU_PRESET_ON_CPU["parts"].get(name)
+        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {cpu_build['machine']})"
+    gpu = gpu_run["seconds"].get(name)
+    on_cpu = gpu_preset["seconds"].get(name)
+    part = gpu_preset["parts"].get(name)
     cpu_alone = ""
     if on_cpu or part:
         what, runs = (f"{part[0]} {duration(part[1])}", "they run") if part else (duration(on_cpu), "the chapter runs")
-        cpu_alone = f"{what} on {GPU_PRESET_ON_CPU['machine']} alone ({runs} {ON_CPU})"
+        cpu_alone = f"{what} on {gpu_preset['machine']} alone ({runs} {ON_CPU})"
     if gpu is not None:
         shipped = " with the shipped image models" if card.image_models else ""
-        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {GPU_RUN['machine']}"
+        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {gpu_run['machine']}"
         text += (f", and {cpu_alone}" if cpu_alone else "") + " (measured)."
     elif cpu_alone:
         text += f"; `gpu` preset: {cpu_alone} (measured)."

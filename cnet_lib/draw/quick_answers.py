@@ -1,7 +1,7 @@
 """Answers for the live apps that come at once, with their sampling error said.
 
 A live app's control moves; evaluating a trained model on 1,000 test images takes seconds on two CPU
-cores (RK4-classic at N_t = 8: 8.9 s with the shipped `cpu` models, README *Live apps*).  So an answer
+cores (RK4-classic at N_t = 8: 8.9 s with the shipped `cpu` models, the book's page Measurements, *Live apps*).  So an answer
 comes, in order of preference,
 
 1. from what is already computed: the run's cached sweep (:func:`sweep_answer`: any scheme and N_t of its

@@ -6,7 +6,7 @@ Each image is its own lossy WebP file (Pillow, ``quality`` and ``method`` as giv
 image depends on another.  Tiled sheets of 32 × 32 tiles aligned to WebP's 16-pixel macroblocks are
 about a third smaller, but WebP's loop filter smooths across every macroblock edge, tile edges
 included, and mixes neighbouring images (measured on 2,000 images at quality 90: maximum error 93
-against 37 per image, PSNR 36.8 against 39.1 dB; README, *The data pack*).  The images of one source
+against 37 per image, PSNR 36.8 against 39.1 dB; ``book/gpu.md``, *The data pack*).  The images of one source
 file are stored one after the other with an offsets table rather than in a zip, whose headers would add
 about 94 bytes per image (4.5 MiB for CIFAR-10's 50,000).
 

@@ -45,7 +45,7 @@ class AdaptiveRule:
 
 
 ADAPTIVE_RULE = AdaptiveRule()
-"""Fixed on 2026-11-26, before the ``cpu`` study's numbers were computed (README, *Beyond the paper II*)."""
+"""Fixed on 2026-11-26, before the ``cpu`` study's numbers were computed (``book/measurements.md``, *Beyond the paper II*)."""
 ADAPTIVE_CLASSES = ("continuous", "discrete", "undecided", "not converged")
 ADAPTIVE_OUTCOMES = ("tells them apart", "the other way round", "does not tell them apart", "inconclusive")
 

@@ -52,7 +52,7 @@ class PrimaryTest:
 
 
 PRIMARY = PrimaryTest("quantized_theta", 4, min_effect=1.0, alpha=0.05)
-"""Fixed on 2026-11-26, before the study's numbers under it were computed (README, *Beyond the paper*)."""
+"""Fixed on 2026-11-26, before the study's numbers under it were computed (``book/measurements.md``, *Beyond the paper*)."""
 
 FAMILIES = {"weight noise": ("weight_noise",), "quantization": ("quantized_theta", "quantized_weights", "float_format"),
             "input noise": ("input_noise",)}
