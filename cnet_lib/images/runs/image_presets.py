@@ -1,6 +1,6 @@
 """What each run-size preset means for the image chapters: the two training runs, the sweep grid,
 the robustness grid, and how long training takes.  Calibration edits numbers here only (how each
-preset was calibrated, and what it measured, is on the book's page Measurements, ``book/measurements.md``: "Calibration history").
+preset was calibrated, and what it measured, is in ``CHANGELOG.md``: "Calibration history").
 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
 fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
@@ -76,7 +76,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
                           "the image chapters in about 26 min on a T4 (an estimate)"),
         "timing": dict(rounds=7, steps=20, warmup=3),
     },
-    # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5); the book's page Measurements'
+    # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5); ``CHANGELOG.md``'s
     # "Calibration history" says which of them come from the authors' command lines and which are
     # assumptions.  refine_at counts completed epochs, the authors count from 1: these runs refine
     # one epoch later than theirs.
