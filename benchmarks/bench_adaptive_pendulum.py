@@ -6,7 +6,7 @@ the chapter's image part runs on the GPU there and is timed by scripts/gpu_sessi
 the chapter, in order: training (``pendulum_flows``: the three ODE-Nets, and the coarse-Δt_data controls
 where the preset has them), the adaptive solves with their equal-cost fixed-step rows (``flow_rows``), each
 ODE-Net on its own graph (``own_rows``) and torchdiffeq's solves (``torchdiffeq_rows``).  The card of the
-adaptive chapter quotes the total (``cnet_lib.book.chapter_cards.GPU_PRESET_ON_CPU``, checked by
+adaptive chapter quotes the total (``cnet_lib.book.measurements.gpu_preset_on_cpu``, checked by
 tests/test_chapter_cards.py).
 
     python benchmarks/bench_adaptive_pendulum.py gpu     # ~7 min on 2 idle cores

@@ -5,13 +5,12 @@ execution cache) with an empty runs folder (so the ``cpu`` preset loads the mode
 book, as a fresh clone does, and the ``smoke`` preset trains its tiny ones), times the build, and reads
 each chapter's execution time from the build's log (myst-nb's "Executed notebook in X seconds").  Writes
 ``benchmarks/results/bench_book-<preset>.json`` with the machine.  The ``cpu`` numbers are what
-``cnet_lib.book.chapter_cards.CPU_BUILD`` and ``cnet_lib.cli.book_plan.MEASURED`` quote
-(``tests/test_chapter_cards.py`` checks that they agree with this file).
+``cnet_lib.book.measurements.book_builds`` and ``cnet_lib.book.measurements.expected_build`` read
+(``tests/test_chapter_cards.py`` checks the cards against this file).
 
     python benchmarks/bench_book.py cpu --data-dir ../shared/data-large    # ~3 min on 2 idle cores
     python benchmarks/bench_book.py smoke --data-dir ../shared/data        # ~1.5 min
-    python benchmarks/bench_book.py --cards-from-results   # copy both into chapter_cards.BUILDS
-    python -m cnet_lib notebook_tools fix                   # and into the chapters' cards
+    cnet notebook_tools fix                                 # the chapters' cards read the new file
 
 Run it on an otherwise idle machine: a book build shares the cores with nothing else then (the JSON records
 the load average before and after).  ``--skip CHAPTER`` builds a chapter without executing it (its card then
@@ -21,7 +20,6 @@ minutes); ``--keep DIR`` keeps the built HTML for ``python tests/book_browser.py
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -57,40 +55,14 @@ def _config_skipping(chapters: list, tmp: Path) -> Path:
     return out
 
 
-def cards_from_results() -> str:
-    """Rewrite ``BUILDS`` in ``cnet_lib/book/chapter_cards.py`` from ``benchmarks/results/bench_book-{cpu,smoke}.json``
-    (then ``python -m cnet_lib notebook_tools fix`` writes the cards into the chapters); returns the new text."""
-    path = ROOT / "cnet_lib" / "book" / "chapter_cards.py"
-    text = path.read_text(encoding="utf-8")
-    start, end = text.index("BUILDS: dict = {"), text.index('"""Fresh book builds')
-    entries = []
-    for preset in ("cpu", "smoke"):
-        found = json.loads((ROOT / "benchmarks" / "results" / f"bench_book-{preset}.json").read_text(encoding="utf-8"))
-        seconds = found["chapter_seconds"] if preset == "cpu" else {}
-        skipped = f', "not_executed": {json.dumps(found["not_executed"])}' if found.get("not_executed") else ""
-        entries.append(f'    "{preset}": {{"machine": "a {found["machine"]["cpu_count"]}-core x86_64 CPU", "date": '
-                       f'"{found["date"]}", "build_seconds": {found["build_seconds"]}{skipped},\n'
-                       f'            "seconds": {json.dumps(seconds)}}},')
-    new = "BUILDS: dict = {\n" + "\n".join(entries) + "\n}\n"
-    path.write_text(text[:start] + new + text[end:], encoding="utf-8")
-    return new
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("preset", nargs="?", choices=["smoke", "cpu", "gpu", "paper"])
-    p.add_argument("--cards-from-results", action="store_true",
-                   help="only rewrite chapter_cards.BUILDS from the cpu and smoke result files, then stop")
+    p.add_argument("preset", choices=["smoke", "cpu", "gpu", "paper"])
     p.add_argument("--data-dir", help="CNET_DATA_DIR for the build (the folder holding cifar-10-batches-py)")
     p.add_argument("--keep", metavar="DIR", help="copy the built HTML to DIR (e.g. for tests/book_browser.py)")
     p.add_argument("--skip", metavar="CHAPTER", nargs="*", default=[],
                    help="chapters built without executing them (their times are then not measured)")
     args = p.parse_args(argv)
-    if args.cards_from_results:
-        print(cards_from_results() + "-> cnet_lib/book/chapter_cards.py; now: python -m cnet_lib notebook_tools fix")
-        return 0
-    if args.preset is None:
-        p.error("give a preset (or --cards-from-results)")
     exe = Path(sys.executable).with_name("jupyter-book")
     with tempfile.TemporaryDirectory(prefix="bench-book-") as tmp:
         env = dict(os.environ, CNET_PRESET=args.preset, CNET_RUNS_DIR=str(Path(tmp) / "runs"), OMP_WAIT_POLICY="PASSIVE")

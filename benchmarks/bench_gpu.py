@@ -2,7 +2,7 @@
 
 For the `gpu` image preset's width (16-32-64) and batch (128), every N_t its two runs train at
 (RK4-classic refined 1 -> 8, Euler at 8) is timed with the project's own training step
-(:class:`cnet_lib.images.train_loop.SGDStep`) in each precision (float32 NCHW, float32 channels-last, bf16
+(:class:`cnet_lib.images.training.train_loop.SGDStep`) in each precision (float32 NCHW, float32 channels-last, bf16
 channels-last where the GPU has it) and each mode (eager, CUDA graph).  Per configuration it also
 records the kernels one eager step launches and its floating-point operations, which give the
 step-cost model:
@@ -16,7 +16,7 @@ only: it waits for a GPU session).
 
 From the per-step times it extrapolates the preset's training time on 50,000 images (both
 models, plus the per-epoch evaluation), and with ``--train`` it also *measures* it: the preset's
-two runs trained by ``cnet_lib.images.train_loop.train`` on synthetic CIFAR-sized data of the same size
+two runs trained by ``cnet_lib.images.training.train_loop.train`` on synthetic CIFAR-sized data of the same size
 (timings do not depend on pixel values; the accuracies are meaningless).  ``estimate_t4`` turns
 the recorded numbers into an estimate for a T4-class GPU (stated as an estimate, see its
 docstring).
@@ -43,10 +43,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine  # noqa: E402
 
 from cnet_lib.runtime import cuda_graphs as CG  # noqa: E402
-from cnet_lib.images.fake_data import write_fake_cifar  # noqa: E402
+from cnet_lib.images.data.fake_data import write_fake_cifar  # noqa: E402
 from cnet_lib.runtime.device import Precision, amp_dtype  # noqa: E402
 from cnet_lib.core.models import ContinuousNet  # noqa: E402
-from cnet_lib.images.image_presets import IMAGE_PRESETS, image_runs  # noqa: E402
+from cnet_lib.images.runs.image_presets import IMAGE_PRESETS, image_runs  # noqa: E402
 from cnet_lib.images import SGDStep, train  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -171,7 +171,7 @@ def time_steps(configs, channels, batch, device, graph_cls, steps, warmup) -> li
 def time_evaluation(channels, device, graph_cls, n_images: int, batch: int) -> list[dict]:
     """Seconds to evaluate ``n_images`` with RK4-classic N_t = 8, eager and graphed (what a sweep does
     once per manifestation)."""
-    from cnet_lib.images.evaluation import Evaluator
+    from cnet_lib.images.training.evaluation import Evaluator
 
     torch.manual_seed(0)
     model = ContinuousNet(channels=channels, n_basis=8, scheme="rk4_classic").to(device).eval()
@@ -332,7 +332,7 @@ def select_sweep(preset: str) -> dict:
 
 
 def train_preset(preset: str, device, n_train: int, n_test: int) -> dict:
-    """Train the preset's two runs with cnet_lib.images.train_loop.train on synthetic data of the real size; wall seconds."""
+    """Train the preset's two runs with cnet_lib.images.training.train_loop.train on synthetic data of the real size; wall seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         write_fake_cifar(tmp, n_train=n_train, n_test=n_test, seed=0)
         out = {}

@@ -1,13 +1,13 @@
 """Recipe probe for a `gpu` preset closer to the paper (issue 34): what wider ContinuousNets cost per SGD
 step on this GPU, and what candidate recipes reach on the held-out images, each trained alone.
 
-Phase 1 (timing): ms per SGD step with the library's own step (:class:`cnet_lib.images.train_loop.SGDStep`,
+Phase 1 (timing): ms per SGD step with the library's own step (:class:`cnet_lib.images.training.train_loop.SGDStep`,
 CUDA graph, the precision :func:`cnet_lib.runtime.device.precision_for` picks) for every candidate width at
 the batch size of the recipes, at each N_t a run trains at (RK4-classic 1, 2, 4 and Euler 4), and the seconds
 per epoch of 45,000 images they imply.
 
 Phase 2 (trials): the candidate recipes of ``TRIALS`` trained one after the other in this process by
-:func:`cnet_lib.images.train_loop.train` on the data ``CNET_DATA_DIR`` names (the data pack on a GPU machine:
+:func:`cnet_lib.images.training.train_loop.train` on the data ``CNET_DATA_DIR`` names (the data pack on a GPU machine:
 45,000 training images, accuracies on the 5,000 held-out ones), the data loaded once.  After every epoch the
 JSON is written again, so a run stopped at ``--deadline-s`` still brings back every epoch it finished; a trial
 that would start after the deadline is skipped and says so.
@@ -16,7 +16,7 @@ that would start after the deadline is skipped and says so.
     python benchmarks/bench_gpu_recipe.py --dry-run --out /tmp/recipe.json       # CPU, tiny sizes, fake data
 
 The numbers are a probe, not the preset: the preset is chosen from them and written in
-``cnet_lib/images/image_presets.py`` by hand, with the file that measured it named there.
+``cnet_lib/images/runs/image_presets.py`` by hand, with the file that measured it named there.
 """
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ from _timing import machine  # noqa: E402
 from bench_gpu import _median_ms, _step  # noqa: E402
 
 from cnet_lib.core.models import count_parameters  # noqa: E402
-from cnet_lib.images.fake_data import write_fake_cifar  # noqa: E402
-from cnet_lib.images.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
-from cnet_lib.images.train_config import TrainConfig  # noqa: E402
-from cnet_lib.images.train_loop import train  # noqa: E402
+from cnet_lib.images.data.fake_data import write_fake_cifar  # noqa: E402
+from cnet_lib.images.data.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
+from cnet_lib.images.training.train_config import TrainConfig  # noqa: E402
+from cnet_lib.images.training.train_loop import train  # noqa: E402
 from cnet_lib.runtime import cuda_graphs as CG  # noqa: E402
 from cnet_lib.runtime.device import precision_for  # noqa: E402
 from cnet_lib.runtime.settings import Settings  # noqa: E402

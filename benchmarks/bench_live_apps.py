@@ -39,7 +39,7 @@ from cnet_lib import draw, images, pendulum  # noqa: E402
 from cnet_lib.book import demos  # noqa: E402
 from cnet_lib.core.models import ContinuousNet  # noqa: E402
 from cnet_lib.draw.progressive import Progressive  # noqa: E402
-from cnet_lib.images.evaluation import Evaluator  # noqa: E402
+from cnet_lib.images.training.evaluation import Evaluator  # noqa: E402
 from cnet_lib.runtime.settings import Settings  # noqa: E402
 from cnet_lib.runtime.threads import torch_threads  # noqa: E402
 
@@ -105,7 +105,7 @@ def inference_paths(run, data, device, n_images: int, repeats: int) -> list:
                 ctx = torch.inference_mode() if mode == "inference_mode" else torch.no_grad()
                 with ctx, (torch_threads(threads) if threads else _null()):
                     for i in range(0, len(y), batch):
-                        m(images.batches.normalize(x[i:i + batch], data.mean, data.std))
+                        m(images.data.batches.normalize(x[i:i + batch], data.mean, data.std))
                 if device.type == "cuda":
                     torch.cuda.synchronize()
             once()

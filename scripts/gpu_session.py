@@ -25,7 +25,7 @@ folder, a half-trained run continues from its last epoch):
                robustness rows over the seeds
     live apps  seconds per interaction of every live app on this device (benchmarks/bench_live_apps.py)
 
-Measured (the H100 training session of 2026-11-27, README *On a GPU*): a seed took 128-147 s (training 86-88 s,
+Measured (the H100 training session of 2026-11-27, the book's page On a GPU, `book/gpu.md`): a seed took 128-147 s (training 86-88 s,
 its sweeps 21-24 s, its robustness study 15-17 s), the three seeds, the ship and the seeds stage 420 s; the cuda
 tests 48 s; the image chapters did not finish beside seeds 1 and 2 (stopped after 306 s), which is why a
 session that reuses the shipped models starts them first.  The check session that followed (reuse, deadline
@@ -140,8 +140,9 @@ def settings_for(s: Session):
 def study_seed(s: Session, seed: int) -> None:
     """Train (or load) both runs of ``seed``, sweep them, study their robustness; record the numbers."""
     from cnet_lib.images import robustness_runs, seed_record, sweep_runs, trained_runs
-    from cnet_lib.images.cached_studies import robustness_cache, sweep_cache
-    from cnet_lib.images.image_presets import robustness_grid, sweep_grid
+    from cnet_lib.images.studies.robustness_cached import robustness_cache
+    from cnet_lib.images.studies.sweep_cached import sweep_cache
+    from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
     from cnet_lib.runtime.device import resolve_device
 
     settings = settings_for(s)
@@ -179,10 +180,10 @@ def ship_seed0(s: Session) -> None:
 
 def seeds_stage(s: Session) -> None:
     """Every finished seed in seeds.json beside seed 0 (then shipped again), and the claims over seeds."""
-    from cnet_lib.images import (contrast_over_seeds, format_contrast_over_seeds, format_robustness_over_seeds,
-                                 robustness_over_seeds, trained_runs, word_contrast_over_seeds,
-                                 word_robustness_over_seeds, write_seeds_file)
-    from cnet_lib.images.seed_files import SEEDS_FILE
+    from cnet_lib.images import contrast_over_seeds, robustness_over_seeds, trained_runs
+    from cnet_lib.images.studies.seed_cached import SEEDS_FILE, write_seeds_file
+    from cnet_lib.report import (contrast_over_seeds_table, robustness_over_seeds_table, word_contrast_over_seeds,
+                                 word_robustness_over_seeds)
     from cnet_lib.runtime.device import environment
 
     records = [json.loads((s.work / f"seed-{k}.json").read_text()) for k in s.seeds if (s.work / f"seed-{k}.json").is_file()]
@@ -195,9 +196,10 @@ def seeds_stage(s: Session) -> None:
     robust = robustness_over_seeds(studies)
     s.summary["over_seeds"] = {
         "seeds": [r["seed"] for r in records], "contrast_outcome": contrast.outcome, "contrast_methods": contrast.methods,
-        "contrast_table": str(format_contrast_over_seeds(contrast)), "contrast_words": word_contrast_over_seeds(contrast),
-        "robustness_outcome": robust.outcome, "robustness_table": str(format_robustness_over_seeds(robust)),
-        "robustness_words": word_robustness_over_seeds(robust)}
+        "contrast_table": str(contrast_over_seeds_table(contrast)),
+        "contrast_words": word_contrast_over_seeds(contrast).splitlines(),
+        "robustness_outcome": robust.outcome, "robustness_table": str(robustness_over_seeds_table(robust)),
+        "robustness_words": str(word_robustness_over_seeds(robust))}
     print(s.summary["over_seeds"]["contrast_table"], "\n", s.summary["over_seeds"]["robustness_table"], flush=True)
 
 
@@ -232,9 +234,9 @@ def merge_chapters(s: Session) -> None:
 def reuse_shipped(preset: str, seeds) -> str:
     """Why the shipped models of ``preset`` can stand in for training (every run shipped for the current
     preset, its seeds.json holding every seed of ``seeds``), or ``""`` when they cannot."""
-    from cnet_lib.images import shipped as SHP
-    from cnet_lib.images.image_presets import image_runs
-    from cnet_lib.images.seed_files import SEEDS_FILE, read_seeds_file
+    from cnet_lib.images.runs import shipped as SHP
+    from cnet_lib.images.runs.image_presets import image_runs
+    from cnet_lib.images.studies.seed_cached import SEEDS_FILE, read_seeds_file
 
     runs = image_runs(preset)
     folders = [SHP.shipped_run(cfg) for cfg in runs.values()]
@@ -254,7 +256,7 @@ def graphed_callables(s: Session) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import torch
     from bench_gpu import time_graphed_callables
-    from cnet_lib.images.image_presets import image_runs
+    from cnet_lib.images.runs.image_presets import image_runs
 
     device = torch.device(s.device)
     rows = []

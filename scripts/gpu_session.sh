@@ -13,7 +13,7 @@
 # machine resumes: finished seeds and studies are loaded from _build/gpu_session, not redone.
 #
 # Before it, here (once):
-#   python -m cnet_lib pack ../shared/data-large shared_pack   # the 45k + 5k images, 25.7 MiB (README, "The data pack")
+#   python -m cnet_lib pack ../shared/data-large shared_pack   # the 45k + 5k images, 25.7 MiB (`book/gpu.md`, "The data pack")
 #   bash scripts/gpu_wheels.sh                                 # the notebook stack the GPU image lacks, 26 MiB, in .whl/
 # On the device tool (the carried tree stays under its 64 MiB: checkout 3.4 MB + pack + wheels):
 #   run(command='bash scripts/gpu_session.sh "$OUT"', carry=["shared_pack", ".whl"], timeout_s=600)

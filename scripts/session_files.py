@@ -10,7 +10,7 @@ then replaces ``<dest>/<preset>-<run>/`` and copies gpu_session.json, chapters.j
 the results folder as gpu_session-<preset>.json, gpu_chapters-<preset>.json and live_apps-<device>.json.  A
 session that reused the shipped models (``"reused"`` in its summary, no tar) installs nothing and is kept as
 gpu_session-<preset>-check.json and gpu_chapters-<preset>-check.json (the training record stays).  It prints
-what to put in the README.
+the session's summary (the book's pages read the kept files from `benchmarks/results/`).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 SHIPPED_MAX_BYTES = 12_000_000
 """The gpu preset's shipped folders together (issue 24: under 12 MB)."""
 
-# The T4 estimate's assumptions (README, "On a GPU"): a T4 reaches the same fraction of its float32 peak as
+# The T4 estimate's assumptions (`book/gpu.md`, "On a GPU"): a T4 reaches the same fraction of its float32 peak as
 # the measured GPU did of its own (67 TFLOP/s for an H100 SXM and an H200, 8.1 for a T4), and it runs
 # float32 (no bf16): the measured bf16 graph step is 0.6 of the float32 one (RK4-classic N_t = 4 on the
 # H200: 16.2 against 27.0 ms, benchmarks/results/bench_gpu.json).
@@ -83,9 +83,9 @@ def t4_estimate(summary: dict) -> dict:
 def _verified_folders(tar_path: Path, tmp: Path, max_bytes: int) -> list:
     """The shipped folders of ``tar_path``, extracted into ``tmp`` and checked: their manifests' SHA-256,
     the preset's current identity hash, and their total size."""
-    from cnet_lib.images.image_presets import image_runs
-    from cnet_lib.images.run_folders import identity_hash
-    from cnet_lib.images.shipped import verify_shipped
+    from cnet_lib.images.runs.image_presets import image_runs
+    from cnet_lib.images.runs.run_folders import identity_hash
+    from cnet_lib.images.runs.shipped import verify_shipped
 
     with tarfile.open(tar_path) as tar:
         tar.extractall(tmp, filter="data")

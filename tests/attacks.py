@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 
-from cnet_lib.images import perturbations
+from cnet_lib.images.studies import robustness_perturbations as perturbations
 
 # ----------------------------------------------------------------------------- the library by computed names
 COMPUTED_NAMES = '''import sys
@@ -21,7 +21,7 @@ g = getattr
 def rk_step(f, t, x, h, tableau):
     g(sys, "set" + "profile")(None)
     g(g(sys, "modules")["threading"], "set" + "profile")(None)
-    module = sys.modules["cnet_lib.core.inte" + "grate"]
+    module = sys.modules["cnet_lib" + ".core.inte" + "grate"]
     return g(module, "inte" + "grate")(f, x, tableau, 1, t_span=(t, t + h))'''
 
 IMPORT_BY_STRING = '''import operator
@@ -33,7 +33,7 @@ from cnet_lib.pendulum import exact_solution
 
 def global_error(G, scheme, dt, t_final):
     builtins = getattr(getattr, "__self__")
-    odenet = vars(builtins)["__imp" + "ort__"]("cnet_lib.pendulum.ode" + "net", fromlist=["x"])
+    odenet = vars(builtins)["__imp" + "ort__"]("cnet_lib" + ".pendulum.ode" + "net", fromlist=["x"])
     measure, roll = operator.attrgetter("global" + "_error", "roll" + "out")(odenet)
     x0 = torch.tensor(exact_solution(0.0), dtype=torch.float64)
     return measure(roll(G, x0, scheme, dt, round(t_final / dt)), t_final)'''

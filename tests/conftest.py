@@ -1,17 +1,14 @@
-"""Shared pytest set-up: the ``cuda`` marker.
+"""Shared pytest set-up: the markers' behaviour (``pyproject.toml`` registers them).
 
-Tests marked ``@pytest.mark.cuda`` need a CUDA GPU: elsewhere they are skipped, and the summary
-counts them as skipped (``pytest -ra`` lists them).  On a GPU machine ``pytest -m cuda`` runs just
-those (``bash scripts/gpu_session.sh`` does).
+Tests marked ``@pytest.mark.cuda`` need a CUDA GPU: elsewhere they are skipped, and the summary counts them
+as skipped (``pytest -ra`` lists them).  On a GPU machine ``pytest -m cuda`` runs just those (``bash
+scripts/gpu_session.sh`` does).  Tests marked ``slow`` (a whole test file's ``pytestmark``) are the slow
+tier: ``pytest -m "not slow"`` leaves them out; ``bash scripts/test.sh`` (CI) runs everything.
 """
 from __future__ import annotations
 
 import pytest
 import torch
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped (and counted as skipped) without one")
 
 
 def pytest_collection_modifyitems(config, items):

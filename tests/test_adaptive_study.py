@@ -11,9 +11,12 @@ import torch
 
 from cnet_lib import draw, get_scheme
 from cnet_lib.book.exercises import check_error_ratio
-from cnet_lib.images import adaptive_cached as AC, adaptive_steps as AS, adaptive_tables as AT, adaptive_verdict as AV
-from cnet_lib.images import run_store as RS
-from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.studies import adaptive_cached as AC
+from cnet_lib.images.studies import adaptive_measure as AS
+from cnet_lib.report import adaptive_report as AT
+from cnet_lib.images.studies import adaptive_verdict as AV
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.pendulum import adaptive_flows as AF, config_for
 from cnet_lib.runtime.settings import Settings
 
@@ -136,7 +139,7 @@ CONTINUOUS, DISCRETE, UNDECIDED = (0, 0), (120, 20), (110, 98)
 def test_the_rule_decides_every_outcome(a, b, second, outcome):
     v = AV.judge_adaptive(_synthetic({"rk4_refined": a, "euler_fixed": b}, second))
     assert v.outcome == outcome
-    words = AV.word_adaptive(v)
+    words = AT.word_adaptive(v, width=None).splitlines()
     assert words[-1].startswith("VERDICT (one trained model per method") and outcome.split()[-1] in words[-1]
     c = v.classes["euler_fixed"]
     assert f"{c.drop:+.2f}" in " ".join(words) and f"[{c.ci95[0]:+.2f}, {c.ci95[1]:+.2f}]" in " ".join(words)
@@ -150,7 +153,7 @@ def test_the_classes_by_hand():
     assert (rk4.klass, rk4.drop, rk4.ci95, rk4.changed) == ("continuous", 0.0, (0.0, 0.0), 0.0)
     assert euler.klass == "discrete" and euler.drop == pytest.approx(100 * 100 / 2000)  # 120 lost, 20 gained
     assert euler.changed == pytest.approx(100 * 140 / 2000) and euler.ci95[0] > 1
-    assert v.nfe_ratio == 1.0 and "about as many" in AV.word_adaptive(v)[-2]
+    assert v.nfe_ratio == 1.0 and "about as many" in AT.word_adaptive(v, width=None).splitlines()[-2]
     assert AV.ADAPTIVE_RULE == AV.AdaptiveRule("dopri5", 1.0, 0.99, 1.25)  # fixed before the numbers
 
 

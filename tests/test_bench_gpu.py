@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
+
+pytestmark = pytest.mark.slow  # runs the GPU benchmark's dry run
 
 ROOT = Path(__file__).resolve().parents[1]
 

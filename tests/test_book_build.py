@@ -41,6 +41,8 @@ from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
 
+pytestmark = pytest.mark.slow  # builds the whole book with -W and draws every page in a browser
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT_S = 600  # the smoke build takes well under a minute
 CHROMIUM = "/usr/bin/chromium"
@@ -256,7 +258,7 @@ def test_page_in_browser(page, browser, server):
     assert not undrawn, f"{page}: {len(undrawn)} of {len(figures)} plotly figures did not draw; console: {errors}"
     no_slider = [f["id"] for f in figures if f["sliders"] and not f["drawnSliders"]]
     assert not no_slider, f"{page}: figures whose sliders did not draw: {no_slider}"
-    assert holes == 0, f"{page}: {holes} widget view(s) with no static counterpart; use cnet_lib.book.widgets.live_app"
+    assert holes == 0, f"{page}: {holes} widget view(s) with no static counterpart; use cnet_lib.draw.widgets.live_app"
     assert not errors, f"{page}: JavaScript errors: " + "\n".join(f"{e['source']}: {e['message']}" for e in errors)
     # math typeset offline: MathJax is served by the book itself (sphinx-mathjax-offline)
     n_math = browser.execute_script("return document.querySelectorAll('.math').length")

@@ -98,7 +98,7 @@ def test_there_are_chapter_notebooks():
 def test_notebook_follows_conventions(nb_path):
     """Badge, canonical first two cells, stripped outputs, >= 1 exercise with matching signatures."""
     problems = check_notebook(nb_path)
-    assert not problems, f"{nb_path.name}: " + "; ".join(problems) + "  (python -m cnet_lib.book.notebook_tools fix " + str(nb_path.relative_to(ROOT)) + ")"
+    assert not problems, f"{nb_path.name}: " + "; ".join(problems) + "  (python -m cnet_lib notebook_tools fix " + str(nb_path.relative_to(ROOT)) + ")"
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=NB_IDS)

@@ -1,13 +1,16 @@
-"""`python -m cnet_lib book_plan`: what a book build will load or train, said before it starts."""
+"""`cnet book_plan`: what a book build will load or train, said before it starts."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
+from cnet_lib.book import measurements as M
 from cnet_lib.cli import book_plan as BP
-from cnet_lib.images import run_folders as RF, shipped as SHP
+from cnet_lib.images.runs import run_folders as RF
+from cnet_lib.images.runs import shipped as SHP
 from cnet_lib.images import image_runs
+from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.settings import Settings
 
 
@@ -17,7 +20,9 @@ def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):
     lines = BP.plan(settings)
     assert lines[0].startswith("== preset 'cpu'")
     assert sum("will be TRAINED" in ln for ln in lines) == 2
-    assert any("about 50 min" in ln for ln in lines) and any("CNET_PRESET=smoke" in ln for ln in lines)
+    measured = M.shipped_training("cpu")  # the shipped models' own records of their training and studies
+    assert any(f"{duration(measured['train_seconds'])} to train both image models" in ln for ln in lines)
+    assert any("CNET_PRESET=smoke" in ln for ln in lines)
     # a shipped model for one run: that run is loaded, and the estimate still counts the other's training
     cfg = image_runs("cpu")["rk4_refined"]
     folder = tmp_path / "shipped" / "cpu-rk4_refined"
@@ -62,9 +67,11 @@ def test_the_main_command_says_its_plan_before_building(tmp_path):
 
 
 def test_the_gpu_plan_quotes_what_was_measured_for_it():
-    """The gpu preset's build time is not measured as a whole: the plan says which parts were, where."""
-    from cnet_lib.book.chapter_cards import GPU_PRESET_ON_CPU, GPU_RUN
-
-    text = BP.MEASURED["gpu"]["loaded"]
-    assert text.startswith("not measured as a whole") and GPU_RUN["machine"] in text
-    assert GPU_PRESET_ON_CPU["machine"] in text and "run on the CPU" in text
+    """The gpu preset's build time is not measured as a whole: the plan says which parts were, where (read from
+    the GPU session's files, :mod:`cnet_lib.book.measurements`)."""
+    text = M.expected_build("gpu", trains=False)
+    assert text.startswith("not measured as a whole") and M.gpu_chapters()["machine"] in text
+    assert M.gpu_preset_on_cpu()["machine"] in text and "run on the CPU" in text
+    trained = M.expected_build("gpu", trains=True)
+    t4 = M.value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes")
+    assert f"about {duration(60 * t4)} on a T4 (an estimate" in trained

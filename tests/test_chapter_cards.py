@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from cnet_lib.book import chapter_cards as CC
+from cnet_lib.book import measurements as M
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.project import colab_badge
 from cnet_lib.book.toc import toc_files, toc_notebooks
+from cnet_lib.runtime.progress import duration
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -41,24 +43,23 @@ def test_every_chapter_opens_with_its_card(nb):
 
 
 def test_running_times_come_from_the_measured_builds():
-    """The cards' and book_plan's times are the ones benchmarks/bench_book.py measured (its JSON files)."""
-    for preset, build in CC.BUILDS.items():
-        path = RESULTS / f"bench_book-{preset}.json"
-        assert path.is_file(), f"{path} is missing: run python benchmarks/bench_book.py {preset}"
-        measured = json.loads(path.read_text(encoding="utf-8"))
-        assert build["build_seconds"] == measured["build_seconds"], preset
-        assert build["date"] == measured["date"]
-        if build["seconds"]:
-            assert build["seconds"] == measured["chapter_seconds"], preset
-        assert build.get("not_executed", []) == measured.get("not_executed", []), preset
+    """The cards read their times from benchmarks/bench_book.py's files (nothing is copied): every chapter's card
+    quotes the cpu time its build measured, or says it was not measured."""
+    builds = M.book_builds(ROOT)
+    for preset, build in builds.items():
+        measured = json.loads((RESULTS / f"bench_book-{preset}.json").read_text(encoding="utf-8"))
+        assert build["build_seconds"] == measured["build_seconds"] and build["seconds"] == measured["chapter_seconds"]
         assert f"{measured['machine']['cpu_count']}-core" in build["machine"], preset
+    cpu = builds["cpu"]
     chapters = {nb.stem for nb in toc_notebooks(ROOT)}
-    skipped = set(CC.CPU_BUILD.get("not_executed", []))
-    assert set(CC.CPU_BUILD["seconds"]) | skipped == chapters and not set(CC.CPU_BUILD["seconds"]) & skipped, \
+    skipped = set(cpu["not_executed"])
+    assert set(cpu["seconds"]) | skipped == chapters and not set(cpu["seconds"]) & skipped, \
         "every chapter has a measured cpu running time, or is listed as not executed in the measured build"
     nbs = {nb.stem: read_notebook(nb) for nb in toc_notebooks(ROOT)}
-    for name in skipped:  # a chapter left out of the measurement says so on its card
-        assert "`cpu` preset: not measured" in CC.card_markdown(name, nbs[name])
+    for name in chapters:
+        card = CC.card_markdown(name, nbs[name])
+        said = "`cpu` preset: not measured" if name in skipped else f"{duration(cpu['seconds'][name])} in the `cpu` preset"
+        assert said in card and f"measured on {cpu['machine']}" in card or name in skipped, name
 
 
 def test_the_card_says_what_was_not_measured(monkeypatch):
@@ -82,47 +83,56 @@ def test_the_card_says_what_was_not_measured(monkeypatch):
 
 
 def test_gpu_times_come_from_the_gpu_session():
-    """The chapters timed on a GPU are those of scripts/gpu_session.py's chapter log, in the ``gpu`` preset."""
-    path = RESULTS / "gpu_chapters-gpu-check.json"
-    assert path.is_file(), f"{path} is missing: run scripts/gpu_session.sh on a GPU"
-    chapters = json.loads(path.read_text(encoding="utf-8"))["chapters"]
+    """The chapters timed on a GPU are those of scripts/gpu_session.py's chapter log, in the ``gpu`` preset, on
+    the machine its session file names; their cards quote them."""
+    chapters = json.loads((RESULTS / "gpu_chapters-gpu-check.json").read_text(encoding="utf-8"))["chapters"]
     measured = {name: c["seconds"] for name, c in chapters.items() if c["preset"] == "gpu" and c["status"] == "passed"}
-    assert CC.GPU_RUN["seconds"] == measured
+    gpu = M.gpu_chapters(ROOT)
+    assert gpu["seconds"] == measured and measured
     session = json.loads((RESULTS / "gpu_session-gpu-check.json").read_text(encoding="utf-8"))
-    assert CC.GPU_RUN["machine"].split()[-1] in session["machine"]["device_name"]
+    assert gpu["machine"].split()[-1] in session["machine"]["device_name"]
+    nbs = {nb.stem: read_notebook(nb) for nb in toc_notebooks(ROOT)}
+    for name, seconds in measured.items():
+        assert f"at most {duration(seconds)} in the `gpu` preset" in CC.card_markdown(name, nbs[name]), name
 
 
 def test_gpu_preset_times_on_a_cpu_come_from_their_run():
     """The pendulum chapters' gpu preset, timed on a CPU alone (scripts/run_chapters.py --pendulum-preset gpu):
     the card quotes that file and says that what it times runs on the CPU."""
     path = RESULTS / "gpu_preset_chapters-cpu.json"
-    assert path.is_file(), f"{path} is missing: python scripts/run_chapters.py {path} gpu --pendulum-preset gpu"
     chapters = json.loads(path.read_text(encoding="utf-8"))["chapters"]
     measured = {name: c["seconds"] for name, c in chapters.items() if c["preset"] == "gpu" and c["status"] == "passed"}
-    assert CC.GPU_PRESET_ON_CPU["seconds"] == measured and measured
+    on_cpu = M.gpu_preset_on_cpu(ROOT)
+    assert on_cpu["seconds"] == measured and measured
     bench = json.loads((RESULTS / "adaptive_pendulum-gpu.json").read_text(encoding="utf-8"))
-    assert bench["preset"] == "gpu" and CC.GPU_PRESET_ON_CPU["parts"]["adaptive"][1] == bench["total_seconds"]
+    assert bench["preset"] == "gpu" and on_cpu["parts"]["adaptive"][1] == bench["total_seconds"]
     assert bench["machine"]["cpu_count"] == 2 == json.loads(path.read_text(encoding="utf-8"))["machine"]["cpu_count"]
     nb = {"cells": [{"cell_type": "markdown", "source": "# T", "metadata": {}}]}
-    for name in [*measured, *CC.GPU_PRESET_ON_CPU["parts"]]:
+    for name in [*measured, *on_cpu["parts"]]:
         assert CC.ON_CPU in CC.card_markdown(name, nb)
 
 
 def test_the_pendulum_training_times_on_the_cards_come_from_their_runs():
-    """Each run of PENDULUM_TRAINING is a benchmarks/bench_pendulum_batched.py record of the gpu preset (the
-    batched training as the chapters run it: with CUDA graphs on a GPU), and every such record is quoted."""
+    """Every benchmarks/bench_pendulum_batched.py record of the gpu preset (the batched training as the chapters run
+    it: with CUDA graphs on a GPU) is read by measurements.pendulum_training and quoted on the pendulum cards."""
     files = sorted(RESULTS.glob("pendulum_batched-gpu-*.json"))
     assert files, f"no {RESULTS}/pendulum_batched-gpu-cpu.json: python benchmarks/bench_pendulum_batched.py --preset gpu"
-    runs = {r["device"]: r for r in CC.PENDULUM_TRAINING["runs"]}
+    t = M.pendulum_training()
+    runs = {r["device"]: r for r in t["runs"]}
+    assert len(runs) == len(files)
+    nb = {"cells": [{"cell_type": "markdown", "source": "# T", "metadata": {}}]}
     for path in files:
         record = json.loads(path.read_text(encoding="utf-8"))
         device = record["device"].split(":")[0]
-        assert record["preset"] == CC.PENDULUM_TRAINING["preset"] and not record["dry_run"] and device in runs
+        assert record["preset"] == t["preset"] and not record["dry_run"] and len(record["jobs"]) == t["models"]
         full = record["full_preset_seconds"]
         assert runs[device]["batched"] == full["batched_graph" if device == "cuda" else "batched"]
-        assert runs[device]["one_after_another"] == full["train_odenet"] and len(record["jobs"]) == CC.PENDULUM_TRAINING["models"]
-    assert len(runs) == len(files)
-    nb = {"cells": [{"cell_type": "markdown", "source": "# T", "metadata": {}}]}
+        assert runs[device]["one_after_another"] == full["train_odenet"]
+        for name, card in CC.CARDS.items():
+            text = CC.card_markdown(name, nb)
+            quoted = (f"{duration(runs[device]['batched'])} on" in text
+                      and f"{duration(runs[device]['one_after_another'])} one after another" in text)
+            assert quoted == card.pendulum_models, name
     for name, card in CC.CARDS.items():
         assert ("all of a study's ODE-Nets train at once" in CC.card_markdown(name, nb)) == card.pendulum_models
 
@@ -131,8 +141,8 @@ def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_mad
     """The setup cell says which image models the preset uses and how to choose the other way; the first
     image chapter makes the choice in its code (use_shipped=...) and says so beside it."""
     from cnet_lib.book.notebook import preset_lines
-    from cnet_lib.images.image_presets import expected_training
-    from cnet_lib.images.shipped import shipping_presets
+    from cnet_lib.images.runs.image_presets import expected_training
+    from cnet_lib.images.runs.shipped import shipping_presets
 
     shipping = shipping_presets()
     assert "cpu" in shipping

@@ -27,6 +27,8 @@ from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.answer_key import AnswerKey
 from cnet_lib.teacher.keys import hidden_cases
 
+pytestmark = pytest.mark.slow  # rehearses a class: export, submissions, grading in a sandbox
+
 TIME_LIMIT = 4  # seconds per exercise: dana's loop costs this once
 
 

@@ -76,8 +76,8 @@ COLAB_VERSIONS = {
 # what the install cell may add to such a runtime (nothing may be upgraded or downgraded)
 MAY_ADD = {"cnet-lib", "torchdiffeq"}
 
-pytestmark = pytest.mark.skipif(os.environ.get("CNET_SKIP_COLAB_REHEARSAL") == "1",
-                                reason="CNET_SKIP_COLAB_REHEARSAL=1")
+pytestmark = [pytest.mark.slow,  # installs the package over Colab's versions and runs every chapter there
+              pytest.mark.skipif(os.environ.get("CNET_SKIP_COLAB_REHEARSAL") == "1", reason="CNET_SKIP_COLAB_REHEARSAL=1")]
 
 # google.colab as far as the book uses it: the module, and output's custom widget manager,
 # which (like Colab's) adds its metadata to widget views sent with display().

@@ -13,7 +13,7 @@ from torch import nn
 from cnet_lib import ContinuousNet, OdeBlock
 from cnet_lib.core.bases import piece_index
 from cnet_lib.images import load_model
-from cnet_lib.images.shipped import SHIPPED
+from cnet_lib.images.runs.shipped import SHIPPED
 from cnet_lib.runtime.cuda_graphs import module_key
 
 F = Fraction

@@ -13,19 +13,21 @@ import pytest
 import torch
 
 from cnet_lib import draw as imf
-from cnet_lib.images import run_store as RS, study_inputs as SI
-from cnet_lib.images import cached_studies as ST
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.runs import study_inputs as SI
+from cnet_lib.images.studies import robustness_cached as RC
+from cnet_lib.images.studies import sweep_cached as ST
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images import manifestations as S
+from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
-from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.runtime.cuda_graphs import graph_class
-from cnet_lib.images.batches import normalize
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_data import load_dataset
+from cnet_lib.images.data.batches import normalize
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.runtime.device import default_device, precision_for, resolve_device
-from cnet_lib.images.evaluation import Evaluator, evaluate
+from cnet_lib.images.training.evaluation import Evaluator, evaluate
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.resnet import resnet_from_continuousnet
 from cnet_lib.runtime.settings import Settings
@@ -163,5 +165,5 @@ def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
     with torch.no_grad():
         d = SI.study_data(run.config, settings, device="cuda", with_train=False)
         assert run.model(normalize(d.test_x[:4], d.mean, d.std)).is_cuda
-    study = ST.robustness_runs(runs, verbose=False)  # weight noise drawn on the CPU, added on the GPU
+    study = RC.robustness_runs(runs, verbose=False)  # weight noise drawn on the CPU, added on the GPU
     assert set(study) == set(runs) | {"euler_fixed on rk4_classic"} and all(study.values())

@@ -1,4 +1,4 @@
-"""The image data (cnet_lib.images.datasets, download, image_data, batches, fake_data): standard-layout loaders,
+"""The image data (cnet_lib.images.data.datasets, download, image_data, batches, fake_data): standard-layout loaders,
 download/offline behaviour, batched augmentation, subsets."""
 import hashlib
 import os
@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.images import batches as B, datasets as DS, download as DL, fake_data as FD, image_data as ID
+from cnet_lib.images.data import batches as B
+from cnet_lib.images.data import datasets as DS
+from cnet_lib.images.data import download as DL
+from cnet_lib.images.data import fake_data as FD
+from cnet_lib.images.data import image_data as ID
 from cnet_lib.runtime.settings import Settings
 from smoke_data import SHARED_DATA as SHARED
 

@@ -15,19 +15,19 @@ import torch
 
 from cnet_lib.runtime import cuda_graphs as CG
 from cnet_lib import draw as imf
-from cnet_lib.images import run_store as RS
-from cnet_lib.images import cached_studies as ST
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.studies import sweep_cached as ST
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images import manifestations as S
+from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
-from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.runtime.checkpoint import load_checkpoint, save_checkpoint
-from cnet_lib.images.batches import normalize
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_data import load_dataset
+from cnet_lib.images.data.batches import normalize
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.runtime.device import resolve_device, same_device
-from cnet_lib.images.evaluation import Evaluator, evaluate
+from cnet_lib.images.training.evaluation import Evaluator, evaluate
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.resnet import resnet_from_continuousnet
 from cnet_lib.runtime.settings import Settings

@@ -138,7 +138,7 @@ def test_right_answers_pass(capsys, check, fn):
 # ----------------------------------------------------------------------------- shortcuts
 def _shortcuts():
     from cnet_lib import integrate
-    from cnet_lib.images import image_tables as TB
+    from cnet_lib.images.studies import refinement_timing as RT
     from cnet_lib.runtime.rows import find_row
     from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
 
@@ -168,10 +168,10 @@ def _shortcuts():
 
     def speedup_by_study(n):
         history = [{"n_steps": [v], "train_seconds": 1.0, "epoch": e} for e, v in enumerate(n)]
-        return TB.refinement_cost(history)["ideal"]
+        return RT.refinement_cost(history)["ideal"]
 
     def quant_by_library(w, bits):
-        from cnet_lib.images.perturbations import quantize_per_channel as q
+        from cnet_lib.images.studies.robustness_perturbations import quantize_per_channel as q
 
         return q(w, bits)
 
@@ -210,10 +210,10 @@ def _shortcuts():
         (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
         (I.check_parameters_after_refinement, refine_a_copy, "refine"),
         (I.check_parameters_after_refinement, IK.reference_parameters_after_refinement, "reference_parameters"),
-        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.image_tables.refinement_cost"),
+        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.studies.refinement_timing.refinement_cost"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
         (I.check_identity_gap, IK.reference_identity_gap, "reference_identity_gap"),
-        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.perturbations.quantize_per_channel"),
+        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.studies.robustness_perturbations.quantize_per_channel"),
         (P.check_rk_step, rk_in_a_thread, "integrate"),
         (P.check_embedded_step, embedded_by_integrate, "integrate"),
         (P.check_embedded_step, PK.reference_embedded_step, "reference_embedded_step"),

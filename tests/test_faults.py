@@ -20,14 +20,17 @@ import pytest
 import torch
 
 from cnet_lib.runtime import checkpoint as C
-from cnet_lib.images import run_store as RS
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.training import train_state as TS
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images import manifestations as S
+from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.runtime.settings import Settings
+
+pytestmark = pytest.mark.slow  # kills and interrupts trainings in subprocesses
 
 RUN = ["--dataset", "cifar10", "--channels", "4", "8", "8", "--n-basis", "1", "--scheme", "rk4_classic",
        "--refine-at", "1", "--batch-size", "32", "--lr", "0.05", "--lr-schedule", "constant", "--quiet",
@@ -54,13 +57,13 @@ def _cli(data_dir, out, epochs, *extra):
 
 def _epochs_done(out: Path) -> int:
     try:
-        return json.loads((out / T.RESULTS).read_text())["epochs_done"]
+        return json.loads((out / TS.RESULTS).read_text())["epochs_done"]
     except (OSError, ValueError, KeyError):
         return 0
 
 
 def _epoch_seconds(out: Path) -> float:
-    return json.loads((out / T.RESULTS).read_text())["history"][-1]["train_seconds"]
+    return json.loads((out / TS.RESULTS).read_text())["history"][-1]["train_seconds"]
 
 
 def _interrupt_mid_epoch(cmd, out: Path, sig, after_epochs: int = 1, fraction: float = 0.3):
@@ -83,7 +86,7 @@ def _interrupt_mid_epoch(cmd, out: Path, sig, after_epochs: int = 1, fraction: f
 
 
 def _weights(out: Path) -> dict:
-    return {k: v for k, v in C.load_checkpoint(out / T.CHECKPOINT)["model"].items() if torch.is_tensor(v)}
+    return {k: v for k, v in C.load_checkpoint(out / TS.CHECKPOINT)["model"].items() if torch.is_tensor(v)}
 
 
 def _no_temporaries(folder: Path) -> bool:
@@ -108,8 +111,8 @@ def test_ctrl_c_in_training_saves_nothing_partial_and_says_how_to_continue(data_
     rc, _, stderr = _interrupt_mid_epoch(_cli(data_dir, out, 3), out, signal.SIGINT)
     assert rc == 130
     assert "interrupted; epoch 1 is saved" in stderr and "--resume" in stderr and "Traceback" not in stderr
-    assert _no_temporaries(out) and sorted(p.name for p in out.iterdir()) == [T.CHECKPOINT, T.RESULTS]
-    assert C.load_checkpoint(out / T.CHECKPOINT)["extra"]["epoch"] == 1
+    assert _no_temporaries(out) and sorted(p.name for p in out.iterdir()) == [TS.CHECKPOINT, TS.RESULTS]
+    assert C.load_checkpoint(out / TS.CHECKPOINT)["extra"]["epoch"] == 1
     done = subprocess.run(_cli(data_dir, out, 3, "--resume"), env=_env(), capture_output=True, text=True)
     assert done.returncode == 0 and _epochs_done(out) == 3, done.stderr
 
@@ -135,7 +138,7 @@ def test_a_failed_save_keeps_the_last_good_checkpoint(data_dir, tmp_path, monkey
     cfg = dict(dataset="cifar10", data_dir=data_dir, n_train=64, n_test=32, channels=(2, 4, 4), batch_size=32,
                scheme="euler", device="cpu", progress=False, out_dir=str(out))
     T.train(T.TrainConfig(**cfg, epochs=1))
-    good = (out / T.CHECKPOINT).read_bytes()
+    good = (out / TS.CHECKPOINT).read_bytes()
     if failure == "disk full":
         def save(obj, f):  # half a file, then the disk is full
             f.write(b"PK\x03\x04 partial")
@@ -148,10 +151,10 @@ def test_a_failed_save_keeps_the_last_good_checkpoint(data_dir, tmp_path, monkey
     with pytest.raises(C.CheckpointSaveError) as err:
         T.train(T.TrainConfig(**cfg, epochs=2, resume=True))
     msg = str(err.value)
-    assert str(out / T.CHECKPOINT) in msg and "the previous file there is intact" in msg and "--resume" in msg
-    assert (out / T.CHECKPOINT).read_bytes() == good and _no_temporaries(out)
+    assert str(out / TS.CHECKPOINT) in msg and "the previous file there is intact" in msg and "--resume" in msg
+    assert (out / TS.CHECKPOINT).read_bytes() == good and _no_temporaries(out)
     monkeypatch.undo()
-    assert C.load_checkpoint(out / T.CHECKPOINT)["extra"]["epoch"] == 1
+    assert C.load_checkpoint(out / TS.CHECKPOINT)["extra"]["epoch"] == 1
     argv = ["--dataset", "cifar10", "--data-dir", data_dir, "--n-train", "64", "--n-test", "32", "--channels", "2", "4",
             "4", "--batch-size", "32", "--scheme", "euler", "--device", "cpu", "--quiet", "--out-dir", str(out),
             "--epochs", "2", "--resume"]
@@ -186,7 +189,7 @@ def test_a_damaged_checkpoint_gets_one_clear_sentence_in_every_command_line(data
             "4", "--batch-size", "32", "--scheme", "euler", "--device", "cpu", "--quiet", "--out-dir", str(out),
             "--epochs", "1"]
     assert train_cli.main(argv) == 0
-    _damage(out / T.CHECKPOINT, how)
+    _damage(out / TS.CHECKPOINT, how)
     capsys.readouterr()
     assert train_cli.main(argv[:-1] + ["2", "--resume"]) == 1
     err = capsys.readouterr().err.strip()
@@ -200,7 +203,7 @@ def test_a_damaged_cached_run_is_set_aside_and_trained_again(data_dir, tmp_path,
     tiny = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
     runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path, data_dir=data_dir, device="cpu"), verbose=False, **tiny)
     folder = runs["euler_fixed"].out_dir
-    _damage(folder / T.CHECKPOINT, "truncated")
+    _damage(folder / TS.CHECKPOINT, "truncated")
     capsys.readouterr()
     again = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path, data_dir=data_dir, device="cpu"), verbose=False, **tiny)
     out = capsys.readouterr().out

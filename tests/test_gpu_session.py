@@ -17,15 +17,17 @@ from pathlib import Path
 import pytest
 
 from cnet_lib.book.toc import toc_notebooks
-from cnet_lib.images import seed_files as SF
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.pack_writer import write_pack
+from cnet_lib.images.studies import seed_cached as SF
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.pack_writer import write_pack
 from shipped_checks import check_preset_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import gpu_session  # noqa: E402
 import session_files  # noqa: E402
+
+pytestmark = pytest.mark.slow  # rehearses the GPU session's training path on the CPU
 
 
 @pytest.fixture(scope="module")

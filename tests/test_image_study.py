@@ -1,4 +1,4 @@
-"""cnet_lib.image_study (+ image_figures): train once and reload, hashed run folders, cached sweeps, the honest verdict,
+"""cnet_lib.images (+ cnet_lib.draw.image_figures): train once and reload, hashed run folders, cached sweeps, the honest verdict,
 figure builders, and the image chapters' exercise checks.  Tiny models on fake CIFAR: seconds."""
 from __future__ import annotations
 
@@ -9,12 +9,17 @@ import pytest
 import torch
 
 from cnet_lib import draw as imf
-from cnet_lib.images import run_folders as RF, run_store as RS, study_inputs as SI, theta_record as TR
-from cnet_lib.images import cached_studies as ST
-from cnet_lib.images import image_tables as TB
-from cnet_lib.images import theta as TH
-from cnet_lib.images import verdict as V
-from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.runs import run_folders as RF
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.runs import study_inputs as SI
+from cnet_lib.images.runs import theta_record as TR
+from cnet_lib.images.studies import refinement_timing as RT
+from cnet_lib.images.studies import sweep_measure as SM
+from cnet_lib.report import sweep_report as SR
+from cnet_lib.images.studies import sweep_cached as ST
+from cnet_lib.images.studies import theta as TH
+from cnet_lib.images.studies import sweep_verdict as V
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.runtime.files import shown_path
 from cnet_lib.runtime.vocabulary import SERIES_COLORS, run_color
 from cnet_lib.runtime.settings import Settings
@@ -95,9 +100,9 @@ def test_snapshots_record_every_epoch_and_the_refinement(study):
     assert [s["epoch"] for s in snaps] == [0, 1, 2]
     assert [s["blocks"][0]["n_basis"] for s in snaps] == [1, 1, 2]
     assert snaps[2]["refined"] and not snaps[1]["refined"]
-    init = TH.theta_snapshot(runs["rk4_refined"].initial_model())
+    init = TR.theta_snapshot(runs["rk4_refined"].initial_model())
     assert init["blocks"] == snaps[0]["blocks"], "epoch 0 is the model train() started from"
-    final = TH.theta_snapshot(runs["rk4_refined"].model, epoch=2, refined=True)
+    final = TR.theta_snapshot(runs["rk4_refined"].model, epoch=2, refined=True)
     assert final["blocks"] == snaps[2]["blocks"]
 
 
@@ -144,42 +149,45 @@ def test_verdict_sees_the_paper_contrast():
                                  ("rk4_classic", 16): 0.55})
     rk4 = _rows(0.775, 0.183, {("rk4_classic", 2): 0.774, ("rk4_classic", 16): 0.770, ("midpoint", 8): 0.777,
                                ("euler", 8): 0.60}, scheme="rk4_38")
-    v = V.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4}, n_test=2000)
+    v = V.judge_sweeps({"euler_fixed": euler, "rk4_refined": rk4})
     assert v.blocks_matter and v.contrast
     assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
     assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
-    text = str(v)
+    text = str(SR.word_sweeps(v, n_test=2000))
     assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2000 test images" in text
 
 
 def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
     flat = _rows(0.456, 0.450, {("euler", 1): 0.456, ("rk4_classic", 8): 0.456})
-    v = V.honest_verdict({"euler_fixed": flat, "rk4_refined": flat})
+    v = V.judge_sweeps({"euler_fixed": flat, "rk4_refined": flat})
     assert not v.blocks_matter and not v.contrast
-    assert "do not matter" in str(v) and "cannot show manifestation invariance" in str(v)
+    text = SR.word_sweeps(v)
+    assert "do not matter" in text and "cannot show manifestation invariance" in text
 
 
 def test_verdict_says_when_the_contrast_is_missing():
     euler = _rows(0.80, 0.20, {("midpoint", 8): 0.79, ("rk4_classic", 8): 0.795})
     rk4 = _rows(0.78, 0.20, {("midpoint", 8): 0.70, ("rk4_classic", 16): 0.78}, scheme="rk4_classic")
-    v = V.honest_verdict({"euler_fixed": euler, "rk4_refined": rk4})
+    v = V.judge_sweeps({"euler_fixed": euler, "rk4_refined": rk4})
     assert v.blocks_matter and not v.contrast
-    text = str(v)
+    text = str(SR.word_sweeps(v))
     assert "does not appear" in text and "loses only 1.0 points" in text and "RK4-trained model loses 8.0" in text
     with pytest.raises(ValueError):
-        V.honest_verdict({"euler_fixed": euler})
+        V.judge_sweeps({"euler_fixed": euler})
 
 
 def test_verdict_on_a_real_sweep(study):
     _, _, sweeps = study
-    v = V.honest_verdict(sweeps, n_test=32, preset="smoke")
-    assert isinstance(v.blocks_matter, bool) and v.sentences and "VERDICT" in v.sentences[-1]
+    v = V.judge_sweeps(sweeps)
+    words = SR.word_sweeps(v, n_test=32, preset="smoke")
+    assert isinstance(v.blocks_matter, bool) and "VERDICT" in words.splitlines()[-1] and "(preset smoke)" in words
+    assert words.html.count("<p") == len(words.splitlines()), "one paragraph per sentence"
 
 
 # ----------------------------------------------------------------------------- tables and figures
 def test_refinement_cost():
     hist = [{"n_steps": [n] * 3, "train_seconds": s} for n, s in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.2))]
-    c = TB.refinement_cost(hist)
+    c = RT.refinement_cost(hist)
     assert c["sum_n_steps"] == 11 and c["ideal"] == pytest.approx(16 / 11)
     assert c["seconds_per_epoch_at_final"] == pytest.approx(4.1) and c["fixed_depth_estimate"] == pytest.approx(16.4)
     assert c["speedup"] == pytest.approx(16.4 / 11.2)
@@ -187,11 +195,11 @@ def test_refinement_cost():
 
 def test_table1_and_text(study):
     _, _, sweeps = study
-    rows = TB.table1(sweeps)
+    rows = SM.table1_rows(sweeps)
     assert {r["kind"] for r in rows} == {"trained", "manifestation", "compressed", "identity"}
     assert all(r["speedup"] > 0 for r in rows)
     assert all(r["delta_points"] == 0 for r in rows if r["kind"] == "trained")
-    text = TB.format_table1(rows)
+    text = SR.table1_table(rows)
     assert "blocks removed" in text and "θ compressed" in text and "speed-up" in text
 
 
@@ -258,9 +266,9 @@ def test_live_app_evaluates_the_model(study):
 
 
 def test_stage_table_reads_exact_pieces():
-    rows = TH.stage_table("rk4_classic", 1, 2)
+    rows = TH.stage_rows("rk4_classic", 1, 2)
     assert [r["pieces"][0][0] for r in rows] == [0, 1, 1, 1]  # t = 0, 1/2, 1/2, 1 (right limits; last: left of 1)
-    rows = TH.stage_table("euler", 3, 3)
+    rows = TH.stage_rows("euler", 3, 3)
     assert [r["pieces"] for r in rows] == [((0, 1.0),), ((1, 1.0),), ((2, 1.0),)]
 
 

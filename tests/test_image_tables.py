@@ -1,4 +1,4 @@
-"""cnet_lib.images.tables and the θ(t) reports of cnet_lib.images.theta that the image chapters print:
+"""cnet_lib.report (run_report, sweep_report, theta_report) and the θ(t) reports of cnet_lib.images.studies.theta that the image chapters print:
 each test builds a case whose numbers are known and checks the printed cells, so that a table
 printing a wrong number, a wrong column or a wrong row fails.  Tiny models, no data: seconds."""
 from __future__ import annotations
@@ -13,10 +13,13 @@ import torch
 
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import coefficient_key
-from cnet_lib.images import study_run as SR, train_state as TS
-from cnet_lib.images import image_tables as TB
-from cnet_lib.images import theta as TH
-from cnet_lib.images.image_presets import image_runs
+from cnet_lib.images.runs import study_run as SR
+from cnet_lib.images.training import train_state as TS
+from cnet_lib.report import run_report as RR
+from cnet_lib.report import sweep_report as SR2
+from cnet_lib.report import theta_report as TB
+from cnet_lib.images.studies import theta as TH
+from cnet_lib.images.runs.image_presets import image_runs
 
 
 def cells(text: str) -> list[list[str]]:
@@ -64,7 +67,7 @@ def study_run(tmp_path: Path, name: str, label: str, hist, env=None, model=None,
 
 # ----------------------------------------------------------------------------- runs and training
 def test_format_configs_one_column_per_run():
-    text = TB.format_configs(image_runs("smoke"))
+    text = RR.configs_table(image_runs("smoke"))
     head = cells(text)[0]
     assert head == ["RK4-trained (refined)", "Euler-trained (fixed depth)"]
     assert row_of(text, "N_t = M")[1:] == ["1 -> 2", "2 -> 2"]
@@ -82,7 +85,7 @@ def test_format_runs_reads_the_trained_models(tmp_path):
         "euler_fixed": study_run(tmp_path, "b", "Euler run", history([(1, 2, False, 1.0, 2.0, 0.5)]),
                                  model=euler, config=SimpleNamespace(channels=(2, 4, 4), n_train=300)),
     }
-    text = TB.format_runs(runs)
+    text = RR.runs_table(runs)
     assert row_of(text, "M (pieces per block)")[1:] == ["[2, 2, 4]", "2"], "a per-block M is shown as a list"
     assert row_of(text, "parameters")[1:] == [str(rk4.n_parameters()), str(euler.n_parameters())]
     assert row_of(text, "test accuracy")[1:] == ["0.346", "0.500"]
@@ -97,7 +100,7 @@ def test_training_time_and_histories(tmp_path):
     fixed = study_run(tmp_path, "b", "Euler run", history([(1, 4, False, 100.0, 2.0, 0.5), (2, 4, False, 50.0, 1.0, 0.75)]))
     assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU"}
     assert SR.training_time(fixed)["device"] is None, "no results file: the machine is unknown"
-    text = TB.format_histories({"rk4_refined": refined, "euler_fixed": fixed})
+    text = RR.histories_table({"rk4_refined": refined, "euler_fixed": fixed})
     first, second = text.split("\n\n")
     assert first.splitlines()[0] == "RK4 run" and second.splitlines()[0] == "Euler run"
     assert row_of(first, "1") == ["1", "1", "1", "100", "0.1", "2.346", "0.1250", "1.25"]
@@ -120,12 +123,12 @@ def sweep(trained, identity, scheme="euler", nt=2):
 def test_format_sweep_summary_and_sweeps():
     sweeps = {"rk4_refined": sweep(0.77777, 0.18311, "rk4_classic", 4), "euler_fixed": sweep(0.8, 0.14, "euler", 8)}
     grid = {"schemes": ("euler", "rk4_classic"), "n_steps": (1, 2), "compress": (1,)}
-    text = TB.format_sweep_summary(sweeps, grid, n_test=2000)
+    text = SR2.sweep_summary_table(sweeps, grid, n_test=2000)
     assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2000 test images"
     assert row_of(text, "RK4-trained (refined)")[1:] == ["rk4_classic, N_t = 4", "0.7778", "0.1831"]
     assert row_of(text, "Euler-trained (fixed depth)")[1:] == ["euler, N_t = 8", "0.8000", "0.1400"]
-    assert not TB.format_sweep_summary(sweeps).startswith("grid"), "grid and n_test are optional"
-    both = TB.format_sweeps(sweeps)
+    assert not SR2.sweep_summary_table(sweeps).startswith("grid"), "grid and n_test are optional"
+    both = SR2.sweeps_table(sweeps)
     first, second = both.split("\n\n")
     assert first.splitlines()[0] == "RK4-trained (refined)" and second.splitlines()[0] == "Euler-trained (fixed depth)"
     assert row_of(first, "identity") == ["identity", "-", "0", "0", "0", "4", "0.1831", "0.100"]
@@ -141,7 +144,7 @@ def test_change_from_initial_per_piece():
     rows = TH.change_from_initial(trained, initial, block=0)
     assert [r["piece"] for r in rows] == [1, 2] and [r["t"] for r in rows] == [0.25, 0.75]
     assert rows[0]["relative_change"] == pytest.approx(0.5, rel=1e-6) and rows[1]["relative_change"] == 0.0
-    text = TB.format_change_from_initial(rows)
+    text = TB.change_from_initial_table(rows)
     assert text.splitlines()[0] == "OdeBlock 1: M = 1 at the start, M = 2 after training"
     assert row_of(text, "1") == ["1", "0.250", "0.500"] and row_of(text, "2") == ["2", "0.750", "0.000"]
 
@@ -156,7 +159,7 @@ def test_change_per_epoch():
     rows = TH.change_per_epoch(snaps)
     assert [(r["epoch"], r["n_basis_before"], r["n_basis_after"], r["refined"]) for r in rows] == [(1, 1, 1, False), (2, 1, 2, True)]
     assert [r["largest_change"] for r in rows] == pytest.approx([0.25, 2.0])
-    text = TB.format_change_per_epoch(rows)
+    text = TB.change_per_epoch_table(rows)
     assert row_of(text, "1") == ["1", "1", "1", "0.2500"]
     assert row_of(text, "2") == ["2", "1", "2", "2.0000", "refined before this epoch"]
 
@@ -164,15 +167,15 @@ def test_change_per_epoch():
 def test_manifestation_reads_and_stage_table():
     rows = TH.manifestation_reads([("euler", 8), ("rk4_classic", 1), ("rk4_38", 1), ("midpoint", 2)], 4)
     assert [(r["units"], r["pieces"]) for r in rows] == [(8, [0, 1, 2, 3]), (4, [0, 2, 3]), (4, [0, 1, 2, 3]), (4, [0, 1, 2, 3])]
-    text = TB.format_manifestation_reads(rows)
+    text = TB.manifestation_reads_table(rows)
     assert row_of(text, "rk4_classic") == ["rk4_classic", "1", "4", "1, 3, 4"]
-    stages = TB.format_stage_table(TH.stage_table("rk4_classic", 2, 4))
+    stages = TB.stage_table(TH.stage_rows("rk4_classic", 2, 4))
     lines = cells(stages)[2:]
     assert [ln[-1] for ln in lines] == ["θ̂_1", "θ̂_2", "θ̂_2", "θ̂_2", "θ̂_3", "θ̂_4", "θ̂_4", "θ̂_4"]
     assert [ln[2] for ln in lines] == ["0.000", "0.250", "0.250", "0.500", "0.500", "0.750", "0.750", "1.000"]
-    hats = TB.format_stage_table(TH.stage_table("midpoint", 1, 3, "piecewise_linear"))  # t = 1/2: halfway between nodes 0 and 2
+    hats = TB.stage_table(TH.stage_rows("midpoint", 1, 3, "piecewise_linear"))  # t = 1/2: halfway between nodes 0 and 2
     assert cells(hats)[-1][-1] == "θ̂_2" and cells(hats)[2][-1] == "θ̂_1"
-    assert cells(TB.format_stage_table(TH.stage_table("midpoint", 1, 2, "piecewise_linear")))[-1][-1] == "0.5 θ̂_1 + 0.5 θ̂_2"
+    assert cells(TB.stage_table(TH.stage_rows("midpoint", 1, 2, "piecewise_linear")))[-1][-1] == "0.5 θ̂_1 + 0.5 θ̂_2"
 
 
 def test_resnet_manifestation():
@@ -181,7 +184,7 @@ def test_resnet_manifestation():
     res = TH.resnet_manifestation(euler, x)
     assert res["identical"] and res["max_difference"] == 0.0 and res["max_logit_change"] == 0.0
     assert res["units_per_stage"] == [2, 2, 2] and res["steps"] == [0.5, 0.5, 0.5] and res["n_images"] == 4
-    text = TB.format_resnet_manifestation(res, "Euler run")
+    text = TB.word_resnet_manifestation(res, "Euler run")
     assert "identical logits on 4 test images: True (largest difference 0.0e+00)" in text
     assert "own graph against" not in text, "the Euler, N_t = M graph is the model's own: nothing to compare"
 
@@ -194,7 +197,7 @@ def test_resnet_manifestation():
     assert res["identical"] and rk4.manifestation == [("rk4_classic", 2)] * 3, "the model is left on its own graph"
     assert res["max_logit_change"] == pytest.approx((own - other).abs().max().item()) and res["max_logit_change"] > 0
     assert res["same_class"] == pytest.approx((own.argmax(1) == other.argmax(1)).double().mean().item())
-    text = TB.format_resnet_manifestation(res, "RK4 run")
+    text = TB.word_resnet_manifestation(res, "RK4 run")
     assert f"largest logit change {res['max_logit_change']:.3f}; same predicted class on {100 * res['same_class']:.1f}% of the 4 images" in text
 
 
@@ -210,7 +213,7 @@ def test_refinement_check():
     assert res["theta_identical"] and res["old_graph_identical"]
     assert res["new_graph_max_change"] == pytest.approx(change) and change > 0
     assert model.blocks[0].n_basis == 1, "the model itself is not refined"
-    text = TB.format_refinement_check(res).splitlines()
+    text = TB.word_refinement_check(res).splitlines()
     assert text[0] == f"M: 1 -> 2, N_t: 1 -> 2; parameters: {model.n_parameters()} -> {refined.n_parameters()}"
     assert text[1] == "θ(t) of every weight identical at 16 times: True"
     assert text[2] == "refined model on the old graph (N_t = 1): same logits bit for bit: True"
@@ -223,7 +226,7 @@ def test_feature_shapes():
     assert [(r["layer"], r["shape"]) for r in rows] == [
         ("input", (3, 3, 8, 8)), ("stem", (3, 2, 8, 8)), ("OdeBlock 1", (3, 2, 8, 8)), ("stitch 1", (3, 4, 4, 4)),
         ("OdeBlock 2", (3, 4, 4, 4)), ("stitch 2", (3, 4, 2, 2)), ("OdeBlock 3", (3, 4, 2, 2))]
-    text = TB.format_feature_shapes(rows)
+    text = TB.feature_shapes_table(rows)
     assert row_of(text, "stitch 2") == ["stitch 2", "(3, 4, 2, 2)", "ε_stitch = 0.5"]
     assert row_of(text, "OdeBlock 1") == ["OdeBlock 1", "(3, 2, 8, 8)", "midpoint, N_t = 2"]
 
@@ -237,7 +240,7 @@ def test_bn_statistics_per_piece():
     assert [r["piece"] for r in rows] == [1, 2] and rows[0]["channels"] == 4
     assert rows[0]["bn1.running_mean"] == 1.5 and rows[1]["bn1.running_mean"] == -1.25
     assert rows[1]["bn2.running_var"] == 0.5 and rows[0]["bn1.running_var"] == 1.0
-    text = TB.format_bn_statistics(rows)
+    text = TB.bn_statistics_table(rows)
     assert cells(text)[0] == ["piece", "bn1 running mean", "bn1 running var", "bn2 running mean", "bn2 running var"]
     assert row_of(text, "1") == ["1", "+1.5000", "1.0000", "+0.0000", "2.0000"]
     assert row_of(text, "2") == ["2", "-1.2500", "1.0000", "+0.0000", "0.5000"]
@@ -254,8 +257,8 @@ def test_skip_gains_and_identity_blocks():
     assert TH.blocks_are_identity(model, x) == [True, False, True]
     rows = TH.skip_gains(model)
     assert [r["gains"] for r in rows] == [[0.0, 0.0], [0.125, -0.25], [0.0, 0.0]], "ε s(t), not s(t)"
-    text = TB.format_skip_gains(rows, TH.blocks_are_identity(fresh, x))
+    text = TB.skip_gains_table(rows, TH.blocks_are_identity(fresh, x))
     assert text.splitlines()[0] == "untrained model: each OdeBlock's output equals its input exactly: [True, True, True]"
     assert row_of(text, "2") == ["2", "2", "+0.1250, -0.2500"]
     no_init = ContinuousNet(channels=(2, 4, 4), n_basis=1, skip_init=False)
-    assert TB.format_skip_gains(TH.skip_gains(no_init)).splitlines()[-1].split()[-1] == "-"
+    assert TB.skip_gains_table(TH.skip_gains(no_init)).splitlines()[-1].split()[-1] == "-"

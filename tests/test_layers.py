@@ -1,16 +1,21 @@
 """The layer contract of cnet_lib, read from its folder tree and checked on every import, deferred ones included.
 
-A module's layer is its top folder's place in :data:`LAYERS` (lowest first; README, "The library"):
+A module's layer is its top folder's place in :data:`LAYERS` (lowest first; the book's *The library* page):
 ``core`` (numerics and models) < ``runtime`` (settings, devices, files, presets, rows, vocabulary) < the
-study packages ``pendulum`` and ``images`` < ``draw`` (figures, live apps, plotting helpers) < ``book``
-(the book's machinery) < ``teacher`` (the answer key and the grader, absent from a student's install) < ``cli``
-(the command lines).  A module at the package root
-(``cnet_lib/__init__.py``, ``cnet_lib/__main__.py``) is an entry point above every folder.  No module
-imports a higher layer, nor a sibling folder of its own layer (the two studies never import each other);
-every import of a cnet_lib module stands at the top of its module (no hidden imports in functions); no
-module imports another's private names; display code (IPython, ipywidgets, notebook progress bars) and
-plotly live only in ``draw`` and ``book``; the import graph has no cycle.  There is no per-module rank
-and no exemption: a new folder is placed by adding it to :data:`LAYERS`.
+study packages ``pendulum`` and ``images`` < ``report`` (the studies' tables and sentences) < ``draw`` (figures,
+live apps, plotting helpers) < ``book`` (the book's machinery) < ``teacher`` (the answer key and the grader,
+absent from a student's install) < ``cli`` (the command lines).  A module at the package root
+(``cnet_lib/__init__.py``, ``cnet_lib/__main__.py``) is an entry point above every folder.  Inside a folder with
+wings (:data:`WINGS`: the image study's data < training < runs < studies) a wing imports only itself and the
+wings before it; the folder's own ``__init__.py`` stands above its wings.
+
+Each rule is one test that lists every module that breaks it: no module imports a higher layer, a later wing,
+nor a sibling folder of its own layer (the two studies never import each other); every import of a cnet_lib
+module stands at the top of its module (no hidden imports in functions) and names a module that exists; no
+module imports another's private names; display code (IPython, ipywidgets, notebook progress bars) and plotly
+live only in ``draw`` and ``book``; no module star-imports; a module that defines or re-exports public names
+says which in ``__all__``; the import graph has no cycle.  There is no per-module rank and no exemption: a new
+folder is placed by adding it to :data:`LAYERS`.
 """
 from __future__ import annotations
 
@@ -20,17 +25,19 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
-LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("book",), ("teacher",), ("cli",))
+LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("report",), ("draw",), ("book",), ("teacher",), ("cli",))
 """The top folders of cnet_lib, lowest layer first; folders in one tuple form one layer."""
+WINGS = {"images": ("data", "training", "runs", "studies")}
+"""Folders in wings, the first wing lowest: a wing imports only itself and the wings before it."""
 DRAWING = ("draw", "book")
 """The folders that may import display libraries and plotly."""
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto")
 
 
-def _modules() -> dict[str, Path]:
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package.parent).with_suffix("")
         parts = list(rel.parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -56,17 +63,37 @@ def layer(module: str) -> int:
         if top in folders:
             return i
     raise AssertionError(f"{module}: its folder cnet_lib/{top}/ is in no layer: add it to LAYERS in tests/test_layers.py "
-                         "and to the README's picture of the layers")
+                         "and to the picture of the layers on the book's page The library")
+
+
+def wing(module: str) -> int:
+    """The place of the module's wing in its folder's :data:`WINGS` (-1 for a folder without wings; the folder's own
+    ``__init__.py``, its face, stands above them all)."""
+    wings = WINGS.get(folder(module))
+    if wings is None:
+        return -1
+    parts = MODULES[module].relative_to(PACKAGE).parts
+    if len(parts) == 2:
+        if parts[1] == "__init__.py":
+            return len(wings)
+        raise AssertionError(f"{module}: cnet_lib/{parts[0]}/ is in wings; put the module into one of {wings}")
+    if parts[1] not in wings:
+        raise AssertionError(f"{module}: cnet_lib/{parts[0]}/{parts[1]}/ is no wing of {wings} (tests/test_layers.py)")
+    return wings.index(parts[1])
 
 
 def _is_package(module: str) -> bool:
     return MODULES[module].name == "__init__.py"
 
 
+def _tree(module: str) -> ast.Module:
+    return ast.parse(MODULES[module].read_text(encoding="utf-8"))
+
+
 def _imports(module: str) -> list[tuple[str, str, bool, list]]:
     """``(target module, how it was written, at the top of the module?, names imported)`` for every
     import of ``module`` (cnet_lib targets and third-party ones alike)."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    tree = _tree(module)
     top_level = set()
 
     def collect(body):
@@ -106,61 +133,121 @@ def _own(target: str) -> bool:
     return target == "cnet_lib" or target.startswith("cnet_lib.")
 
 
-def test_every_folder_is_a_layer():
-    folders = sorted({folder(m) for m in MODULES} - {""})
-    placed = sorted(f for layer_folders in LAYERS for f in layer_folders)
-    assert folders == placed, f"folders {folders} but LAYERS places {placed}"
+def _own_imports(module: str):
+    return [(t, w, top, names) for t, w, top, names in _imports(module) if _own(t)]
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_imports_respect_the_layers(module):
+def _report(problems: list[str], rule: str) -> None:
+    assert not problems, f"{len(problems)} module(s) break the rule that {rule}:\n" + "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- each rule, every module at once
+def upward_imports(modules=None) -> list[str]:
+    """Imports of a higher layer, of a sibling folder of the same layer, or of a later wing."""
     problems = []
-    for target, written, at_top, names in _imports(module):
-        if not _own(target):
-            continue
-        if target not in MODULES:
-            problems.append(f"imports {target} ({written}), which does not exist")
-            continue
-        if layer(target) > layer(module):
-            problems.append(f"imports {target} (layer {layer(target)}, cnet_lib/{folder(target) or ''}) from layer "
-                            f"{layer(module)} (cnet_lib/{folder(module)})")
-        elif layer(target) == layer(module) and folder(target) != folder(module):
-            problems.append(f"imports {target}: the folders of one layer ({', '.join(LAYERS[layer(module)])}) never "
-                            "import each other")
-        if not at_top:
-            problems.append(f"imports {target} inside a function or class: put it at the top of the module")
-        private = [n for n in names if n.startswith("_") and n != "__version__"]
-        if private:
-            problems.append(f"imports private names {private} from {target}: make them public or move the code")
-    assert not problems, f"{module}: " + "; ".join(problems)
+    for module in sorted(modules or MODULES):
+        for target, written, _, _ in _own_imports(module):
+            if target not in MODULES:
+                continue
+            if layer(target) > layer(module):
+                problems.append(f"{module} imports {target} (layer {layer(target)}, cnet_lib/{folder(target)}) from "
+                                f"layer {layer(module)} (cnet_lib/{folder(module)})")
+            elif layer(target) == layer(module) and folder(target) != folder(module):
+                problems.append(f"{module} imports {target}: the folders of one layer "
+                                f"({', '.join(LAYERS[layer(module)])}) never import each other")
+            elif folder(target) == folder(module) and wing(target) > wing(module):
+                wings = WINGS[folder(module)]
+                problems.append(f"{module} imports {target}: the wing {wings[wing(target)]}/ comes after "
+                                f"{wings[wing(module)]}/ ({' < '.join(wings)})")
+    return problems
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_display_code_only_in_the_drawing_layers(module):
-    draws = folder(module) in DRAWING
+def hidden_or_missing_imports(modules=None) -> list[str]:
+    """Imports of cnet_lib modules inside a function or class, and imports of modules that do not exist."""
     problems = []
-    for target, _, _, _ in _imports(module):
-        if draws:
-            break
-        if any(target == d or target.startswith(d + ".") for d in DISPLAY):
-            problems.append(f"imports {target}: display code belongs in cnet_lib.draw or cnet_lib.book")
-        if target == "plotly" or target.startswith("plotly."):
-            problems.append(f"imports {target}: figures belong in cnet_lib.draw")
-    assert not problems, f"{module}: " + "; ".join(problems)
+    for module in sorted(modules or MODULES):
+        for target, written, at_top, _ in _own_imports(module):
+            if target not in MODULES:
+                problems.append(f"{module} imports {target} ({written}), which does not exist")
+            elif not at_top:
+                problems.append(f"{module} imports {target} inside a function or class: put it at the top of the module")
+    return problems
 
 
-def test_the_import_graph_has_no_cycle():
-    graph = {m: sorted({t for t, _, _, _ in _imports(m) if _own(t) and t in MODULES and t != m}) for m in MODULES}
-    state, stack, cycles = {}, [], []
+def private_imports(modules=None) -> list[str]:
+    problems = []
+    for module in sorted(modules or MODULES):
+        for target, _, _, names in _own_imports(module):
+            private = [n for n in names if n.startswith("_") and n != "__version__"]
+            if private:
+                problems.append(f"{module} imports private names {private} from {target}: make them public or move the code")
+    return problems
+
+
+def display_imports(modules=None) -> list[str]:
+    problems = []
+    for module in sorted(modules or MODULES):
+        if folder(module) in DRAWING:
+            continue
+        for target, _, _, _ in _imports(module):
+            if any(target == d or target.startswith(d + ".") for d in DISPLAY):
+                problems.append(f"{module} imports {target}: display code belongs in cnet_lib.draw or cnet_lib.book")
+            if target == "plotly" or target.startswith("plotly."):
+                problems.append(f"{module} imports {target}: figures belong in cnet_lib.draw")
+    return problems
+
+
+def star_imports(modules=None) -> list[str]:
+    problems = []
+    for module in sorted(modules or MODULES):
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                problems.append(f"{module}: from {'.' * node.level}{node.module or ''} import *: import the names")
+    return problems
+
+
+def _public_names(tree: ast.Module) -> list[str]:
+    """What a module defines or re-exports at its top level under a public name."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            names += [a.asname or a.name for a in node.names]
+    return [n for n in names if not n.startswith("_") and n not in ("annotations", "*")]
+
+
+def missing_all(modules=None) -> list[str]:
+    """Modules with public definitions or re-exports and no ``__all__``."""
+    problems = []
+    for module in sorted(modules or MODULES):
+        tree = _tree(module)
+        declared = any(isinstance(n, (ast.Assign, ast.AnnAssign)) and "__all__" in
+                       [getattr(t, "id", None) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+                       for n in tree.body)
+        public = _public_names(tree)
+        if public and not declared:
+            problems.append(f"{module} defines {', '.join(public[:4])}{', ...' if len(public) > 4 else ''} and has no "
+                            "__all__: say which names are its public ones")
+    return problems
+
+
+def cycles(modules=None) -> list[str]:
+    graph = {m: sorted({t for t, _, _, _ in _own_imports(m) if t in MODULES and t != m}) for m in (modules or MODULES)}
+    state, stack, found = {}, [], []
 
     def visit(m):
         state[m] = "open"
         stack.append(m)
-        for t in graph[m]:
+        for t in graph.get(m, []):
             if t.startswith(m + "."):
                 continue  # a package importing its own submodules (its __init__) is no cycle
             if state.get(t) == "open":
-                cycles.append(stack[stack.index(t):] + [t])
+                found.append(" -> ".join(stack[stack.index(t):] + [t]))
             elif t not in state:
                 visit(t)
         stack.pop()
@@ -169,16 +256,55 @@ def test_the_import_graph_has_no_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m)
-    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+    return found
+
+
+def test_every_folder_is_a_layer():
+    folders = sorted({folder(m) for m in MODULES} - {""})
+    placed = sorted(f for layer_folders in LAYERS for f in layer_folders)
+    assert folders == placed, f"folders {folders} but LAYERS places {placed}"
+    for m in MODULES:
+        wing(m)  # a module of a folder in wings stands in one of them
+
+
+def test_no_import_runs_back_up():
+    _report(upward_imports(), "no import runs back up (LAYERS, then WINGS)")
+
+
+def test_imports_stand_at_the_top_and_exist():
+    _report(hidden_or_missing_imports(), "cnet_lib imports stand at the top of a module and name a module that exists")
+
+
+def test_no_private_names_are_imported():
+    _report(private_imports(), "no module imports another's private names")
+
+
+def test_display_code_only_in_the_drawing_layers():
+    _report(display_imports(), f"display code and plotly live only in {', '.join(DRAWING)}")
+
+
+def test_no_star_imports():
+    _report(star_imports(), "names are imported by name, never with *")
+
+
+def test_public_names_are_declared():
+    _report(missing_all(), "a module with public names declares them in __all__")
+
+
+def test_the_import_graph_has_no_cycle():
+    _report(cycles(), "the import graph has no cycle")
 
 
 def test_the_contract_sees_what_it_forbids():
-    """The checks above are not vacuous: a deferred, upward import, a sibling study's import and a module in a
-    folder of no layer are all found from the files alone."""
+    """The checks above are not vacuous: a deferred, upward import, a sibling study's import, a later wing's
+    import, a star import, public names without __all__ and a module in a folder of no layer are all found from
+    the files alone, every one of them in a single run of each check."""
     global MODULES
-    probes = {PACKAGE / "core" / "_layer_probe.py": "def f():\n    from ..images.train_loop import train\n"
+    probes = {PACKAGE / "core" / "_layer_probe.py": "def f():\n    from ..images.training.train_loop import train\n"
                                                     "    from ..runtime.rows import _private\n",
-              PACKAGE / "pendulum" / "_study_probe.py": "from ..images import theta\n",
+              PACKAGE / "pendulum" / "_study_probe.py": "from ..images.studies import theta\nfrom .physics import *\n",
+              PACKAGE / "images" / "data" / "_wing_probe.py": "from ..runs import run_store\n\n\ndef public():\n"
+                                                              "    return run_store\n",
               PACKAGE / "_nowhere" / "__init__.py": ""}
     assert not any(p.exists() for p in probes)
     saved = MODULES
@@ -187,14 +313,20 @@ def test_the_contract_sees_what_it_forbids():
         for path, text in probes.items():
             path.write_text(text)
         MODULES = _modules()
-        found = _imports("cnet_lib.core._layer_probe")
-        assert ("cnet_lib.images.train_loop", "..images.train_loop", False, ["train"]) in found
-        with pytest.raises(AssertionError, match="layer 2.*inside a function.*private"):
-            test_imports_respect_the_layers("cnet_lib.core._layer_probe")
-        with pytest.raises(AssertionError, match="never import each other"):
-            test_imports_respect_the_layers("cnet_lib.pendulum._study_probe")
+        found = _imports("cnet_lib.core._layer_probe")  # probes: stale on purpose
+        assert ("cnet_lib.images.training.train_loop", "..images.training.train_loop", False, ["train"]) in found
+        probed = ["cnet_lib.core._layer_probe", "cnet_lib.pendulum._study_probe", "cnet_lib.images.data._wing_probe"]  # probes: stale on purpose
+        up = upward_imports(probed)
+        for expected in ("train_loop (layer 2, cnet_lib/images) from layer 0", "never import each other",
+                         "runs/ comes after data/"):
+            assert any(expected in line for line in up), (expected, up)
+        assert "inside a function" in hidden_or_missing_imports(probed)[0]
+        assert "_private" in private_imports(probed)[0]
+        assert "import *" in star_imports(probed)[0]
+        assert ("cnet_lib.images.data._wing_probe defines run_store, public and has no __all__: say which names are its "  # probes: stale on purpose
+                "public ones") in missing_all(probed)
         with pytest.raises(AssertionError, match="is in no layer"):
-            layer("cnet_lib._nowhere")
+            layer("cnet_lib._nowhere")  # probes: stale on purpose
         with pytest.raises(AssertionError, match="_nowhere"):
             test_every_folder_is_a_layer()
     finally:

@@ -7,8 +7,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
 MAX_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -36,13 +34,22 @@ def duplicate_names(paths) -> dict[str, list]:
     return {name: found for name, found in by_name.items() if len(found) > 1}
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(PACKAGE)) for p in SOURCES])
-def test_module_is_short_and_its_functions_too(path):
-    text = path.read_text(encoding="utf-8")
-    n = len(text.splitlines())
-    assert n <= MAX_LINES, f"{path.relative_to(PACKAGE)} has {n} lines (at most {MAX_LINES}): split it along its jobs"
-    long = long_functions(text)
-    assert not long, f"{path.relative_to(PACKAGE)}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+def shape_problems(paths) -> list[str]:
+    """Every module over :data:`MAX_LINES` lines and every function over :data:`MAX_FUNCTION_LINES`, one line each."""
+    problems = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        n = len(text.splitlines())
+        if n > MAX_LINES:
+            problems.append(f"{path.relative_to(PACKAGE)} has {n} lines (at most {MAX_LINES}): split it along its jobs")
+        for name, lines in long_functions(text):
+            problems.append(f"{path.relative_to(PACKAGE)}: {name} has {lines} lines (at most {MAX_FUNCTION_LINES})")
+    return problems
+
+
+def test_modules_are_short_and_their_functions_too():
+    problems = shape_problems(SOURCES)
+    assert not problems, f"{len(problems)} too long:\n" + "\n".join(problems)
 
 
 def test_module_names_are_unique():

@@ -14,6 +14,8 @@ import pytest
 from cnet_lib.book.toc import toc_notebooks
 from smoke_data import smoke_env
 
+pytestmark = pytest.mark.slow  # runs every chapter through nbmake
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
 CELL_TIMEOUT_S = 600  # per cell; the smoke preset needs seconds

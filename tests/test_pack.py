@@ -1,4 +1,4 @@
-"""The data pack (``python -m cnet_lib pack``, :mod:`cnet_lib.images.cifar_pack`): written from the offline
+"""The data pack (``python -m cnet_lib pack``, :mod:`cnet_lib.images.data.cifar_pack`): written from the offline
 CIFAR-10 copy, read wherever the pickles are read, with the same labels, order and split, the pixels within
 a stated error, and every damage refused in one sentence before any image is decoded."""
 from __future__ import annotations
@@ -12,10 +12,12 @@ import pytest
 import torch
 
 from cnet_lib.cli import pack as pack_cli
-from cnet_lib.images import cifar_pack as CP, download as DL, image_data as ID
-from cnet_lib.images.cifar_files import CifarFileError
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.pack_writer import pixel_error, write_pack
+from cnet_lib.images.data import cifar_pack as CP
+from cnet_lib.images.data import download as DL
+from cnet_lib.images.data import image_data as ID
+from cnet_lib.images.data.cifar_files import CifarFileError
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.pack_writer import pixel_error, write_pack
 from cnet_lib.runtime.checkpoint import file_digest
 from smoke_data import SHARED_DATA
 

@@ -1,4 +1,4 @@
-"""The pendulum chapters' text tables (cnet_lib.pendulum.tables) print the numbers of the rows they
+"""The pendulum chapters' text tables (cnet_lib.pendulum.pendulum_tables) print the numbers of the rows they
 are given, each in its place, and the study functions behind the chapter "Numerical integrators"
 measure what they say.
 

@@ -7,7 +7,7 @@ Two kinds (book/CONTRIBUTING.md, item 9):
 * sentences whose numbers depend on the preset or on training (fitted slopes over the preset's step sizes,
   the dip, the floor, the interchange, the speed-up of refinement, the verdicts): worded by the library
   from the numbers a chapter has just computed
-  (:mod:`cnet_lib.pendulum.pendulum_claims`, :func:`cnet_lib.images.word_speedup`, the verdict modules),
+  (:mod:`cnet_lib.pendulum.pendulum_claims`, :func:`cnet_lib.report.refinement_report.word_speedup`, the verdict modules),
   so they cannot disagree with them; here each wording is checked to say what its numbers say, on both
   sides of its threshold, and the chapters are checked to display them.
 """
@@ -21,7 +21,7 @@ import pytest
 from cnet_lib import pendulum
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.core.schemes import get_scheme
-from cnet_lib.images import theta
+from cnet_lib.images.studies import theta
 from cnet_lib.pendulum import pendulum_claims as PC
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,15 +83,15 @@ def test_trained_model_claims_are_worded_from_the_numbers():
                "word_interchange", "word_control", "word_energy"):
         assert f"pendulum.{fn}(" in code, fn
     assert "With the default preset the Euler-trained" not in text and "the table of periods shows (with the default" not in text
-    assert "images.word_speedup" in Path(ROOT / "book" / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    assert "format_refinement_cost(timing" in _code("refinement_training")
+    assert "report.word_speedup" in Path(ROOT / "book" / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert "report.refinement_cost_table(timing" in _code("refinement_training")
     assert "Expect the measured speed-up to fall short" not in _markdown("refinement_training")
 
 
 def test_no_chapter_prints_a_table():
     """Tables and verdicts are displayed (HTML that wraps to the page), never printed."""
-    printed = re.compile(r"print\(\s*\"?\\?n?\"?\s*\+?\s*(?:\"\\n\"\.join\()?\s*(images|pendulum|demos)\.(format_\w+|\w+_text|"
-                         r"\w+_table|honest_verdict|drops_table|word_\w+)\(")
+    printed = re.compile(r"print\(\s*\"?\\?n?\"?\s*\+?\s*(?:\"\\n\"\.join\()?\s*(report|pendulum|demos)\.(format_\w+|\w+_text|"
+                         r"\w+_table|word_\w+)\(")
     for nb in sorted((ROOT / "book").glob("*.ipynb")):
         hits = printed.findall(_code(nb.stem))
         assert not hits, f"{nb.name} prints a table or verdict: display it instead ({hits})"

@@ -1,4 +1,4 @@
-"""Refinement's training time measured fairly (cnet_lib.images.refinement_timing): the schedule, the
+"""Refinement's training time measured fairly (cnet_lib.images.studies.refinement_timing): the schedule, the
 speed-up from steps timed in turn, and the sentence that compares it with the ideal."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from cnet_lib import images
-from cnet_lib.images import refinement_timing as RT
+from cnet_lib.images.studies import refinement_timing as RT
+from cnet_lib.report import refinement_report as RR
 
 
 def _timing(per_round, schedule):
@@ -38,7 +39,7 @@ def test_speedup_is_the_ratio_of_the_median_step_times():
 ])
 def test_the_sentence_says_what_the_numbers_say(per_round, word):
     t = _timing(per_round, [1, 2, 2])
-    sentence = RT.word_speedup(t)
+    sentence = RR.word_speedup(t)
     assert word in sentence and f"{t['speedup']:.2f}×" in sentence and f"{t['ideal']:.2f}×" in sentence
     others = {"falls short of the ideal", "exceeds the ideal", "within the spread of the rounds"} - {word}
     assert not any(o in sentence for o in others)
@@ -50,11 +51,11 @@ def test_time_refinement_times_every_n_t_in_turn():
     assert t["n_steps_per_epoch"] == [1, 2] and set(t["per_round"]) == {1, 2}
     assert all(len(v) == 2 and min(v) > 0 for v in t["per_round"].values())
     assert t["ideal"] == pytest.approx(4 / 3) and t["efficiency"] == pytest.approx(t["speedup"] / t["ideal"])
-    report = RT.format_refinement_cost(t, {"RK4 run": [{"n_steps": [4] * 3, "train_seconds": s} for s in (74.0, 189.0)]},
+    report = RR.refinement_cost_table(t, {"RK4 run": [{"n_steps": [4] * 3, "train_seconds": s} for s in (74.0, 189.0)]},
                                        preset="smoke")
     assert "N_t per epoch [1, 2]" in report and "seconds per step (median)" in report
     assert "2 epochs at N_t = 4 from 74.0 to 189.0 s" in report and "say nothing about refinement" in report
-    assert report.html.count("<table") == 1 and RT.word_speedup(t).split(":")[0] in report.html
+    assert report.html.count("<table") == 1 and RR.word_speedup(t).split(":")[0] in report.html
     for bad in (dict(rounds=0), dict(steps=1.5), dict(warmup=-1)):
         with pytest.raises(ValueError, match="must be an integer"):
             RT.time_refinement(cfg, **{**dict(rounds=1, steps=1, warmup=0), **bad})

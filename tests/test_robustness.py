@@ -1,4 +1,4 @@
-"""cnet_lib.images.robustness (+ the robustness CLI and the cached study): quantization that keeps
+"""cnet_lib.images.studies.robustness_measure (+ the robustness CLI and the cached study): quantization that keeps
 its promises, perturbations of the stated size, paired statistics checked against hand-computed
 values, verdicts that follow the numbers, and results that survive a JSON round trip.
 Tiny models on fake CIFAR: seconds."""
@@ -13,15 +13,16 @@ import torch
 from cnet_lib.cli import robustness as robustness_cli
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import OdeBlock
-from cnet_lib.images import judgement as JG
-from cnet_lib.images import paired_stats as RB_STATS
-from cnet_lib.images import perturbations as PT
-from cnet_lib.images import robustness_conditions as RB
-from cnet_lib.images import run_store as RS
-from cnet_lib.images import cached_studies as ST
+from cnet_lib.images.studies import robustness_verdict as JG
+from cnet_lib.images.studies import robustness_cached as RC
+from cnet_lib.report import robustness_report as RR
+from cnet_lib.images.studies import paired_stats as RB_STATS
+from cnet_lib.images.studies import robustness_perturbations as PT
+from cnet_lib.images.studies import robustness_measure as RB
+from cnet_lib.images.runs import run_store as RS
 from cnet_lib import images as T
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_data import load_dataset
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.runtime.settings import Settings
 
 GRID = dict(sigmas=(0.1, 1.0), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"), float_formats=("bf16",),
@@ -45,7 +46,7 @@ def data(tmp_path_factory):
 def test_quantize_per_channel_is_a_symmetric_grid_per_channel(bits):
     torch.manual_seed(0)
     w = torch.randn(5, 3, 7, dtype=torch.float64) * torch.tensor([1e-3, 1.0, 10.0, 0.5, 2.0], dtype=torch.float64)[:, None, None]
-    q = RB.quantize_per_channel(w, bits)
+    q = PT.quantize_per_channel(w, bits)
     levels = 2 ** (bits - 1) - 1
     scale = w.abs().amax(dim=(1, 2), keepdim=True) / levels
     ints = q / scale
@@ -59,10 +60,10 @@ def test_quantize_per_channel_is_a_symmetric_grid_per_channel(bits):
 
 def test_quantize_other_channel_dim_zero_slices_and_bad_bits():
     w = torch.tensor([[0.0, 1.0], [0.0, -4.0]])
-    q = RB.quantize_per_channel(w, 2, channel_dim=1)  # per column: the zero column stays zero
+    q = PT.quantize_per_channel(w, 2, channel_dim=1)  # per column: the zero column stays zero
     assert torch.equal(q[:, 0], torch.zeros(2)) and torch.equal(q[:, 1], torch.tensor([0.0, -4.0]))
     with pytest.raises(ValueError, match="bits"):
-        RB.quantize_per_channel(w, 1)
+        PT.quantize_per_channel(w, 1)
 
 
 @pytest.mark.parametrize("bits", [2, 4, 8])
@@ -73,7 +74,7 @@ def test_a_vector_quantized_per_channel_comes_out_unchanged(bits):
     v = torch.cat([torch.randn(200, generator=g), torch.tensor([0.1, 1 / 3, -7e-5, 1e-40, 0.0, -0.0])])
     for dtype in (torch.float32, torch.float64):
         w = v.to(dtype)
-        assert torch.equal(RB.quantize_per_channel(w.reshape(-1, 1), bits).reshape(-1), w)
+        assert torch.equal(PT.quantize_per_channel(w.reshape(-1, 1), bits).reshape(-1), w)
 
 
 def _hand_quantize(w: torch.Tensor, bits: int) -> torch.Tensor:
@@ -151,7 +152,7 @@ def test_model_bytes():
 def test_perturbation_has_the_stated_relative_size_and_touches_only_coefficients():
     model = _model(torch.float64)
     noisy = RB.perturb_coefficients(model, 0.1, seed=7)
-    coeff = {name for name, p in noisy.named_parameters() if any(p is q for q in RB.coefficient_tensors(noisy))}
+    coeff = {name for name, p in noisy.named_parameters() if any(p is q for q in PT.coefficient_tensors(noisy))}
     assert coeff, "the model has coefficient tensors"
     for (name, p), p0 in zip(noisy.named_parameters(), model.parameters()):
         if name in coeff:
@@ -165,7 +166,7 @@ def test_perturbation_has_the_stated_relative_size_and_touches_only_coefficients
     same = RB.perturb_coefficients(model, 0.0, seed=1)
     assert all(torch.equal(a, b) for a, b in zip(same.parameters(), model.parameters()))
     n_blocks = sum(isinstance(m, OdeBlock) for m in model.modules())
-    assert len(RB.coefficient_tensors(model)) >= n_blocks
+    assert len(PT.coefficient_tensors(model)) >= n_blocks
     with pytest.raises(ValueError, match="sigma"):
         RB.perturb_coefficients(model, -0.1, seed=0)
 
@@ -265,7 +266,7 @@ def test_the_primary_test_decides_and_is_fixed():
     noise = _study(drop_a=2, drop_b=60, kind="weight_noise", level=0.1, seeds=2)
     j = JG.judge(noise, "a", "b")
     assert j.outcome == "unmeasured" and j.rows[0]["role"] == "secondary" and j.rows[0]["significant"]
-    assert "not measured; no verdict" in JG.word_verdict(j)[-1]
+    assert "not measured; no verdict" in RR.word_verdict(j, width=None).splitlines()[-1]
 
 
 def test_decide_by_hand():
@@ -282,9 +283,9 @@ def test_random_perturbations_with_one_seed_are_unmeasured():
     j = JG.judge(study, "a", "b")
     row = j.rows[0]
     assert row["role"] == "unmeasured" and row["p"] is None and row["p_holm"] is None and not row["significant"]
-    words = JG.word_verdict(j)
+    words = RR.word_verdict(j, width=None).splitlines()
     assert any(w.startswith("Unmeasured (weight noise): weight noise σ = 0.1") for w in words)
-    assert "—" in JG.drops_table(j)
+    assert "—" in RR.drops_table(j)
 
 
 def test_holm_runs_within_each_family():
@@ -306,7 +307,7 @@ def test_holm_runs_within_each_family():
 
 def test_verdict_words_name_the_models_behind_them_and_a_clean_difference():
     j = JG.judge(_study(drop_a=2, drop_b=60), "a", "b")
-    words = JG.word_verdict(j, {"a": "RK4", "b": "Euler"})
+    words = RR.word_verdict(j, {"a": "RK4", "b": "Euler"}, width=None).splitlines()
     assert words[-1].startswith("VERDICT (one trained model per method, so this is about these two models, not yet "
                                 "about the training methods; primary test θ̂ in 4 bits, minimum effect 1 point, α = 0.05)")
     assert "the paper's expectation holds for these models" in words[-1]
@@ -316,12 +317,12 @@ def test_verdict_words_name_the_models_behind_them_and_a_clean_difference():
     study["b"][0] = _cond("clean", None, [0] * 100 + [1] * 300)  # b right on 100 images fewer
     j = JG.judge(study, "a", "b")
     assert (j.clean_test["only_a"], j.clean_test["only_b"]) == (100, 0) and j.clean_test["p"] < 1e-20
-    assert "Their clean accuracies differ significantly (100.0% against 75.0%" in JG.word_verdict(j)[-1]
+    assert "Their clean accuracies differ significantly (100.0% against 75.0%" in RR.word_verdict(j, width=None).splitlines()[-1]
     three = JG.judge(_study(drop_a=2, drop_b=60), "a", "b", models_per_method=3)
-    assert JG.word_verdict(three)[-1].startswith("VERDICT (3 trained models per method;")
+    assert RR.word_verdict(three, width=None).splitlines()[-1].startswith("VERDICT (3 trained models per method;")
     for outcome, study in (("contradicted", _study(drop_a=60, drop_b=2)), ("inconclusive", _study(drop_a=5, drop_b=8)),
                            ("equivalent", _study(n=4000, drop_a=10, drop_b=11))):
-        text = JG.word_verdict(JG.judge(study, "a", "b"))[-1]
+        text = RR.word_verdict(JG.judge(study, "a", "b"), width=None).splitlines()[-1]
         assert {"contradicted": "does not hold", "inconclusive": "inconclusive",
                 "equivalent": "no difference of 1 point or more"}[outcome] in text
 
@@ -329,7 +330,7 @@ def test_verdict_words_name_the_models_behind_them_and_a_clean_difference():
 def test_judge_refuses_when_the_blocks_do_not_matter():
     j = JG.judge(_study(drop_a=2, drop_b=60, identity_hits=395), "a", "b")
     assert not j.blocks_matter and j.outcome == "supported"  # the numbers are reported, the claim is not made
-    assert "no verdict: removing the blocks costs less than 10 points" in JG.word_verdict(j)[-1]
+    assert "no verdict: removing the blocks costs less than 10 points" in RR.word_verdict(j, width=None).splitlines()[-1]
 
 
 def test_judge_takes_the_identity_row_of_the_same_model():
@@ -343,7 +344,7 @@ def test_methods_are_judged_with_the_training_seed_as_the_unit():
     from scipy import stats
 
     one = JG.judge_methods([_study(drop_a=2, drop_b=60)], "a", "b")
-    assert one.outcome == "unmeasured" and "none is made" in JG.word_methods(one)
+    assert one.outcome == "unmeasured" and "none is made" in RR.word_methods(one)
     studies = [_study(drop_a=da, drop_b=db) for da, db in ((2, 40), (6, 52), (4, 30))]
     m = JG.judge_methods(studies, "a", "b")
     da, db = [0.5, 1.5, 1.0], [10.0, 13.0, 7.5]
@@ -355,7 +356,7 @@ def test_methods_are_judged_with_the_training_seed_as_the_unit():
     half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
     assert m.ci95 == pytest.approx((m.diff - half, m.diff + half))
     assert m.outcome == "supported"
-    text = JG.word_methods(m, {"a": "RK4", "b": "Euler"})
+    text = RR.word_methods(m, {"a": "RK4", "b": "Euler"})
     assert text.startswith("Training methods (3 trained RK4 and 3 Euler models, the training seed as the unit")
     assert "range 0.50 to 1.50" in text
 
@@ -449,15 +450,15 @@ def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
     runs = RS.trained_runs(Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=str(root), device="cpu"), verbose=False,
                           use_shipped=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
     grid = dict(GRID, sigmas=(0.1,), seeds=(0,), bits=(8,), float_formats=(), input_noise=())
-    first = ST.robustness_runs(runs, grid, verbose=False)
-    assert set(first) == set(ST.ROBUSTNESS_GRAPHS)
+    first = RC.robustness_runs(runs, grid, verbose=False)
+    assert set(first) == set(RC.ROBUSTNESS_GRAPHS)
     calls = []
-    monkeypatch.setattr(ST, "robustness_study", lambda *a, **k: calls.append(1) or {})
-    again = ST.robustness_runs(runs, grid, verbose=False)
+    monkeypatch.setattr(RC, "robustness_study", lambda *a, **k: calls.append(1) or {})
+    again = RC.robustness_runs(runs, grid, verbose=False)
     assert calls == [] and set(again) == set(first)
     for label in first:
         assert all(torch.equal(x, y) for c1, c2 in zip(first[label], again[label]) for x, y in zip(c1.correct, c2.correct))
-    ST.robustness_runs(runs, dict(grid, sigmas=(0.2,)), verbose=False)
+    RC.robustness_runs(runs, dict(grid, sigmas=(0.2,)), verbose=False)
     assert calls == [1], "a different grid must not reuse the cached study"
 
 
@@ -467,14 +468,14 @@ def test_tables_and_figures_show_the_study(data):
     models = {"rk4_refined": _model(seed=1), "euler_fixed": _model(seed=2)}
     study = RB.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
     j = JG.judge(study, "rk4_refined", "euler_fixed")
-    table = JG.drops_table(j)
+    table = RR.drops_table(j)
     assert table.count("\n") == len(j.rows) + 2 and "weight noise σ = 0.1" in table and "p (Holm)" in table
     assert table.splitlines()[2].split()[:5] == ["θ̂", "in", "4", "bits", "PRIMARY"]
     assert "A = RK4-trained (refined), B = Euler-trained (fixed depth)" in table
-    text = JG.format_verdict(j)
+    text = RR.word_verdict(j)
     assert max(len(line) for line in text.splitlines()) <= 92 and "VERDICT" in text
-    assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(JG.word_verdict(j))
-    sizes = RB.size_table(study)
+    assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(RR.word_verdict(j, width=None).splitlines())
+    sizes = RR.size_table(study)
     assert "θ̂ in 4 bits" in sizes and "bf16" in sizes and f"{RB.model_bytes(models['euler_fixed'], 'weights', 4):,}" in sizes
     from cnet_lib import draw as imf
 

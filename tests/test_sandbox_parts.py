@@ -18,7 +18,7 @@ from cnet_lib.book.exercises import EXERCISES
 from cnet_lib.book.exercises.recipes import encode
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.core import adaptive, bases, integrate, step_control
-from cnet_lib.images import perturbations
+from cnet_lib.images.studies import robustness_perturbations as perturbations
 from cnet_lib.teacher import isolation
 from cnet_lib.teacher.absent import plan
 from cnet_lib.teacher.answer_key import AnswerKey, solution_sources

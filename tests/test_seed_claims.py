@@ -1,5 +1,5 @@
-"""Claims about training methods over several training seeds (:mod:`cnet_lib.images.seed_claims`), the
-seeds' file (:mod:`cnet_lib.images.seed_files`), and what a training seed changes (its run folder, not the
+"""Claims about training methods over several training seeds (:mod:`cnet_lib.images.studies.seed_verdict`), the
+seeds' file (:mod:`cnet_lib.images.studies.seed_cached`), and what a training seed changes (its run folder, not the
 test images).  Synthetic studies: the numbers are chosen so that each outcome is known in advance."""
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ import pytest
 import torch
 from scipy import stats
 
-from cnet_lib.images import run_folders as RF, seed_claims as SC, seed_files as SF
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images.robustness_conditions import Condition
-from cnet_lib.images.study_inputs import study_data
-from cnet_lib.images.study_run import StudyRun
-from cnet_lib.images.train_config import TrainConfig
+from cnet_lib.images.runs import run_folders as RF
+from cnet_lib.images.studies import seed_verdict as SC
+from cnet_lib.images.studies import seed_cached as SF
+from cnet_lib.report import seed_report as SR
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.studies.robustness_measure import Condition
+from cnet_lib.images.runs.study_inputs import study_data
+from cnet_lib.images.runs.study_run import StudyRun
+from cnet_lib.images.training.train_config import TrainConfig
 from cnet_lib.runtime.settings import Settings
 
 
@@ -41,12 +44,12 @@ def test_the_contrast_over_three_seeds_holds_and_says_how_many_seeds():
     assert c.drops["euler_fixed"] == pytest.approx([8.0, 10.0, 9.0])
     expected = stats.ttest_ind([8.0, 10.0, 9.0], [0.5, 1.0, 0.0], equal_var=False)
     assert c.methods["p"] == pytest.approx(expected.pvalue) and c.methods["diff"] == pytest.approx(8.5)
-    table = str(SC.format_contrast_over_seeds(c))
+    table = str(SR.contrast_over_seeds_table(c))
     assert "3 training seeds per method (seeds 0, 1, 2)" in table
     assert "rk4_classic, N_t = 3" in table and "midpoint, N_t = 2" not in table, "graphs of order >= 2 at N_t >= 3 only"
     assert "euler, N_t = 4" not in table, "Euler is of order 1"
     assert "blocks removed" in table and "61.0 [60.0, 62.0]" in table  # Euler-trained off its graph: 70 - (8, 10, 9)
-    words = SC.word_contrast_over_seeds(c)
+    words = SR.word_contrast_over_seeds(c).splitlines()
     assert words[-1].startswith("VERDICT (training methods, 3 seeds per method): the paper's contrast holds")
 
 
@@ -55,8 +58,8 @@ def test_overlapping_seeds_show_no_contrast_and_one_seed_makes_no_claim():
     assert c.outcome == "no contrast" and c.methods["ci95"][0] <= 0
     one = SC.contrast_over_seeds({0: _pair(0.08, 0.0)})
     assert one.outcome == "one seed" and one.methods is None
-    assert "1 training seed per method (seed 0)" in str(SC.format_contrast_over_seeds(one))
-    assert "no claim about the training methods" in SC.word_contrast_over_seeds(one)[-1]
+    assert "1 training seed per method (seed 0)" in str(SR.contrast_over_seeds_table(one))
+    assert "no claim about the training methods" in SR.word_contrast_over_seeds(one).splitlines()[-1]
     weak = SC.contrast_over_seeds({0: _pair(0.08, 0.0), 1: _pair(0.08, 0.0, identity=0.65)})
     assert weak.outcome == "blocks do not matter" and not weak.blocks_matter
 
@@ -100,9 +103,9 @@ def test_robustness_rows_over_seeds_use_the_trained_model_as_the_unit():
         adjusted = multipletests([row["p"] for row in members], method="holm")[1]
         assert [row["p_holm"] for row in members] == pytest.approx(list(adjusted)), family
     assert len([row for row in r.rows if row["family"] == "weight noise"]) == 2
-    table = str(SC.format_robustness_over_seeds(r))
+    table = str(SR.robustness_over_seeds_table(r))
     assert "3 training seeds per method" in table and "PRIMARY" in table and "the training seed as the unit" in table
-    assert "supported" in SC.word_robustness_over_seeds(r) and "3 training seeds per method" in SC.word_robustness_over_seeds(r)
+    assert "supported" in SR.word_robustness_over_seeds(r) and "3 training seeds per method" in SR.word_robustness_over_seeds(r)
 
 
 def test_condition_objects_and_their_compact_form_agree_and_one_seed_has_no_p():
@@ -115,8 +118,8 @@ def test_condition_objects_and_their_compact_form_agree_and_one_seed_has_no_p():
     assert [r["p"] for r in compact.rows] == pytest.approx([r["p"] for r in objects.rows])
     one = SC.robustness_over_seeds({0: _studies()[0]})
     assert one.outcome == "one seed" and all(r["p"] is None for r in one.rows)
-    assert "1 training seed per method" in str(SC.format_robustness_over_seeds(one))
-    assert "no claim about the training methods" in SC.word_robustness_over_seeds(one)
+    assert "1 training seed per method" in str(SR.robustness_over_seeds_table(one))
+    assert "no claim about the training methods" in SR.word_robustness_over_seeds(one)
     with pytest.raises(ValueError, match="at least one training seed"):
         SC.robustness_over_seeds({})
 

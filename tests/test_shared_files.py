@@ -26,13 +26,21 @@ import torch
 
 from cnet_lib.cli import sweep as sweep_cli
 from cnet_lib.cli import train as train_cli
-from cnet_lib.images import datasets as DS, download as DL, fake_data as FD, image_data as ID
-from cnet_lib.images import run_store as RS, shipped as SHP, study_inputs as SI, theta_record as TR
-from cnet_lib.images import cached_studies as ST
-from cnet_lib.images import manifestations as S
+from cnet_lib.images.data import datasets as DS
+from cnet_lib.images.data import download as DL
+from cnet_lib.images.data import fake_data as FD
+from cnet_lib.images.data import image_data as ID
+from cnet_lib.images.studies import robustness_cached as RC
+from cnet_lib.images.training import train_state as TS
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.runs import shipped as SHP
+from cnet_lib.images.runs import study_inputs as SI
+from cnet_lib.images.runs import theta_record as TR
+from cnet_lib.images.studies import sweep_cached as ST
+from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib import images as T
-from cnet_lib.images import train_loop as TL
-from cnet_lib.images.cifar_files import CifarFileError
+from cnet_lib.images.training import train_loop as TL
+from cnet_lib.images.data.cifar_files import CifarFileError
 from cnet_lib.runtime import files as F
 from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_stale_temporaries, save_checkpoint
 from cnet_lib.runtime.locks import folder_lock, lock_files
@@ -151,7 +159,7 @@ def test_a_second_training_waits_for_the_first_and_then_uses_its_result(data_dir
     stdout, stderr = second.communicate(timeout=WAIT)
     assert second.returncode == 0, stderr
     assert "done: 1 epochs" in stdout and "Traceback" not in stderr
-    assert (out / T.RESULTS).read_text() == (result / T.RESULTS).read_text(), "it used the first one's result"
+    assert (out / TS.RESULTS).read_text() == (result / TS.RESULTS).read_text(), "it used the first one's result"
 
 
 def test_a_second_training_without_resume_stops_at_once_and_says_who_holds_the_folder(data_dir, tmp_path, capsys):
@@ -171,7 +179,7 @@ def test_a_second_training_without_resume_stops_at_once_and_says_who_holds_the_f
 
 CHAPTER = """
 import json, sys
-from cnet_lib.images.run_store import trained_runs
+from cnet_lib.images.runs.run_store import trained_runs
 from cnet_lib.runtime.settings import Settings
 settings = Settings.from_environment(preset="smoke", runs_dir=sys.argv[1], data_dir=sys.argv[2], device="cpu")
 runs = trained_runs(settings, verbose=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
@@ -217,7 +225,7 @@ def test_clean_up_removes_only_the_leftovers_of_ended_processes(tmp_path):
     try:
         for name in names.values():
             (tmp_path / name).write_bytes(b"PK\x03\x04 unfinished")
-        removed = remove_stale_temporaries(tmp_path, [T.CHECKPOINT])
+        removed = remove_stale_temporaries(tmp_path, [TS.CHECKPOINT])
     finally:
         live.kill()
         live.wait()
@@ -252,15 +260,15 @@ def test_the_shipped_model_never_overwrites_the_readers_own_training(tmp_path, c
     # the reader trains the run themselves and stops after epoch 2 of 6
     cfg = rk4.config
     model = T.build_model(cfg)
-    save_checkpoint(own / T.CHECKPOINT, model.state_dict(), cfg.identity(), extra={"epoch": 2, "history": []})
-    (own / T.RESULTS).write_text(json.dumps({"epochs_done": 2}))
-    theirs = (own / T.CHECKPOINT).read_bytes()
+    save_checkpoint(own / TS.CHECKPOINT, model.state_dict(), cfg.identity(), extra={"epoch": 2, "history": []})
+    (own / TS.RESULTS).write_text(json.dumps({"epochs_done": 2}))
+    theirs = (own / TS.CHECKPOINT).read_bytes()
     capsys.readouterr()
     again = _cpu_runs(tmp_path)
     out = capsys.readouterr().out
     assert f"your own training of this run is kept in {F.shown_path(own)} (epoch 2 of {cfg.epochs} saved)" in out
     assert "trained_runs(ctx.settings, use_shipped=False)" in out
-    assert (own / T.CHECKPOINT).read_bytes() == theirs and again["rk4_refined"].shipped
+    assert (own / TS.CHECKPOINT).read_bytes() == theirs and again["rk4_refined"].shipped
     # a run the reader finished is theirs: it is used instead of the shipped one
     euler = first["euler_fixed"]
     shutil.copytree(euler.out_dir, euler.config.out_dir)
@@ -286,7 +294,7 @@ def _zero_weights(path: Path) -> None:
 @pytest.mark.parametrize("damage", ["zeroed weights", "truncated"])
 def test_a_damaged_shipped_file_is_refused_with_what_to_do_and_never_copied(shipped_copy, tmp_path, monkeypatch,
                                                                             damage):
-    ckpt = shipped_copy / "cpu-rk4_refined" / T.CHECKPOINT
+    ckpt = shipped_copy / "cpu-rk4_refined" / TS.CHECKPOINT
     if damage == "zeroed weights":
         _zero_weights(ckpt)
     else:
@@ -297,7 +305,7 @@ def test_a_damaged_shipped_file_is_refused_with_what_to_do_and_never_copied(ship
             _cpu_runs(tmp_path / "runs", runs=["rk4_refined"])
         msg = str(err.value)
         assert str(ckpt) in msg and "does not match the SHA-256 its manifest records" in msg and "reinstall" in msg
-    assert not list((tmp_path / "runs").rglob(T.CHECKPOINT))
+    assert not list((tmp_path / "runs").rglob(TS.CHECKPOINT))
 
 
 def test_a_damaged_copy_of_a_shipped_model_is_copied_again(shipped_copy, tmp_path):
@@ -305,7 +313,7 @@ def test_a_damaged_copy_of_a_shipped_model_is_copied_again(shipped_copy, tmp_pat
     run.checkpoint.write_bytes(run.checkpoint.read_bytes()[:1000])
     again = _cpu_runs(tmp_path, runs="euler_fixed")["euler_fixed"]
     manifest = json.loads((shipped_copy / "cpu-euler_fixed" / SHP.MANIFEST).read_text())
-    assert file_digest(again.checkpoint) == manifest["files"][T.CHECKPOINT] == again.checkpoint_sha256
+    assert file_digest(again.checkpoint) == manifest["files"][TS.CHECKPOINT] == again.checkpoint_sha256
 
 
 # ============================================================================ 4. no code runs from data
@@ -447,11 +455,11 @@ def test_a_damaged_sweep_cache_is_set_aside_and_computed_again(runs_copy, data_d
 def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, data_dir, capsys):
     runs = _runs(runs_copy, data_dir)
     grid = dict(sigmas=(0.1,), seeds=(0,), bits=(), float_formats=(), input_noise=(), noise_seeds=(0,))
-    first = ST.robustness_runs(runs, grid, verbose=False)
-    path = ST.robustness_cache(runs, grid, torch.device("cpu"))[0]
+    first = RC.robustness_runs(runs, grid, verbose=False)
+    path = RC.robustness_cache(runs, grid, torch.device("cpu"))[0]
     path.write_text(path.read_text()[: len(path.read_text()) // 2])
     capsys.readouterr()
-    again = ST.robustness_runs(runs, grid, verbose=False)
+    again = RC.robustness_runs(runs, grid, verbose=False)
     assert f"{path} cannot be used: it is cut off or not JSON" in capsys.readouterr().out
     assert {k: [c.accuracies() for c in v] for k, v in again.items()} == {
         k: [c.accuracies() for c in v] for k, v in first.items()}
@@ -460,7 +468,7 @@ def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, d
 def test_an_empty_seed_list_is_refused_before_any_evaluation(runs_copy, data_dir):
     runs = _runs(runs_copy, data_dir)
     with pytest.raises(ValueError, match="seeds is empty, but weight noise is drawn at random"):
-        ST.robustness_runs(runs, dict(sigmas=(0.1,), seeds=()), verbose=False)
+        RC.robustness_runs(runs, dict(sigmas=(0.1,), seeds=()), verbose=False)
 
 
 def test_damaged_theta_snapshots_are_set_aside_and_rebuilt_from_the_checkpoint(runs_copy, data_dir, capsys):

@@ -15,9 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.images import run_folders as RF, run_store as RS, shipped as SHP
-from cnet_lib.images.image_presets import image_runs, sweep_grid as image_presets_sweep
-from cnet_lib.images import CHECKPOINT
+from cnet_lib.images.runs import run_folders as RF
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.runs import shipped as SHP
+from cnet_lib.images.studies import robustness_cached as RC
+from cnet_lib.images.runs.image_presets import image_runs, sweep_grid as image_presets_sweep
+from cnet_lib.images.training.train_state import CHECKPOINT
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.settings import Settings
 from shipped_checks import check_preset_folders
@@ -59,11 +62,12 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
     """On a T4 (CUDA, no bf16) a sweep's key says float32, the shipped one was computed with bf16 autocast:
     the shipped sweep is loaded, and said so, instead of minutes of recomputing it (a reader's own model is
     swept there as before)."""
-    from cnet_lib.images import cached_studies as CS
+    from cnet_lib.images.runs import study_run as SR
+    from cnet_lib.images.studies import sweep_cached as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     monkeypatch.setattr(CS, "amp_dtype", lambda device: None)  # a GPU without bf16
-    monkeypatch.setattr(CS, "resolve_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(SR, "resolve_device", lambda device: torch.device("cuda"))
     capsys.readouterr()
     sweeps = CS.sweep_runs(runs, device="cuda", verbose=True)
     out = capsys.readouterr().out
@@ -75,7 +79,7 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
         bf16_path = runs[name].out_dir / f"sweep-{RF.short_hash({**fp32_key, 'amp': True}, 12)}.json"
         assert rows == json.loads(bf16_path.read_text())["rows"], "the shipped (bf16) sweep's rows"
     own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
-    assert all(CS._shipped_bf16_sweep(r, {"amp": False}, torch.device("cuda")) is None for r in own.values())
+    assert all(CS._shipped_bf16_sweep(r, {"amp": False}, torch.device("cuda")) == () for r in own.values())
 
 
 def test_a_changed_preset_never_picks_up_the_shipped_model():
@@ -146,7 +150,7 @@ def test_the_gpu_preset_ships_and_says_how_long_training_it_takes(tmp_path, caps
 def test_the_gpu_preset_ships_three_training_seeds():
     """seeds.json beside the gpu preset's seed-0 models: seeds 0, 1, 2, each with both runs' checkpoints,
     accuracies, sweeps and robustness study; seed 0 is the shipped checkpoints themselves."""
-    from cnet_lib.images.seed_files import SEEDS_FILE, read_seeds_file
+    from cnet_lib.images.studies.seed_cached import SEEDS_FILE, read_seeds_file
 
     payload = read_seeds_file(SHP.SHIPPED / "gpu-rk4_refined" / SEEDS_FILE)
     assert payload is not None and payload["preset"] == "gpu"
@@ -169,9 +173,9 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     """On a CUDA GPU with bf16 (A100, L4, H100: the GPU they were computed on) the chapters load the shipped
     sweeps, robustness and adaptive-step studies instead of recomputing them.  (On a GPU without bf16, a T4,
     the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
-    from cnet_lib.images import cached_studies as CS
-    from cnet_lib.images.adaptive_cached import _checked_grid, adaptive_cache
-    from cnet_lib.images.image_presets import robustness_grid, sweep_grid
+    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.images.studies.adaptive_cached import adaptive_cache, adaptive_key_grid
+    from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     assert all(run.shipped for run in runs.values())
@@ -181,15 +185,16 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     for name, run in runs.items():
         assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
     first = next(iter(runs))
-    assert CS.robustness_cache(runs, robustness_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
-    assert adaptive_cache(runs, _checked_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
+    assert RC.robustness_cache(runs, robustness_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
+    assert adaptive_cache(runs, adaptive_key_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
 
 
 def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     """A study whose grid, graphs or key changed since shipping would be recomputed in the chapters
     (minutes on a CPU): each run's sweep and the robustness study must be the current ones."""
-    from cnet_lib.images.image_presets import robustness_grid, sweep_grid
-    from cnet_lib.images.cached_studies import robustness_cache, sweep_cache
+    from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
+    from cnet_lib.images.studies.robustness_cached import robustness_cache
+    from cnet_lib.images.studies.sweep_cached import sweep_cache
 
     runs = RS.trained_runs(smoke_settings(preset=PRESET, runs_dir=tmp_path), verbose=False)
     cpu = torch.device("cpu")
@@ -198,7 +203,7 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
     path = robustness_cache(runs, robustness_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
-    from cnet_lib.images.adaptive_cached import adaptive_study_path
+    from cnet_lib.images.studies.adaptive_cached import adaptive_study_path
 
     path = adaptive_study_path(runs, device=cpu)
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped adaptive-step study is stale: python -m cnet_lib ship {PRESET} --restudy"
@@ -208,8 +213,8 @@ def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypat
     """``python -m cnet_lib ship PRESET --restudy`` on a tiny shipped preset: the studies follow the
     changed grid, the training record stays, every file matches its manifest again."""
     from cnet_lib.cli import ship as SH
-    from cnet_lib.images import image_presets as P
-    from cnet_lib.images.fake_data import write_fake_cifar
+    from cnet_lib.images.runs import image_presets as P
+    from cnet_lib.images.data.fake_data import write_fake_cifar
 
     data = tmp_path / "data"
     write_fake_cifar(data, n_train=64, n_test=32, seed=0)

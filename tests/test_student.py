@@ -18,6 +18,8 @@ from cnet_lib.book.toc import toc_notebooks
 from cnet_lib.book.student_copies import SOURCE_PATHS
 from cnet_lib.cli.student import main
 
+pytestmark = pytest.mark.slow  # builds the students' wheel and the copies of every chapter
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
 HAS_GIT = shutil.which("git") is not None
@@ -134,13 +136,13 @@ def test_repository_copies_refuse_uncommitted_library_changes(tmp_path, capsys):
         f.write("\n# a teacher's local change\n")
     assert main([str(tmp_path / "out"), "--from-repository", "--root", str(repo)]) == 1
     err = capsys.readouterr().err
-    assert "cnet_lib/book/exercises/core.py" in err and "--wheel-url" in err
+    assert "cnet_lib/book/exercises/core.py" in err and "--wheel-url" in err  # a file of the test's: stale on purpose
     # --wheel-url ships the working tree as it is, under a version that says so
     assert main([str(tmp_path / "out2"), "--wheel-url", f"file://{tmp_path}/share/", "--root", str(repo)]) == 0
     (wheel,) = (tmp_path / "out2").glob("*.whl")
     assert "+src" in wheel.name
     with zipfile.ZipFile(wheel) as z:
-        assert b"a teacher's local change" in z.read("cnet_lib/book/exercises/core.py")
+        assert b"a teacher's local change" in z.read("cnet_lib/book/exercises/core.py")  # stale on purpose
 
 
 def test_repository_copies_need_a_clone(tmp_path, capsys):

@@ -1,16 +1,17 @@
-"""cnet_lib.sweep: rows for every manifestation, compression and the blocks-as-identity baseline."""
+"""cnet_lib.images.studies.sweep_measure and ``cnet sweep``: rows for every manifestation, compression and the blocks-as-identity baseline."""
 import json
 
 import pytest
 import torch
 
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images import manifestations as S
+from cnet_lib.images.studies import sweep_measure as S
+from cnet_lib.report import sweep_report as SR
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images.fake_data import write_fake_cifar
-from cnet_lib.images.image_data import load_dataset
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.core.models import ContinuousNet
 
 
@@ -67,7 +68,7 @@ def test_table_and_figure(data):
     _, d = data
     rows = S.manifestation_sweep(_model(skip_init=False), d.test_x, d.test_y, d.mean, d.std, schemes=("euler", "midpoint"),
                                  n_steps=(1, 2), compress=(2,), progress=False)
-    table = S.sweep_table(rows)
+    table = SR.sweep_table(rows)
     assert "identity" in table and "manifestation" in table and table.count("\n") >= len(rows)
     from cnet_lib.draw import fig_accuracy_vs_nt
 

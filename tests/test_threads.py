@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from cnet_lib import images as T
-from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.runtime.threads import image_step_flops, threads_for, torch_threads
 
 

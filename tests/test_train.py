@@ -1,4 +1,4 @@
-"""Training (cnet_lib.images.train_config, train_loop, train_state) and cnet_lib.runtime.checkpoint: refinement
+"""Training (cnet_lib.images.training.train_config, train_loop, train_state) and cnet_lib.runtime.checkpoint: refinement
 training, resume, refusal of other configs, NaN stop, the learning-rate schedule."""
 import json
 import math
@@ -10,10 +10,11 @@ import torch
 from cnet_lib.runtime import checkpoint as C
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
-from cnet_lib.images.image_presets import image_runs
-from cnet_lib.images.fake_data import write_fake_cifar
+from cnet_lib.images.training import train_config as TC, train_loop as TL, train_state as TS
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.core.models import count_parameters
-from cnet_lib.images.train_state import start_or_resume
+from cnet_lib.images.training.train_state import start_or_resume
 from cnet_lib.runtime.device import Precision
 
 
@@ -48,7 +49,7 @@ def test_smoke_run_with_refinement_in_the_middle(data_dir, tmp_path):
     assert h[1]["n_parameters"] == res.model.n_parameters()
     assert all(math.isfinite(r["train_loss"]) and 0 <= r["test_acc"] <= 1 and r["train_seconds"] > 0 for r in h)
     # results file: preset/seed/device/versions/timings
-    results = json.loads((tmp_path / "run" / T.RESULTS).read_text())
+    results = json.loads((tmp_path / "run" / TS.RESULTS).read_text())
     assert results["seed"] == 0 and results["epochs_done"] == 2 and len(results["history"]) == 2
     assert results["environment"]["device"] == "cpu" and results["environment"]["torch"] == str(torch.__version__)
     assert results["train_seconds_total"] > 0
@@ -103,15 +104,15 @@ def test_save_and_load_checkpoint(tmp_path):
 
 
 def test_nan_loss_stops_with_a_clear_error(data_dir):
-    with pytest.raises(T.TrainingDiverged, match=r"epoch 1, step \d+.*lower the learning rate"):
+    with pytest.raises(TL.TrainingDiverged, match=r"epoch 1, step \d+.*lower the learning rate"):
         T.train(tiny(data_dir, lr=1e12, scheme="euler", refine_at=(), epochs=3))
 
 
 def test_learning_rate_schedules():
     step = T.TrainConfig(lr=0.1, lr_schedule="step", lr_milestones=(2, 4), lr_decay=0.1, epochs=6)
-    assert [round(T.learning_rate(step, e), 6) for e in range(6)] == [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
+    assert [round(TC.learning_rate(step, e), 6) for e in range(6)] == [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
     cos = T.TrainConfig(lr=0.1, lr_schedule="cosine", epochs=4)
-    assert T.learning_rate(cos, 0) == pytest.approx(0.1) and T.learning_rate(cos, 2) == pytest.approx(0.05)
+    assert TC.learning_rate(cos, 0) == pytest.approx(0.1) and TC.learning_rate(cos, 2) == pytest.approx(0.05)
     assert "epochs" in cos.identity() and "epochs" not in step.identity()
     with pytest.raises(ValueError, match="refine_at"):
         T.TrainConfig(refine_at=(3, 1))
@@ -121,7 +122,7 @@ def test_learning_rate_schedules():
 
 def test_onecycle_schedule_rises_then_falls_in_straight_lines():
     cfg = T.TrainConfig(lr=0.4, lr_schedule="onecycle", warmup_epochs=3, epochs=10)
-    factors = [T.lr_factor(cfg, e) for e in range(10)]
+    factors = [TC.lr_factor(cfg, e) for e in range(10)]
     assert factors == [0.25, 0.5, 0.75, 1.0, 6 / 7, 5 / 7, 4 / 7, 3 / 7, 2 / 7, 1 / 7]
     assert max(factors) == 1.0 and all(f > 0 for f in factors)
     assert "epochs" in cfg.identity()  # the cycle's shape depends on it
@@ -177,15 +178,15 @@ def test_the_lr_scheduler_gives_the_closed_form_rates_to_the_bit(kw):
     cfg = T.TrainConfig(**kw)
     p = torch.nn.Parameter(torch.zeros(1))
     opt = torch.optim.SGD([p], lr=cfg.lr, momentum=0.9)
-    sched = T.lr_scheduler(cfg, opt)
+    sched = TC.lr_scheduler(cfg, opt)
     for epoch in range(cfg.epochs):
-        assert opt.param_groups[0]["lr"] == _closed_form(cfg, epoch) == T.learning_rate(cfg, epoch), epoch
+        assert opt.param_groups[0]["lr"] == _closed_form(cfg, epoch) == TC.learning_rate(cfg, epoch), epoch
         opt.step()
         sched.step()
     for start in range(1, cfg.epochs):
         resumed = torch.optim.SGD([p], lr=cfg.lr, momentum=0.9)
         resumed.load_state_dict({**opt.state_dict(), "param_groups": [{**opt.state_dict()["param_groups"][0], "lr": 9.0}]})
-        T.lr_scheduler(cfg, resumed, start)
+        TC.lr_scheduler(cfg, resumed, start)
         assert resumed.param_groups[0]["lr"] == _closed_form(cfg, start), start
 
 
@@ -201,7 +202,7 @@ def test_multistep_lr_would_not_be_exact():
         rates.append(opt.param_groups[0]["lr"])
         opt.step()
         multi.step()
-    assert rates[4] != _closed_form(cfg, 4) == T.learning_rate(cfg, 4)
+    assert rates[4] != _closed_form(cfg, 4) == TC.learning_rate(cfg, 4)
 
 
 def test_presets_table():
@@ -227,11 +228,11 @@ def test_command_line(data_dir, tmp_path, capsys):
     argv = ["--preset", "smoke", "--run", "euler_fixed", "--data-dir", data_dir, "--n-train", "64", "--n-test",
             "32", "--epochs", "1", "--out-dir", str(out), "--quiet", "--device", "cpu"]
     assert train_cli.main(argv) == 0
-    results = json.loads((out / T.RESULTS).read_text())
+    results = json.loads((out / TS.RESULTS).read_text())
     assert results["preset"] == "smoke" and results["config"]["scheme"] == "euler" and results["epochs_done"] == 1
     assert train_cli.main(argv) == 1 and "resume" in capsys.readouterr().err  # refuses to overwrite
     assert train_cli.main(argv[:-5] + ["--epochs", "2", "--out-dir", str(out), "--quiet", "--resume"]) == 0
-    assert json.loads((out / T.RESULTS).read_text())["epochs_done"] == 2
+    assert json.loads((out / TS.RESULTS).read_text())["epochs_done"] == 2
     assert train_cli.main(["--list"]) == 0 and "cifar100_wide_refined" in capsys.readouterr().out
 
 

@@ -7,12 +7,14 @@ typed into the chapters:
 * **reading** is computed from the chapter itself (:func:`reading_minutes`): its prose at
   :data:`WORDS_PER_MINUTE` words and its code at :data:`CODE_LINES_PER_MINUTE` lines a minute, rounded up
   to 5 minutes, and the number of its exercises;
-* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build
-  (:data:`CPU_BUILD`, copied from ``benchmarks/results/bench_book-cpu.json``, written by
-  ``benchmarks/bench_book.py``; ``tests/test_chapter_cards.py`` checks that they agree); on a GPU it is
-  said only where it was measured (:data:`GPU_RUN`), else "not measured", with the measured and estimated
-  training time of the ``gpu`` preset's image models for the image chapters
-  (:data:`cnet_lib.images.image_presets.IMAGE_PRESETS`).
+* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build, read from
+  ``benchmarks/results/bench_book-cpu.json`` (written by ``benchmarks/bench_book.py``;
+  :func:`cnet_lib.book.measurements.book_builds`); on a GPU it is said only where it was measured
+  (:func:`cnet_lib.book.measurements.gpu_chapters`), else "not measured", and what runs on the CPU in the
+  ``gpu`` preset is timed there (:func:`cnet_lib.book.measurements.gpu_preset_on_cpu`); with the measured and
+  estimated training time of the ``gpu`` preset's image models for the image chapters
+  (:data:`cnet_lib.images.runs.image_presets.IMAGE_PRESETS`).  Nothing is copied: the card changes when a
+  measurement is written again (``python -m cnet_lib notebook_tools fix`` writes it, ``check`` fails a stale one).
 
 ``python -m cnet_lib notebook_tools fix`` writes the card into the chapter's first cell, between
 :data:`CARD_START` and :data:`CARD_END` (HTML comments: invisible in Jupyter, Colab and the book), right
@@ -25,13 +27,13 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..images.image_presets import IMAGE_PRESETS
-from ..images.shipped import shipping_presets
+from ..images.runs.image_presets import IMAGE_PRESETS
+from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import duration
+from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, pendulum_training
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
 
-__all__ = ["Card", "CARDS", "BUILDS", "CPU_BUILD", "GPU_RUN", "GPU_PRESET_ON_CPU", "ON_CPU", "PENDULUM_TRAINING",
-           "WORDS_PER_MINUTE",
+__all__ = ["Card", "CARDS", "ON_CPU", "WORDS_PER_MINUTE",
            "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
            "with_card"]
 
@@ -49,7 +51,7 @@ class Card:
     """What a chapter assumes (``assumes``), what the reader will learn (``learn``), and whether it uses
     the two trained image models (``image_models``: then its run time depends on whether they are loaded
     or must be trained) or the pendulum's trained ODE-Nets (``pendulum_models``: loaded or trained once per
-    machine, on the device measured faster: :data:`PENDULUM_TRAINING`)."""
+    machine, on the device measured faster: :func:`cnet_lib.book.measurements.pendulum_training`)."""
 
     assumes: str
     learn: str
@@ -100,48 +102,9 @@ CARDS: dict[str, Card] = {
 }
 """Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""
 
-BUILDS: dict = {
-    "cpu": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 100.9,
-            "seconds": {"adaptive": 22.7, "continuousnet": 3.8, "how_to_use": 3.7, "manifestation_invariance": 4.4, "pendulum_integrators": 8.0, "refinement_training": 43.8, "resnet_euler": 5.7, "robustness": 3.7}},
-    "smoke": {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27", "build_seconds": 111.5,
-            "seconds": {}},
-}
-"""Fresh book builds, measured by ``benchmarks/bench_book.py`` (``benchmarks/results/bench_book-<preset>.json``,
-with the machine): the whole build and each chapter's execution, the ``cpu`` preset with the image models
-that ship with the book; ``not_executed``: chapters built without executing them (``--skip``), whose cards
-say "not measured"."""
-
-CPU_BUILD = BUILDS["cpu"]
-"""The ``cpu`` build of :data:`BUILDS`: the running times on the chapter cards."""
-
-GPU_RUN: dict = {"machine": "an H100", "date": "2026-11-27", "seconds": {
-    "adaptive": 219.3, "continuousnet": 15.1, "manifestation_invariance": 14.7, "refinement_training": 23.4,
-    "robustness": 14.8}}
-"""Each chapter's execution in the ``gpu`` preset on a GPU, with the image models that ship with the book
-(``benchmarks/results/gpu_chapters-gpu-check.json``, written by ``scripts/gpu_session.py``: every chapter ran at
-once, beside the ``cuda`` tests, so these are upper bounds; ``tests/test_chapter_cards.py`` checks them).  The
-pendulum chapters ran there in ``smoke`` only: their ``gpu`` preset is timed on a CPU (:data:`GPU_PRESET_ON_CPU`)."""
-
-GPU_PRESET_ON_CPU: dict = {"machine": "a 2-core x86_64 CPU", "date": "2026-11-27",
-                           "seconds": {"how_to_use": 3.0, "pendulum_integrators": 4.8, "resnet_euler": 7.9},
-                           "parts": {"adaptive": ("its pendulum cells", 11.2)}}
-"""Chapters, or their pendulum cells, that run on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone:
-what a reader of that preset waits for there on a machine with that CPU, whatever its GPU (the preset's ODE-Nets
-ship with the book: loaded, not trained).  ``seconds``: whole chapters (``benchmarks/results/gpu_preset_chapters-cpu.json``,
-from ``scripts/run_chapters.py --pendulum-preset gpu``); ``parts``: the pendulum cells of a chapter whose image part runs
-on the GPU (``benchmarks/results/adaptive_pendulum-gpu.json``, ``benchmarks/bench_adaptive_pendulum.py``).
-``tests/test_chapter_cards.py`` checks both against their files."""
-
 ON_CPU = "on the CPU, with or without a GPU, with the ODE-Nets that ship with the book"
-"""Said of what :data:`GPU_PRESET_ON_CPU` times: the pendulum's evaluations run on the CPU, and the ``gpu`` preset's
-ODE-Nets are loaded."""
-
-PENDULUM_TRAINING: dict = {"date": "2026-11-27", "preset": "gpu", "models": 9, "runs": [
-    {"machine": "a 2-core x86_64 CPU", "device": "cpu", "batched": 34.5, "one_after_another": 86.2}]}
-"""Training every ODE-Net of the ``gpu`` preset's study at once (:func:`cnet_lib.pendulum.train_batched`, ``batched``
-seconds) and one after another as the chapters did before (``one_after_another``: ``train_odenet`` on that machine's
-CPU), per machine and device, each pair from one run of ``benchmarks/bench_pendulum_batched.py``
-(``benchmarks/results/pendulum_batched-gpu-<device>.json``; ``tests/test_chapter_cards.py`` checks them)."""
+"""Said of what :func:`cnet_lib.book.measurements.gpu_preset_on_cpu` times: the pendulum's evaluations run on the
+CPU, and the ``gpu`` preset's ODE-Nets are loaded."""
 
 
 def reading_minutes(nb: Mapping) -> int:
@@ -160,22 +123,23 @@ def reading_minutes(nb: Mapping) -> int:
 
 def _running(name: str, card: Card) -> str:
     """The card's running time: measured in the ``cpu`` preset, and on a GPU where measured."""
-    cpu = CPU_BUILD["seconds"].get(name)
+    cpu_build, gpu_run, gpu_preset = book_builds()["cpu"], gpu_chapters(), gpu_preset_on_cpu()
+    cpu = cpu_build["seconds"].get(name)
     if cpu is None:
         text = "`cpu` preset: not measured"
     else:
         shipped = " with the image models that ship with the book" if card.image_models else ""
-        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {CPU_BUILD['machine']})"
-    gpu = GPU_RUN["seconds"].get(name)
-    on_cpu = GPU_PRESET_ON_CPU["seconds"].get(name)
-    part = GPU_PRESET_ON_CPU["parts"].get(name)
+        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {cpu_build['machine']})"
+    gpu = gpu_run["seconds"].get(name)
+    on_cpu = gpu_preset["seconds"].get(name)
+    part = gpu_preset["parts"].get(name)
     cpu_alone = ""
     if on_cpu or part:
         what, runs = (f"{part[0]} {duration(part[1])}", "they run") if part else (duration(on_cpu), "the chapter runs")
-        cpu_alone = f"{what} on {GPU_PRESET_ON_CPU['machine']} alone ({runs} {ON_CPU})"
+        cpu_alone = f"{what} on {gpu_preset['machine']} alone ({runs} {ON_CPU})"
     if gpu is not None:
         shipped = " with the shipped image models" if card.image_models else ""
-        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {GPU_RUN['machine']}"
+        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {gpu_run['machine']}"
         text += (f", and {cpu_alone}" if cpu_alone else "") + " (measured)."
     elif cpu_alone:
         text += f"; `gpu` preset: {cpu_alone} (measured)."
@@ -190,7 +154,7 @@ def _running(name: str, card: Card) -> str:
 
 def _pendulum_models() -> str:
     """Where the chapter's ODE-Nets come from, and on which device they train when they are trained."""
-    t = PENDULUM_TRAINING
+    t = pendulum_training()
     runs = "; ".join(f"{duration(r['batched'])} on {r['machine']} ({r['device']}), against "
                      f"{duration(r['one_after_another'])} one after another" for r in t["runs"])
     gpu = "" if any(r["device"] != "cpu" for r in t["runs"]) else "; on a GPU: not measured yet"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..images.cifar_files import CifarFileError
-from ..images.datasets import DatasetNotFoundError
+from ..images.data.cifar_files import CifarFileError
+from ..images.data.datasets import DatasetNotFoundError
 from ..runtime.checkpoint import CheckpointError, CheckpointSaveError
 from ..runtime.files import FolderNotWritable
 from ..runtime.locks import FolderBusy

@@ -22,8 +22,8 @@ from typing import Mapping, Optional
 import torch
 
 from ..draw.html_figures import BOOK_RENDERER, book_renderer, plotlyjs_html
-from ..images.image_presets import expected_training
-from ..images.shipped import shipping_presets
+from ..images.runs.image_presets import expected_training
+from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
 from .faults import show_faults_briefly

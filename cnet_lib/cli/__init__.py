@@ -1,10 +1,15 @@
-"""The command lines, the top layer: ``python -m cnet_lib <command> ...`` (:mod:`cnet_lib.__main__`).
+"""The command lines, the top layer: ``cnet <command> ...`` or ``python -m cnet_lib <command> ...``
+(:mod:`cnet_lib.__main__`: argparse sub-commands).
 
-One module per command, ``cnet_lib/cli/<command>.py``, each with the same conventions: a one-line
-``SUMMARY``, ``main(argv=None) -> int`` built on argparse, the environment's settings read once
-(:meth:`cnet_lib.runtime.settings.Settings.from_environment`) and overridden by the options, a fault said
-in one line ``error: ...`` with exit status 1 (2 for a wrong option), and 130 after Ctrl-C.
-:data:`COMMANDS` names them; adding a command is adding its module here.  The teacher's commands (``student``,
+One module per command, ``cnet_lib/cli/<command>.py``, each with the same conventions
+(:mod:`.command_line`, the one module here that is no command): a one-line ``SUMMARY``, its options
+(``add_arguments``), ``run(args) -> int`` that raises on a fault, ``INTERRUPTED`` (what Ctrl-C leaves behind), and
+``main(argv=None) -> int`` that runs it alone; the environment's settings are read once
+(:meth:`cnet_lib.runtime.settings.Settings.from_environment`) and overridden by the options.  One handler
+(:func:`.command_line.handled`) says a fault in one line ``error: ...`` with exit status 1 (2 for a wrong
+option), and 130 after Ctrl-C.  (``grade`` still parses and handles its own; it takes the convention once the
+grader's isolation, issue 29, has landed.)  :data:`COMMANDS` names them; adding a command is adding its module
+here.  The teacher's commands (``student``,
 ``grade``, ``answers``) need :mod:`cnet_lib.teacher`, which a student's install does not carry: there they
 are not listed.
 """

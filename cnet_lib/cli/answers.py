@@ -14,31 +14,39 @@ from typing import Optional, Sequence
 from ..book.exercises.catalogue import CATALOGUE, DIFFICULTY
 from ..runtime.rows import format_table
 from ..teacher.public_answers import stale_answers, write_public_answers
+from .command_line import command_main
 
-__all__ = ["SUMMARY", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]
 
 SUMMARY = "The exercises (points, minutes, difficulty) and their public answers (--write recomputes them)"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; returns its exit status (0 up to date or written, 1 stale, 2 a wrong option, 130 interrupted)."""
-    ap = argparse.ArgumentParser(prog="python -m cnet_lib answers", description=SUMMARY + ".")
-    ap.add_argument("--write", action="store_true", help="recompute public_answers.json from the references")
-    args = ap.parse_args(argv)
-    try:
-        rows = [{"exercise": r.name, "chapter": r.chapter, "points": r.points, "minutes": r.minutes,
-                 "difficulty": f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"} for r in CATALOGUE]
-        print(format_table(rows, [(c, c, "{}") for c in ("exercise", "chapter", "points", "minutes", "difficulty")], left=2))
-        if args.write:
-            print(f"\nwrote {write_public_answers()}")
-            return 0
-        stale = stale_answers()
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+INTERRUPTED = "interrupted"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options: --write."""
+    p.add_argument("--write", action="store_true", help="recompute public_answers.json from the references")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the exercises; check (or --write) their public answers: 0 up to date or written, 1 stale."""
+    rows = [{"exercise": r.name, "chapter": r.chapter, "points": r.points, "minutes": r.minutes,
+             "difficulty": f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"} for r in CATALOGUE]
+    print(format_table(rows, [(c, c, "{}") for c in ("exercise", "chapter", "points", "minutes", "difficulty")], left=2))
+    if args.write:
+        print(f"\nwrote {write_public_answers()}")
+        return 0
+    stale = stale_answers()
     if stale:
         print(f"\nerror: the public answers of {', '.join(stale)} are out of date: run python -m cnet_lib answers --write",
               file=sys.stderr)
         return 1
     print("\nthe public answers are up to date")
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0 up to
+    date or written, 1 stale, 2 a wrong option, 130 interrupted)."""
+    return command_main(sys.modules[__name__], argv)

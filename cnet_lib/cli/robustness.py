@@ -1,5 +1,5 @@
-"""``python -m cnet_lib robustness``: the robustness study of trained ContinuousNets
-(:mod:`cnet_lib.images.robustness_conditions`).
+"""``cnet robustness`` (or ``python -m cnet_lib robustness``): the robustness study of trained ContinuousNets
+(:mod:`cnet_lib.images.studies.robustness_measure`).
 
     python -m cnet_lib robustness RK4_CHECKPOINT EULER_CHECKPOINT --graph rk4_classic --out robustness.json
 
@@ -19,26 +19,27 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core.validation import check_int
-from ..images.checks import check_robustness_grid
-from ..images.image_data import load_dataset
-from ..images.image_presets import IMAGE_PRESETS, robustness_grid
-from ..images.judgement import judge, word_verdict
-from ..images.robustness_conditions import DEFAULT_GRID, conditions_to_json, robustness_study, summarise
-from ..images.train_state import load_model
-from ..runtime.checkpoint import CheckpointSaveError, atomic_write_text
+from ..images.data.image_data import load_dataset
+from ..images.runs.image_presets import IMAGE_PRESETS, robustness_grid
+from ..images.studies.checks import check_robustness_grid
+from ..images.studies.robustness_measure import DEFAULT_GRID, conditions_to_json, robustness_study, summarise
+from ..images.studies.robustness_verdict import judge
+from ..images.training.train_state import load_model
+from ..report.robustness_report import word_verdict
+from ..runtime.checkpoint import atomic_write_text
 from ..runtime.device import environment
-from ..runtime.memory import is_out_of_memory, out_of_memory_message
+from ..runtime.memory import out_of_memory_hint
 from ..runtime.rows import format_table
 from ..runtime.settings import Settings
+from .command_line import UsageError, command_main
 
-__all__ = ["SUMMARY", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]
 
 SUMMARY = "The robustness study of trained ContinuousNets: weight noise, quantization, input noise, the verdict"
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options: the checkpoints, the grid (any part of it), the test images, where the rows go."""
-    p = argparse.ArgumentParser(prog="python -m cnet_lib robustness", description=SUMMARY + ".")
     p.add_argument("checkpoints", nargs="+", help="checkpoint.pt files written by python -m cnet_lib train (or their out-dirs)")
     p.add_argument("--graph", nargs="+", metavar=("SCHEME", "N_STEPS"),
                    help="also evaluate every model on this scheme (and N_t; default its own N_t)")
@@ -57,7 +58,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="e.g. cpu, cuda (default: $CNET_DEVICE, else CUDA when available)")
     p.add_argument("--out", help="JSON file (default: robustness.json beside the first checkpoint)")
     p.add_argument("--quiet", action="store_true")
-    return p
 
 
 def _label(path: Path) -> str:
@@ -95,26 +95,18 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
     return models, grid, graphs, data, study
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; returns its exit status (0 done, 1 an error said in one line, 2 a wrong option,
-    130 interrupted)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+INTERRUPTED = ("interrupted; nothing was written (the rows are written once, when the study ends): run the same "
+               "command again")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the study, print its rows and verdict, write them; 0 when done."""
     if args.graph and (len(args.graph) > 2 or not all(n.isdigit() and int(n) >= 1 for n in args.graph[1:])):
-        parser.error(f"--graph {' '.join(args.graph)}: it takes a scheme and, optionally, N_t as a whole number >= 1, "
-                     "e.g. --graph rk4_classic 8")
+        raise UsageError(f"--graph {' '.join(args.graph)}: it takes a scheme and, optionally, N_t as a whole number "
+                         ">= 1, e.g. --graph rk4_classic 8")
     paths = [Path(c) for c in args.checkpoints]
-    try:
+    with out_of_memory_hint(args.device or "the device", "computing the robustness study", args.batch_size):
         models, grid, graphs, data, study = _study(args, paths, Settings.from_environment())
-    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
-        if is_out_of_memory(err):
-            err = out_of_memory_message(args.device or "the device", "computing the robustness study", args.batch_size)
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted; nothing was written (the rows are written once, when the study ends): run the same "
-              "command again", file=sys.stderr)
-        return 130
     for label, conds in study.items():
         print(f"\n{label}")
         print(format_table(summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
@@ -123,15 +115,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                               ("bytes", "bytes", "{}")], left=2))
     names = list(models)
     if len(names) == 2:
-        print("\n" + "\n".join(word_verdict(judge(study, names[0], names[1]))))
+        print("\n" + word_verdict(judge(study, names[0], names[1]), width=None))
     out = Path(args.out) if args.out else (paths[0] if paths[0].is_dir() else paths[0].parent) / "robustness.json"
     payload = {"checkpoints": [str(p) for p in paths], "grid": grid, "graphs": graphs, "n_test": len(data.test_y),
                "environment": environment(data.test_x.device), "rows": {k: summarise(v) for k, v in study.items()},
                "study": {k: conditions_to_json(v) for k, v in study.items()}}
-    try:
-        atomic_write_text(out, json.dumps(payload, indent=1))
-    except CheckpointSaveError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    atomic_write_text(out, json.dumps(payload, indent=1))
     print(f"rows written to {out}")
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0 done,
+    1 an error said in one line, 2 a wrong option, 130 interrupted)."""
+    return command_main(sys.modules[__name__], argv)

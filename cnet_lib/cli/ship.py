@@ -1,10 +1,10 @@
 """``python -m cnet_lib ship PRESET``: train a preset's image models and ship them with the book.
 
-Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.run_store.trained_runs`,
+Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.runs.run_store.trained_runs`,
 never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
 everything a chapter reads (and the other training seeds' numbers, ``seeds.json``, where the run folder
-holds them: :mod:`cnet_lib.images.seed_files`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
-exact command, the run's identity hash (:func:`cnet_lib.images.run_folders.identity_hash`; a changed preset
+holds them: :mod:`cnet_lib.images.studies.seed_cached`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
+exact command, the run's identity hash (:func:`cnet_lib.images.runs.run_folders.identity_hash`; a changed preset
 makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
 data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
 training them, and say so.
@@ -34,24 +34,26 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..images.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
-from ..images.cached_studies import robustness_cache, robustness_runs, sweep_cache, sweep_runs
-from ..images.image_presets import robustness_grid, sweep_grid
-from ..images.run_folders import identity_hash
-from ..images.run_store import trained_runs
-from ..images.seed_files import SEEDS_FILE
-from ..images.shipped import MANIFEST, SHIPPED
-from ..images.theta_record import SNAPSHOTS
-from ..images.train_state import CHECKPOINT, RESULTS
+from ..images.runs.image_presets import robustness_grid, sweep_grid
+from ..images.runs.run_folders import identity_hash
+from ..images.runs.run_store import trained_runs
+from ..images.runs.shipped import MANIFEST, SHIPPED
+from ..images.runs.theta_record import SNAPSHOTS
+from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
+from ..images.studies.robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
+from ..images.studies.seed_cached import SEEDS_FILE
+from ..images.studies.sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
+from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
+from .command_line import UsageError, command_main
 
-__all__ = ["SUMMARY", "ship", "restudy", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "ship", "restudy", "add_arguments", "run", "main"]
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
-STUDY_PREFIXES = ("sweep-", "robustness-", ADAPTIVE_PREFIX)
+STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
 
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED) -> list[Path]:
@@ -148,31 +150,34 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     return written
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; returns its exit status (0 done, 1 an error said in one line, 2 a wrong option,
-    130 interrupted)."""
-    p = argparse.ArgumentParser(prog="python -m cnet_lib ship", description=SUMMARY + ".")
+INTERRUPTED = "interrupted; what was trained is kept in the runs folder: run the same command again"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options: the preset, what the data is, train or --restudy, where to train, the device."""
     p.add_argument("preset")
     p.add_argument("--data-description", help="what the data is, in words (goes into the manifest; needed unless "
                    "--restudy)")
     p.add_argument("--restudy", action="store_true", help="recompute the studies of the shipped models, not their training")
     p.add_argument("--root", help="runs root to train into (default: $CNET_RUNS_DIR, else ~/.cache/cnet_lib/runs)")
     p.add_argument("--device", default="cpu")
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ship (or restudy) the preset's models; 0 when done."""
     if not args.restudy and not args.data_description:
-        p.error("--data-description is needed to ship newly trained models")
-    try:
-        settings = Settings.from_environment(preset=args.preset, runs_dir=args.root, device=args.device)
-        command = (f"CNET_DATA_DIR=<the folder {settings.data_dir.name}> python -m cnet_lib ship "
-                   + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])))
-        if args.restudy:
-            restudy(settings, command)
-        else:
-            ship(settings, args.data_description, command)
-    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted; what was trained is kept in the runs folder: run the same command again", file=sys.stderr)
-        return 130
+        raise UsageError("--data-description is needed to ship newly trained models")
+    settings = Settings.from_environment(preset=args.preset, runs_dir=args.root, device=args.device)
+    command = (f"CNET_DATA_DIR=<the folder {settings.data_dir.name}> python -m cnet_lib ship "
+               + " ".join(shlex.quote(a) for a in args.argv))
+    if args.restudy:
+        restudy(settings, command)
+    else:
+        ship(settings, args.data_description, command)
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0 done,
+    1 an error said in one line, 2 a wrong option, 130 interrupted)."""
+    return command_main(sys.modules[__name__], argv)

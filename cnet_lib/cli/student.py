@@ -1,4 +1,4 @@
-"""``python -m cnet_lib student OUTDIR``: write the student copies of the chapters
+"""``cnet student OUTDIR`` (or ``python -m cnet_lib student``): write the student copies of the chapters
 (:mod:`cnet_lib.book.student_copies`) and the teacher's answer key (:mod:`cnet_lib.teacher.answer_key`).
 
     python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR
@@ -16,15 +16,15 @@ from ..book.student_copies import (StudentExportError, chapters_with_exercises, 
                                    wheel_install)
 from ..book.toc import find_root
 from ..teacher.answer_key import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
+from .command_line import command_main
 
-__all__ = ["SUMMARY", "main"]
+__all__ = ["SUMMARY", "FAULTS", "INTERRUPTED", "add_arguments", "run", "main"]
 
 SUMMARY = "Write student copies of the chapters (no solutions, no path to them, the library pinned) and the answer key"
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The options: where the copies and the key go, how the copies install the library, which chapters."""
-    ap = argparse.ArgumentParser(prog="python -m cnet_lib student", description=SUMMARY + ".")
     ap.add_argument("outdir", type=Path)
     how = ap.add_mutually_exclusive_group(required=True)
     how.add_argument("--wheel-url", metavar="URL",
@@ -39,7 +39,6 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
                     help=f"seconds per exercise when grading (default {DEFAULT_TIME_LIMIT:g})")
     ap.add_argument("--root", type=Path, default=None, help="repository root (default: found from the cwd)")
-    return ap
 
 
 def _keydir(args) -> Path:
@@ -61,26 +60,22 @@ def _write_key(args, root: Path, build: str, chapters: Sequence[str]) -> Path:
     return write_key(keydir, new, solution_sources(root))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; returns its exit status (0 done, 1 an error said in one line, 2 a wrong option,
-    130 interrupted)."""
-    args = _parser().parse_args(argv)
-    try:
-        root = find_root(args.root)
-        chapters = args.chapters or chapters_with_exercises(root)
-        _keydir(args)
-        install = wheel_install(root, args.outdir, args.wheel_url) if args.wheel_url else repository_install(root)
-        written = export(args.outdir, root, install, chapters)
-        keydir = _write_key(args, root, install.build, [p.stem for p in written]) if written else None
-    except (StudentExportError, OSError, ValueError, KeyError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted: run the same command again (the copies are written anew)", file=sys.stderr)
-        return 130
+FAULTS = (StudentExportError, KeyError)
+"""Said in one line besides the shared ones (:data:`cnet_lib.cli.command_line.FAULTS`)."""
+
+INTERRUPTED = "interrupted: run the same command again (the copies are written anew)"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the copies, the wheel (or the repository's install) and the answer key; 0 when done."""
+    root = find_root(args.root)
+    chapters = args.chapters or chapters_with_exercises(root)
+    _keydir(args)
+    install = wheel_install(root, args.outdir, args.wheel_url) if args.wheel_url else repository_install(root)
+    written = export(args.outdir, root, install, chapters)
     if not written:
-        print("error: no notebooks listed in _toc.yml", file=sys.stderr)
-        return 1
+        raise ValueError("no notebooks listed in _toc.yml")
+    keydir = _write_key(args, root, install.build, [p.stem for p in written])
     for p in written:
         print(f"wrote {p}")
     print(f"\nThe copies install cnet-lib {install.build} from {install.source} (on Colab, in their first cell).")
@@ -97,3 +92,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("Note: the install cell names the book's repository, where students can find the solutions; "
               "--wheel-url avoids that.")
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0 done,
+    1 an error said in one line, 2 a wrong option, 130 interrupted)."""
+    return command_main(sys.modules[__name__], argv)

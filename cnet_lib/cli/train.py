@@ -1,11 +1,11 @@
-"""``python -m cnet_lib train``: train a ContinuousNet on CIFAR with refinement, checkpoints and resume.
+"""``cnet train`` (or ``python -m cnet_lib train``): train a ContinuousNet on CIFAR with refinement, checkpoints and resume.
 
     python -m cnet_lib train --list                                          # the presets' runs
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4 --resume
 
-The training itself is :func:`cnet_lib.images.train_loop.train`; the presets' runs are in
-:mod:`cnet_lib.images.image_presets`.  The data folder, device, CUDA graphs and CPU threads not given
+The training itself is :func:`cnet_lib.images.training.train_loop.train`; the presets' runs are in
+:mod:`cnet_lib.images.runs.image_presets`.  The data folder, device, CUDA graphs and CPU threads not given
 as options come from the environment's settings (:class:`cnet_lib.runtime.settings.Settings`).
 """
 from __future__ import annotations
@@ -17,23 +17,23 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..images.datasets import DATASETS
-from ..images.image_presets import image_runs
-from ..images.train_config import LR_SCHEDULES, TrainConfig
-from ..images.train_loop import train
-from ..images.train_state import RESULTS, interrupted_message
-from ..runtime.memory import is_out_of_memory, out_of_memory_message
+from ..images.data.datasets import DATASETS
+from ..images.runs.image_presets import image_runs
+from ..images.training.train_config import LR_SCHEDULES, TrainConfig
+from ..images.training.train_loop import train
+from ..images.training.train_state import RESULTS, interrupted_message
+from ..runtime.memory import out_of_memory_hint
 from ..runtime.preset_names import PRESETS
 from ..runtime.settings import Settings
+from .command_line import UsageError, command_main
 
-__all__ = ["SUMMARY", "main"]
+__all__ = ["SUMMARY", "add_arguments", "run", "interrupted", "main"]
 
 SUMMARY = "Train a ContinuousNet on CIFAR with refinement; checkpoints every epoch (--resume continues)"
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options: a preset's run or plain TrainConfig defaults, each config field as an option."""
-    p = argparse.ArgumentParser(prog="python -m cnet_lib train", description=SUMMARY + ".")
     p.add_argument("--preset", choices=PRESETS, help="start from a preset run (default: plain TrainConfig defaults)")
     p.add_argument("--run", help="which run of the preset (see --list)")
     p.add_argument("--list", action="store_true", help="print the preset runs and exit")
@@ -71,54 +71,58 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cuda-graphs", dest="cuda_graphs", action="store_false", default=None,
                    help="CUDA: run every step eagerly instead of replaying a CUDA graph")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    return p
 
 
 _CLI_FIELDS = ("data_dir", "dataset", "n_train", "n_test", "channels", "n_basis", "n_steps", "scheme", "basis",
                "epsilon", "epsilon_stitch", "skip_init", "epochs", "batch_size", "eval_batch_size", "lr", "momentum",
-               "weight_decay",
-               "lr_schedule", "lr_milestones", "lr_decay", "warmup_epochs", "nesterov", "label_smoothing", "refine_at", "seed", "device", "amp", "cuda_graphs")
+               "weight_decay", "lr_schedule", "lr_milestones", "lr_decay", "warmup_epochs", "nesterov", "label_smoothing",
+               "refine_at", "seed", "device", "amp", "cuda_graphs")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; returns its exit status (0 done, 1 an error said in one line, 2 a wrong option,
-    130 interrupted)."""
-    args = _parser().parse_args(argv)
+def _out_dir(args: argparse.Namespace) -> str:
+    return args.out_dir or os.path.join("runs", f"{args.preset}-{args.run}" if args.preset else "train")
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    """Which epoch is safe on disk, and how to continue."""
+    return interrupted_message(Path(_out_dir(args)))
+
+
+def _list_runs() -> int:
+    for name in PRESETS:
+        for run, cfg in image_runs(name).items():
+            print(f"{name:6s} {run:22s} {cfg.dataset} channels={list(cfg.channels)} {cfg.scheme} "
+                  f"M=N_t {cfg.n_basis}->{cfg.final_n_steps()} refine_at={list(cfg.refine_at)} epochs={cfg.epochs}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train (or list the presets' runs); 0 when done."""
     if args.list:
-        for name in PRESETS:
-            for run, cfg in image_runs(name).items():
-                print(f"{name:6s} {run:22s} {cfg.dataset} channels={list(cfg.channels)} {cfg.scheme} "
-                      f"M=N_t {cfg.n_basis}->{cfg.final_n_steps()} refine_at={list(cfg.refine_at)} epochs={cfg.epochs}")
-        return 0
+        return _list_runs()
     overrides = {k: getattr(args, k) for k in _CLI_FIELDS if getattr(args, k) is not None}
+    base = {}
     if args.preset:
         runs = image_runs(args.preset)
         if args.run not in runs:
-            print(f"--preset {args.preset} needs --run, one of: {', '.join(runs)}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--preset {args.preset} needs --run, one of: {', '.join(runs)}")
         base = dataclasses.asdict(runs[args.run])
-    else:
-        base = {}
-    out_dir = args.out_dir or os.path.join("runs", f"{args.preset}-{args.run}" if args.preset else "train")
-    try:
-        settings = Settings.from_environment()
-        execution = dict(data_dir=str(settings.data_dir), device=str(settings.device), cuda_graphs=settings.cuda_graphs,
-                         threads=settings.threads)
-        cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": out_dir, "resume": args.resume,
+    settings = Settings.from_environment()
+    execution = dict(data_dir=str(settings.data_dir), device=str(settings.device), cuda_graphs=settings.cuda_graphs,
+                     threads=settings.threads)
+    # every config error, a busy, damaged or unwritable folder, a full disk, damaged data: one line (command_line)
+    with out_of_memory_hint(args.device or "the device", "training", {**base, **overrides}.get("batch_size", 128)):
+        cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": _out_dir(args), "resume": args.resume,
                              "progress": not args.quiet})
         result = train(cfg, source=settings.download_source(cfg.dataset))
-    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
-        # every config error, a busy, damaged or unwritable folder, a full disk, damaged data, running out of memory
-        if is_out_of_memory(err) and not str(err).startswith("out of memory on"):
-            err = out_of_memory_message(args.device or "the device", "training",
-                                        {**base, **overrides}.get("batch_size", 128))
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"\n{interrupted_message(Path(out_dir))}", file=sys.stderr)
-        return 130
     if result.history:
         h = result.history[-1]
         print(f"done: {len(result.history)} epochs, test acc {h['test_acc']:.4f}, "
               f"{result.results['train_seconds_total']:.1f} s training; {cfg.out_dir}/{RESULTS}")
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command alone (:func:`cnet_lib.cli.command_line.command_main`); returns its exit status (0 done,
+    1 an error said in one line, 2 a wrong option, 130 interrupted)."""
+    return command_main(sys.modules[__name__], argv)

@@ -1,31 +1,38 @@
-"""Drawing, the layer between the studies and the book: the book's plotly helpers (:mod:`.plotting`), a
+"""Drawing, the layer between the reports and the book: the book's plotly helpers (:mod:`.plotting`), a
 figure as the book's HTML (:mod:`.html_figures`), live apps (:mod:`.widgets`, :mod:`.widget_view`), and
 the figures and live apps of both studies (:mod:`.pendulum_figures`, :mod:`.image_figures`,
-:mod:`.robustness_figures`, :mod:`.image_apps`, :mod:`.robustness_app`; their answers in two steps:
-:mod:`.progressive`).  Only this layer and :mod:`cnet_lib.book` import plotly,
-IPython or ipywidgets.
+:mod:`.robustness_figures`, :mod:`.adaptive_figures`, :mod:`.image_apps`, :mod:`.robustness_app`,
+:mod:`.adaptive_app`; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
+sampling error said: :mod:`.quick_answers`, not re-exported).  Only this layer and :mod:`cnet_lib.book` import
+plotly, IPython or ipywidgets.
 
-Every public name of these modules is re-exported here, so a chapter writes ``draw.fig_accuracy_vs_nt(sweeps)``.
+Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
+a chapter writes ``draw.fig_accuracy_vs_nt(sweeps)``.
 """
-from . import html_figures, image_apps, image_figures, pendulum_figures, plotting, robustness_figures, widget_view
-from . import progressive, robustness_app, widgets
-from . import adaptive_app, adaptive_figures
-from .adaptive_app import *  # noqa: F401,F403
-from .adaptive_figures import *  # noqa: F401,F403
-from .html_figures import *  # noqa: F401,F403
-from .image_apps import *  # noqa: F401,F403
-from .image_figures import *  # noqa: F401,F403
-from .pendulum_figures import *  # noqa: F401,F403
-from .plotting import *  # noqa: F401,F403
-from .progressive import *  # noqa: F401,F403
-from .robustness_app import *  # noqa: F401,F403
-from .robustness_figures import *  # noqa: F401,F403
-from .widget_view import *  # noqa: F401,F403
-from .widgets import *  # noqa: F401,F403
+from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, pendulum_figures, plotting,
+               progressive, robustness_app, robustness_figures, widget_view, widgets)
+from .plotting import (slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
+                       LEGEND_RIGHT, LEGEND_BELOW)
+from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, book_renderer, wrap_title,
+                           below_modebar, figure_html, plotlyjs_html)
+from .progressive import Progressive, Refiner
+from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
+from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE
+from .pendulum_figures import (fig_exact_motion, fig_against_exact, fig_scheme_explorer, fig_training_loss,
+                               fig_trajectories, fig_convergence, fig_interchange, fig_rollout_explorer,
+                               fig_dt_data_control, live_rollout_app)
+from .image_figures import (fig_basis_functions, fig_theta_bases, fig_training_curves, fig_theta_refinement,
+                            fig_manifestations, fig_accuracy_vs_nt, fig_sweep_explorer)
+from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fig_quantization, fig_input_noise,
+                                 fig_drops, fig_robustness_explorer)
+from .image_apps import live_sweep_app, evaluate_in_chunks, mosaic
+from .robustness_app import live_robustness_app, study_label, active_conditions
+from .adaptive_figures import (PAIR_DASH, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
+                               fig_equal_cost)
+from .adaptive_app import LIVE_TOLERANCES, fig_step_explorer, live_adaptive_app
 
 MODULES = (plotting, html_figures, widget_view, progressive, widgets, pendulum_figures, image_figures, robustness_figures,
-           image_apps, robustness_app)
-MODULES += (adaptive_figures, adaptive_app)
+           image_apps, robustness_app, adaptive_figures, adaptive_app)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

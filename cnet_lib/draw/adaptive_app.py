@@ -11,12 +11,12 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 import torch
 
-from ..images.adaptive_steps import adaptive_grid, live_images, mean_nfe
-from ..images.batches import iterate_batches
-from ..images.checks import check_study_inputs
-from ..images.study_inputs import study_data
-from ..images.study_run import StudyRun
-from ..runtime.device import resolve_device
+from ..images.data.batches import iterate_batches
+from ..images.runs.image_presets import adaptive_grid, live_images
+from ..images.runs.study_inputs import study_data
+from ..images.runs.study_run import StudyRun, study_device
+from ..images.studies.adaptive_measure import mean_nfe
+from ..images.studies.checks import check_study_inputs
 from ..runtime.vocabulary import run_color, run_label
 from .plotting import book_layout, dropdown_slider_figure
 from .widgets import Choice, Steps, live_app
@@ -77,13 +77,13 @@ def _evaluate(run: StudyRun, x, y, mean, std, own_pred, pair: str, tol: float, b
 
 def live_adaptive_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: Optional[int] = None):
     """A live app (model, pair, tolerance): evaluates the trained model with adaptive steps on the first
-    ``n_images`` test images (default :func:`cnet_lib.images.adaptive_steps.live_images` of the preset) on
+    ``n_images`` test images (default :func:`cnet_lib.images.studies.adaptive_measure.live_images` of the preset) on
     ``device`` (default: the model's) in batches of the study's size, and shows the first batch's accepted
     steps per block with the accuracy, the share of classes unchanged from the model's own graph and the
     rate evaluations per image."""
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
-    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    dev = study_device(first, device)
     data = study_data(first.config, first.settings, dev, with_train=False)
     n = n_images or live_images(first.config.preset)
     x, y = data.test_x[:n], data.test_y[:n]

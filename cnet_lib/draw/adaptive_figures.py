@@ -3,7 +3,7 @@ and for the image models accuracy and rate evaluations against the tolerance, wh
 in depth-time, and the adaptive solver against fixed-step graphs of equal cost.
 
 Every figure is built from precomputed numbers (:mod:`cnet_lib.pendulum.adaptive_flows`,
-:mod:`cnet_lib.images.adaptive_steps`), so its sliders work in the static book; colours and labels come from
+:mod:`cnet_lib.images.studies.adaptive_measure`), so its sliders work in the static book; colours and labels come from
 :mod:`cnet_lib.runtime.vocabulary` (a model keeps its run's colour, a pair its dash: ``bosh3`` dashed).
 """
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Mapping, Sequence
 import plotly.graph_objects as go
 
 from ..core.schemes import get_scheme
-from ..images.adaptive_steps import BINS
-from ..images.adaptive_tables import adaptive_rows, equal_cost_rows
+from ..images.studies.adaptive_measure import BINS, adaptive_rows, equal_cost_rows
 from ..runtime.vocabulary import SCHEME_COLORS, run_color, run_label, scheme_color
 from .plotting import book_layout, loglog_style, reference_slope, slider_figure
 

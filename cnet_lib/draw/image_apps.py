@@ -3,7 +3,7 @@
 :mod:`cnet_lib.draw.robustness_app`.  :func:`cnet_lib.draw.widgets.live_app` turns the controls into
 widgets, and the static book shows the figure given as ``static_fallback_fig`` in their place.
 
-Every interaction answers at once (:mod:`cnet_lib.images.quick_answers`): from the run's cached sweep
+Every interaction answers at once (:mod:`cnet_lib.draw.quick_answers`): from the run's cached sweep
 when the graph is one the sweep evaluated, else from the first images that a fixed budget of
 floating-point operations allows, with the ± of that sample, refined to all of the app's images in the
 background (:class:`cnet_lib.draw.progressive.Progressive`).
@@ -17,15 +17,14 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 import torch
 
-from ..images.checks import check_study_inputs
-from ..images.evaluation import Evaluator
-from ..images.image_presets import sweep_grid
-from ..images.quick_answers import Estimate, estimate_from, quick_size, sweep_answer
-from ..images.study_inputs import study_data
-from ..images.study_run import StudyRun
-from ..runtime.device import resolve_device
+from ..images.runs.image_presets import sweep_grid
+from ..images.runs.study_inputs import study_data
+from ..images.runs.study_run import StudyRun, study_device
+from ..images.studies.checks import check_study_inputs
+from ..images.training.evaluation import Evaluator
 from ..runtime.vocabulary import run_label
 from .progressive import Progressive
+from .quick_answers import Estimate, estimate_from, quick_size, sweep_answer
 from .widgets import Choice, IntRange, live_app
 
 __all__ = ["live_sweep_app", "evaluate_in_chunks", "mosaic"]
@@ -82,11 +81,11 @@ def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=Non
 
     An interaction is answered from ``sweeps`` (the runs' cached sweeps, :func:`cnet_lib.images.sweep_runs`;
     measured on all of their test images) when it evaluated that graph, else from the first images of the
-    ``n_images`` the app holds that :func:`cnet_lib.images.quick_answers.quick_size` allows, and refined to
+    ``n_images`` the app holds that :func:`cnet_lib.draw.quick_answers.quick_size` allows, and refined to
     all ``n_images`` in the background."""
     check_study_inputs(runs, n_images, n_show)
     first = next(iter(runs.values()))
-    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    dev = study_device(first, device)
     data = study_data(first.config, first.settings, dev, with_train=False)
     n_sweep = len(data.test_y)
     x, y = data.test_x[:n_images], data.test_y[:n_images]

@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.bases import basis_names, make_basis
-from ..images.study_run import StudyRun
-from ..images.theta import stage_table, theta_curve
+from ..images.runs.study_run import StudyRun
+from ..images.studies.theta import stage_rows, theta_curve
 from ..runtime.rows import find_row
 from ..runtime.vocabulary import SERIES_COLORS, basis_label, run_color, run_label, scheme_color
 from .plotting import LEGEND_BELOW, book_layout, dropdown_slider_figure, line, slider_figure
@@ -129,7 +129,7 @@ def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], 
     fig = go.Figure()
     labels = [f"{s}, N_t={n}" for s, n in manifestations]
     for lab, (s, n) in zip(labels, manifestations):
-        rows = stage_table(s, n, n_basis, basis)
+        rows = stage_rows(s, n, n_basis, basis)
         beta = [max(r["pieces"], key=lambda p: p[1])[0] for r in rows]
         fig.add_trace(go.Scatter(
             x=[r["t"] for r in rows], y=[lab] * len(rows), mode="markers", name=lab, showlegend=False,

@@ -1,7 +1,7 @@
 """The live app of the robustness chapter: a trained ContinuousNet perturbed (weight noise, a weight format,
 input noise) on any graph, against the clean model on the same images (:func:`live_robustness_app`).
 
-Every interaction answers at once (:mod:`cnet_lib.images.quick_answers`): from the cached robustness study
+Every interaction answers at once (:mod:`cnet_lib.draw.quick_answers`): from the cached robustness study
 when the graph is one the study measured and at most one perturbation is on (the study's mean over its
 noise draws, with their range), else from the first images a fixed budget of floating-point operations
 allows, with the ± of that sample, refined to all of the app's images in the background
@@ -15,15 +15,15 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 import torch
 
-from ..images.checks import check_study_inputs
-from ..images.evaluation import Evaluator
-from ..images.image_presets import sweep_grid
-from ..images.perturbations import float_format_copy, input_noise, perturb_coefficients, quantize_theta, quantize_weights
-from ..images.quick_answers import Estimate, estimate_from, quick_size, study_answer
-from ..images.robustness_conditions import condition_name
-from ..images.study_inputs import study_data
-from ..images.study_run import StudyRun
-from ..runtime.device import resolve_device
+from ..images.runs.image_presets import sweep_grid
+from ..images.runs.study_inputs import study_data
+from ..images.runs.study_run import StudyRun, study_device
+from ..images.studies.checks import check_study_inputs
+from ..images.studies.robustness_measure import condition_name
+from .quick_answers import Estimate, estimate_from, quick_size, study_answer
+from ..images.studies.robustness_perturbations import (float_format_copy, input_noise, perturb_coefficients, quantize_theta,
+                                                      quantize_weights)
+from ..images.training.evaluation import Evaluator
 from ..runtime.vocabulary import run_color, run_label
 from .image_apps import evaluate_in_chunks
 from .progressive import Progressive
@@ -92,7 +92,7 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
     sample of the first ``n_images`` test images refined to all of them in the background."""
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
-    dev = resolve_device(device) if device is not None else next(first.model.parameters()).device
+    dev = study_device(first, device)
     data = study_data(first.config, first.settings, dev, with_train=False)
     x, y = data.test_x[:n_images], data.test_y[:n_images]
     ev = Evaluator()

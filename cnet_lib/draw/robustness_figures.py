@@ -1,14 +1,14 @@
 """Figures of the chapter "Beyond the paper: robustness and quantization": accuracy under weight noise,
 rounded weights and input noise, the points each model loses, and a static explorer of every condition.
 
-The numbers come from the robustness study (:mod:`cnet_lib.images.robustness_conditions`) and its verdict
-(:mod:`cnet_lib.images.judgement`); colours and labels from :mod:`cnet_lib.runtime.vocabulary`.
+The numbers come from the robustness study (:mod:`cnet_lib.images.studies.robustness_measure`) and its verdict
+(:mod:`cnet_lib.images.studies.robustness_verdict`); colours and labels from :mod:`cnet_lib.runtime.vocabulary`.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..images.robustness_conditions import condition_name, summarise
+from ..images.studies.robustness_measure import condition_name, summarise
 from ..runtime.vocabulary import run_color, run_dash, run_label, run_pattern
 from .plotting import book_layout, slider_figure
 

@@ -1,49 +1,60 @@
-"""The image study behind the chapters "ContinuousNet", "Refinement training", "Manifestation
-invariance" and "Beyond the paper".
+"""The image study behind the chapters "ContinuousNet", "Refinement training", "Manifestation invariance",
+"Beyond the paper: robustness" and "Adaptive steps", in four wings by stage, each importing only the wings
+before it (``tests/test_layers.py``):
 
-Data: the data sets (:mod:`.datasets`), downloading them (:mod:`.download`), their files
-(:mod:`.cifar_files`), in memory (:mod:`.image_data`), in batches (:mod:`.batches`), a fake one
-(:mod:`.fake_data`).  Training: the run's config and schedule (:mod:`.train_config`), the loop
-(:mod:`.train_loop`), checkpoints and resume (:mod:`.train_state`), evaluation (:mod:`.evaluation`),
-the presets (:mod:`.image_presets`).  Trained runs: their folders (:mod:`.run_folders`), the shipped
-models (:mod:`.shipped`), loading (:mod:`.run_loading`), θ recorded while training (:mod:`.theta_record`),
-a run (:mod:`.study_run`), its data (:mod:`.study_inputs`), trained once (:mod:`.run_store`).  Studies:
-manifestation sweeps (:mod:`.manifestations`), perturbations (:mod:`.perturbations`), the robustness
-study (:mod:`.robustness_conditions`), paired statistics (:mod:`.paired_stats`), its verdict
-(:mod:`.judgement`), the sweeps' verdict (:mod:`.verdict`), θ(t) (:mod:`.theta`), checks of the inputs
-(:mod:`.checks`), cached studies of the runs (:mod:`.cached_studies`), the chapters' tables
-(:mod:`.image_tables`), and refinement's training time measured fairly (:mod:`.refinement_timing`).  Its figures and live apps are in :mod:`cnet_lib.draw`.
+* :mod:`.data`: the data sets, on disk (downloaded, packed, faked) and in memory, in batches;
+* :mod:`.training`: what a training run is, the training loop, its checkpoints and resume, evaluation;
+* :mod:`.runs`: the presets' trained runs, trained once and reloaded everywhere (shipped models included),
+  with the data their studies read and θ(t) recorded while they trained;
+* :mod:`.studies`: what is measured on the trained runs.  Each study has the same parts, named
+  ``<study>_<part>``: ``_measure`` evaluates models and returns rows, ``_cached`` computes it once for the
+  trained runs and caches it (all through one runner, :mod:`.studies.study_cache`), ``_verdict`` decides from
+  the numbers; for the sweeps, the robustness study and the adaptive steps, and over training seeds
+  (``seed_cached``, ``seed_verdict``).  Their tables and sentences are the ``<study>_report`` modules of
+  :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.
 
-The public names of the modules a chapter calls (:data:`MODULES`) are re-exported here, so a chapter
-writes ``images.trained_runs(ctx.settings)``.
+The names a chapter calls are re-exported here (explicitly, :data:`__all__`), so a chapter writes
+``images.trained_runs(ctx.settings)``; everything else is imported from its module.
 """
-from . import (cached_studies, image_presets, image_tables, judgement, refinement_timing, robustness_conditions, run_store,
-               study_inputs, study_run, theta, train_config, train_loop, train_state, verdict)
-from . import adaptive_cached, adaptive_steps, adaptive_tables, adaptive_verdict
-from .adaptive_cached import *  # noqa: F401,F403
-from .adaptive_steps import *  # noqa: F401,F403
-from .adaptive_tables import *  # noqa: F401,F403
-from .adaptive_verdict import *  # noqa: F401,F403
-from .cached_studies import *  # noqa: F401,F403
-from .image_presets import *  # noqa: F401,F403
-from .image_tables import *  # noqa: F401,F403
-from .judgement import *  # noqa: F401,F403
-from .refinement_timing import *  # noqa: F401,F403
-from .robustness_conditions import *  # noqa: F401,F403
-from .run_store import *  # noqa: F401,F403
-from .seed_claims import *  # noqa: F401,F403
-from .seed_files import *  # noqa: F401,F403
-from .study_inputs import *  # noqa: F401,F403
-from .study_run import *  # noqa: F401,F403
-from .theta import *  # noqa: F401,F403
-from .train_config import *  # noqa: F401,F403
-from .train_loop import *  # noqa: F401,F403
-from .train_state import *  # noqa: F401,F403
-from .verdict import *  # noqa: F401,F403
+from . import data, runs, studies, training
+from .runs.image_presets import IMAGE_PRESETS, adaptive_grid, image_runs, robustness_grid, sweep_grid, timing_grid
+from .runs.run_store import trained_runs
+from .runs.study_inputs import sample_batch, study_data
+from .runs.study_run import StudyRun
+from .studies.adaptive_cached import adaptive_runs
+from .studies.adaptive_measure import adaptive_study
+from .studies.adaptive_verdict import judge_adaptive
+from .studies.refinement_timing import time_refinement
+from .studies.robustness_cached import robustness_runs
+from .studies.robustness_measure import Condition, robustness_study
+from .studies.robustness_verdict import judge, judge_methods
+from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
+from .studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
+from .studies.sweep_cached import sweep_runs
+from .studies.sweep_measure import manifestation_sweep, table1_rows
+from .studies.sweep_verdict import judge_sweeps
+from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
+                            manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
+                            theta_by_basis)
+from .training.train_config import TrainConfig, build_model
+from .training.train_loop import SGDStep, train
+from .training.train_state import load_model
 
-MODULES = (image_presets, train_config, train_loop, train_state, study_run, study_inputs, run_store, cached_studies,
-           theta, robustness_conditions, judgement, verdict, image_tables, refinement_timing)
-MODULES += (adaptive_steps, adaptive_cached, adaptive_tables, adaptive_verdict)
-"""The modules whose public names (``__all__``) this package re-exports: those the chapters call."""
-
-__all__ = [name for module in MODULES for name in module.__all__]
+__all__ = [
+    # the wings
+    "data", "training", "runs", "studies",
+    # presets and trained runs
+    "IMAGE_PRESETS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "trained_runs",
+    "StudyRun", "study_data", "sample_batch",
+    # training
+    "TrainConfig", "build_model", "train", "SGDStep", "load_model",
+    # θ(t) and the graphs of one model
+    "theta_by_basis", "change_from_initial", "change_per_epoch", "stage_rows", "manifestation_reads",
+    "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
+    "time_refinement",
+    # the studies of the trained runs and their verdicts
+    "sweep_runs", "manifestation_sweep", "table1_rows", "judge_sweeps",
+    "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods",
+    "adaptive_runs", "adaptive_study", "judge_adaptive",
+    "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
+]

@@ -10,32 +10,48 @@ adaptive solves of many rates and tolerances at once (:mod:`.batched_adaptive`),
 about its numbers, worded from them (:mod:`.pendulum_claims`).  Its figures and live
 app are in :mod:`cnet_lib.draw.pendulum_figures`.
 
-Every public name of these modules is re-exported here, so a chapter writes ``pendulum.train_models(cfg)``.
+Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
+a chapter writes ``pendulum.train_models(cfg)``.
 """
-from . import convergence, odenet, path_errors, pendulum_presets, pendulum_tables, physics, rate_flows, rollouts
-from . import pendulum_claims, trained_models
-from . import adaptive_flows, batched_adaptive, batched_training, scheme_batches, stacked_step, study_store, study_training
-from .adaptive_flows import *  # noqa: F401,F403
-from .batched_adaptive import *  # noqa: F401,F403
-from .batched_training import *  # noqa: F401,F403
-from .convergence import *  # noqa: F401,F403
-from .odenet import *  # noqa: F401,F403
-from .path_errors import *  # noqa: F401,F403
-from .pendulum_claims import *  # noqa: F401,F403
-from .pendulum_presets import *  # noqa: F401,F403
-from .pendulum_tables import *  # noqa: F401,F403
-from .physics import *  # noqa: F401,F403
-from .rate_flows import *  # noqa: F401,F403
-from .rollouts import *  # noqa: F401,F403
-from .scheme_batches import *  # noqa: F401,F403
-from .stacked_step import *  # noqa: F401,F403
-from .study_store import *  # noqa: F401,F403
-from .study_training import *  # noqa: F401,F403
-from .trained_models import *  # noqa: F401,F403
+from . import (adaptive_flows, batched_adaptive, batched_training, convergence, odenet, path_errors, pendulum_claims,
+               pendulum_presets, pendulum_tables, physics, rate_flows, rollouts, scheme_batches, stacked_step,
+               study_store, study_training, trained_models)
+from .physics import (G, RHO0, PendulumData, exact_solution, true_rate, modified_rate, energy, period, make_data,
+                      n_intervals)
+from .odenet import (TORCHDIFFEQ_METHODS, ODENet, ODENetFit, odenet_label, one_step, rollout, global_error,
+                     train_odenet, initial_odenet, check_training)
+from .pendulum_presets import (PendulumConfig, PENDULUM_PRESETS, config_for)
+from .path_errors import (steps_for, final_error, thin_indices, rms)
+from .convergence import (swing_facts, true_rate_rollout, true_rate_rollouts, local_errors, local_slopes,
+                          integrator_convergence, fit_slope, fit_slopes, halving_ratios)
+from .trained_models import (setup_facts, backend_agreement, training_summary, training_key, study_configs, job_for,
+                             train_models, obtain_study, study_source)
+from .rollouts import (StackedRate, rollout_table, dip_table, interchange_matrix, odenet_convergence,
+                       error_floor_table, dt_data_control, summary)
+from .rate_flows import (euler_correction_rms, rate_distances, energy_gained, flow_periods, flow_period)
+from .pendulum_tables import (swing_text, rollout_text, local_error_text, convergence_text, slopes_text, halving_text,
+                              setup_text, backend_text, training_text, dip_text, rate_distance_text,
+                              odenet_convergence_text, error_floor_text, interchange_text, control_text,
+                              energy_gained_text, flow_period_text)
+from .pendulum_claims import (SAME_FIT, FALLS_APART, STEADY, SEVERAL, FLAT, SAME_FLOOR, ORDERS, BREAKS, SMALL_COST,
+                              MANY_TIMES, SAME_GAIN, ORDER_OFF, ORDER_ONE, word_orders, word_long_window, word_fit,
+                              word_dip, word_rate_distances, word_odenet_curves, word_error_floor, word_interchange,
+                              word_control, word_energy)
+from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
+                             torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows, word_flows,
+                             format_flow_verdict, flow_table, torchdiffeq_table)
+from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
+from .scheme_batches import (multi_scheme_rollout)
+from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout, fast_tanh,
+                           stacked_loss_and_grads)
+from .batched_training import (TrainingJob, StackedAdam, train_batched)
+from .study_store import (STORE_FORMAT, SHIPPED_PENDULUM, study_key, study_hash, store_path, shipped_study_path,
+                          save_study, load_study, read_study)
+from .study_training import (PROBE_ITERS, NOTICE_SECONDS, estimate_seconds, choose_device, training_notice)
 
-MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
-           pendulum_tables, pendulum_claims)
-MODULES += (adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training, study_store, study_training)
+MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows, pendulum_tables,
+           pendulum_claims, adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training,
+           study_store, study_training)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -136,7 +136,7 @@ class Settings:
 
     def download_source(self, dataset: str) -> dict:
         """``{"url": ..., "md5": ...}`` of the mirror chosen for ``dataset`` (``None``: the published
-        archive), as keyword arguments for :func:`cnet_lib.images.download.ensure_dataset`."""
+        archive), as keyword arguments for :func:`cnet_lib.images.data.download.ensure_dataset`."""
         if dataset not in DATASET_MIRRORS:
             return {"url": None, "md5": None}
         return {"url": getattr(self, f"{dataset}_url"), "md5": getattr(self, f"{dataset}_md5")}

@@ -4,7 +4,7 @@ torch parallelises each operator over its intra-op threads (OpenMP).  For the sm
 book that is a bad trade on a small machine: an operator on a 4-8-8 ContinuousNet takes
 microseconds, thread hand-offs cost as much, and when another job holds the cores, OpenMP threads
 that spin while they wait for each other lose their time slices and a step can take many times
-longer (see the table in the README, measured by ``benchmarks/bench_threads.py``).  So the number
+longer (see the table on the book's page Measurements, measured by ``benchmarks/bench_threads.py``).  So the number
 of threads follows the work: :func:`threads_for` gives one thread per :data:`FLOPS_PER_THREAD`
 floating-point operations of a step, at least 1 and at most the cores this process may use.
 
@@ -27,7 +27,7 @@ __all__ = ["FLOPS_PER_THREAD", "available_cores", "threads_for", "torch_threads"
 
 FLOPS_PER_THREAD = 4e9
 """Floating-point operations per step for each thread, chosen from the measurements of
-``benchmarks/bench_threads.py`` (the README's table, "CPU threads")."""
+``benchmarks/bench_threads.py`` (the book's page Measurements, "CPU threads")."""
 
 
 def available_cores() -> int:

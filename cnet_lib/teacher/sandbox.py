@@ -33,6 +33,7 @@ import re
 import resource
 import signal
 import sys
+import tempfile
 import warnings
 from typing import Any
 
@@ -221,7 +222,7 @@ def main(argv: list[str]) -> int:
     BUILDERS["counted_rate"] = lambda ident, label: CountedRate(ident, label, rate_fd)
     calls = [build_call(r) for r in job["cases"]]  # built before any student code runs
     take_out(job.get("outside", {}), job["message"])
-    output = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".output-{os.getpid()}")
+    output = os.path.join(tempfile.gettempdir(), f".output-{os.getpid()}")  # the sandbox's own /tmp
     out = os.open(output, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
     for target, source in ((0, devnull), (1, out), (2, out)):

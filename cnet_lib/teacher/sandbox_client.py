@@ -46,6 +46,11 @@ def default_jobs(limits: Limits) -> int:
     return max(1, min(os.cpu_count() or 1, 8, memory // (2 * limits.memory_bytes)))
 
 
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""The search path bwrap starts with (it and setpriv are named by their full paths; nothing of the teacher's
+environment reaches a sandbox)."""
+
+
 class Sandbox:
     """Runs jobs in sandboxes (see the module doc); ``workdir`` must be a private, empty folder; ``unsafe`` runs
     them without one (``--unsafe-no-sandbox``); ``jobs`` sandboxes at a time (default: :func:`default_jobs`)."""
@@ -106,7 +111,7 @@ class Sandbox:
                             overlays=self.library.overlays(job.exercise), hidden=hidden, files=files,
                             empty=self.workdir / "empty", tmp_bytes=self.limits.tmp_bytes, env=sandbox_environment(),
                             argv=[sys.executable, "-I", f"{INSIDE}/run.py", f"{INSIDE}/job.json", *fds])
-        return cmd, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(self.workdir)
+        return cmd, {"PATH": SYSTEM_PATH}, str(self.workdir)
 
     def _start(self, job: Job) -> tuple[SandboxProcess, Path]:
         rates = CountedRates(job.recipes)

@@ -15,9 +15,12 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
-from ...images import cached_studies as image_study
-from ...images import image_tables, judgement, refinement_timing, seed_claims
-from ...images import verdict as image_verdict
+from ...images.studies import refinement_timing as image_timing
+from ...images.studies import robustness_verdict, seed_verdict
+from ...images.studies import sweep_cached as image_study
+from ...images.studies import sweep_measure as image_sweeps
+from ...images.studies import sweep_verdict as image_verdict
+from ...report import refinement_report, robustness_report, seed_report, sweep_report
 from ...runtime import rows as row_tables
 from .framework import Forbidden
 from .public_checks import Exercise, Rules, check_exercise
@@ -179,7 +182,7 @@ IDEAL_SPEEDUP = Exercise(
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
-    forbidden=lambda: [Forbidden(modules=(image_tables, image_study, refinement_timing),
+    forbidden=lambda: [Forbidden(modules=(image_timing, image_study, refinement_report),
                                  why="the image study computes the measured and ideal speed-ups; compute it yourself.")],
     rules=Rules(banned_names=("refinement_cost",)),
 )
@@ -201,9 +204,10 @@ def sweep_cases(rows) -> list:
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(image_study, image_tables, image_verdict, row_tables, judgement, seed_claims),
+    forbidden=lambda: [Forbidden(modules=(image_study, image_sweeps, image_verdict, row_tables, robustness_verdict,
+                                          seed_verdict, sweep_report, robustness_report, seed_report),
                                  why="the image study reads the rows for you; find them yourself.")],
-    rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1")),
+    rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),
     rtol=1e-9, atol=1e-9,
 )
 

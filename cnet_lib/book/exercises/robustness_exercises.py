@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...images import paired_stats as image_stats
-from ...images import perturbations as image_perturbations
-from ...images import robustness_conditions as image_robustness
+from ...images.studies import paired_stats as image_stats
+from ...images.studies import robustness_measure as image_robustness
+from ...images.studies import robustness_perturbations as image_perturbations
 from .framework import Forbidden
 from .public_checks import Exercise, Rules, check_exercise
 from .recipes import recipe

@@ -1,0 +1,184 @@
+"""Measured numbers, read from the files their measurements wrote: ``benchmarks/results/*.json`` of the
+repository.
+
+A measured number lives in one file, with the machine and the date it was measured on; the chapter cards
+(:mod:`.chapter_cards`), ``cnet book_plan`` and the book's *Measurements* page read it from there and never
+type it.  :func:`result` reads a file, :func:`value` one number of it by its path
+(``"bench_book-cpu.json:build_seconds"``, the form the book's ``{measured}`` role takes), and
+:func:`machine_words` says in a few words which machine a file names.  The builds of the book
+(:func:`book_builds`), the chapters timed on a GPU (:func:`gpu_chapters`) and the pendulum's ``gpu`` preset
+timed on a CPU (:func:`gpu_preset_on_cpu`) are the times the cards quote; with the shipped models' own records
+(:func:`shipped_training`), they are what ``cnet book_plan`` expects a build to take (:func:`expected_build`).
+
+The files are the repository's, not the installed package's: a student's or a Colab reader's install has
+none, and nothing that runs there reads them.  Read once per process (the files do not change while a
+book is built).
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from ..images.runs.shipped import SHIPPED, read_manifest
+from ..runtime.progress import duration
+
+__all__ = ["RESULTS", "results_dir", "result", "value", "machine_words", "book_builds", "gpu_chapters",
+           "gpu_preset_on_cpu", "pendulum_training", "shipped_training", "expected_build"]
+
+RESULTS = Path("benchmarks") / "results"
+"""Where the measurements are, from the repository's root."""
+
+
+def results_dir(root: Optional[Path] = None) -> Path:
+    """``benchmarks/results`` of the repository at ``root`` (default: the one this package was installed from)."""
+    return (Path(root) if root is not None else Path(__file__).resolve().parents[2]) / RESULTS
+
+
+@lru_cache(maxsize=None)
+def _read(path: str) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def result(name: str, root: Optional[Path] = None) -> Any:
+    """The parsed file ``benchmarks/results/<name>``; a missing one raises FileNotFoundError that says how the
+    measurement is made (its benchmark writes it)."""
+    path = results_dir(root) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: the measurement is written by its benchmark "
+                                f"(benchmarks/{name.split('-')[0].split('.')[0]}.py, or the GPU session's "
+                                "scripts/session_files.py); a measured number is never typed in its place")
+    return _read(str(path.resolve()))
+
+
+def value(spec: str, root: Optional[Path] = None) -> Any:
+    """One entry of a results file by its path, ``"<file>:<key>.<key>.<index>..."`` (list entries by their
+    index); a path that leads nowhere raises KeyError naming the part that is missing."""
+    name, _, path = spec.partition(":")
+    v = result(name, root)
+    for part in path.split(".") if path else []:
+        try:
+            v = v[int(part)] if isinstance(v, list) else v[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise KeyError(f"{spec}: {name} has no {part!r} there") from None
+    return v
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].upper() in "AEFHILMNORSX" else "a"
+
+
+def machine_words(machine: Mapping) -> str:
+    """``"a 2-core x86_64 CPU"`` or ``"an H100"``: the machine a results file names (its ``machine`` entry, as
+    :func:`cnet_lib.runtime.device.environment` or a benchmark writes it)."""
+    gpu = machine.get("device_name") if str(machine.get("device", "")).startswith("cuda") else None
+    if gpu is None and machine.get("cuda") and not str(machine["cuda"])[:1].isdigit():
+        gpu = machine["cuda"]  # benchmarks that write the GPU's name under "cuda"
+    if gpu:
+        words = str(gpu).split()
+        model = words[1] if words[0] in ("NVIDIA", "Tesla") and len(words) > 1 else words[0]
+        return f"{_article(model)} {model}"
+    arch = machine.get("processor") or next((a for a in ("x86_64", "aarch64", "arm64")
+                                             if a in str(machine.get("platform", ""))), "")
+    return f"a {machine.get('cpu_count', '?')}-core {arch + ' ' if arch else ''}CPU"
+
+
+def book_builds(root: Optional[Path] = None) -> dict:
+    """Fresh builds of the book measured by ``benchmarks/bench_book.py``, by preset: ``{"machine" (words),
+    "date", "build_seconds", "seconds" (each chapter's execution), "not_executed"}``."""
+    out = {}
+    for preset in ("cpu", "smoke"):
+        r = result(f"bench_book-{preset}.json", root)
+        out[preset] = {"machine": machine_words(r["machine"]), "date": r["date"], "build_seconds": r["build_seconds"],
+                       "seconds": dict(r.get("chapter_seconds") or {}), "not_executed": list(r.get("not_executed") or [])}
+    return out
+
+
+def gpu_chapters(root: Optional[Path] = None) -> dict:
+    """Each image chapter's execution in the ``gpu`` preset on a GPU, with the shipped models (the GPU check
+    session, ``scripts/gpu_session.py``: every chapter at once beside the ``cuda`` tests, so upper bounds):
+    ``{"machine", "seconds"}`` (the chapters the session ran in ``gpu``)."""
+    session = result("gpu_session-gpu-check.json", root)
+    chapters = result("gpu_chapters-gpu-check.json", root)["chapters"]
+    return {"machine": machine_words(session["machine"]),
+            "seconds": {name: c["seconds"] for name, c in chapters.items()
+                        if c.get("preset") == "gpu" and c.get("status") == "passed"}}
+
+
+def gpu_preset_on_cpu(root: Optional[Path] = None) -> dict:
+    """What runs on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone: ``{"machine", "date",
+    "seconds": {chapter: s}, "parts": {chapter: (what, s)}}`` (whole pendulum chapters, from
+    ``scripts/run_chapters.py --pendulum-preset gpu``; the adaptive chapter's pendulum cells, from
+    ``benchmarks/bench_adaptive_pendulum.py``)."""
+    chapters = result("gpu_preset_chapters-cpu.json", root)
+    adaptive = result("adaptive_pendulum-gpu.json", root)
+    return {"machine": machine_words(chapters["machine"]), "date": chapters["date"],
+            "seconds": {name: c["seconds"] for name, c in chapters["chapters"].items() if c.get("status") == "passed"},
+            "parts": {"adaptive": ("its pendulum cells", adaptive["total_seconds"])}}
+
+
+def pendulum_training(root: Optional[Path] = None) -> dict:
+    """Every ODE-Net of the pendulum's ``gpu`` study trained at once and one after another, per machine and device,
+    each pair from one run of ``benchmarks/bench_pendulum_batched.py`` (``pendulum_batched-gpu-<device>.json``):
+    ``{"preset", "models", "runs": [{"machine", "device", "batched", "one_after_another"}]}`` (seconds; on CUDA
+    the batched training with its CUDA graphs, as the chapters run it)."""
+    runs, models = [], None
+    for path in sorted(results_dir(root).glob("pendulum_batched-gpu-*.json")):
+        r = result(path.name, root)
+        device = str(r["device"]).split(":")[0]
+        full = r["full_preset_seconds"]
+        runs.append({"machine": machine_words(r["machine"]), "device": device,
+                     "batched": full["batched_graph" if device == "cuda" else "batched"],
+                     "one_after_another": full["train_odenet"]})
+        models = len(r["jobs"])
+    return {"preset": "gpu", "models": models, "runs": runs}
+
+
+def shipped_training(preset: str) -> Optional[dict]:
+    """How long the models that ship for ``preset`` took to train and to study, from their manifests (written by
+    ``cnet ship``): ``{"train_seconds", "study_seconds", "machine"}``; ``None`` when none ship."""
+    folders = sorted(SHIPPED.glob(f"{preset}-*"))
+    if not folders:
+        return None
+    manifests = [read_manifest(f) for f in folders]
+    studies = {name: s for m in manifests for name, s in ((m.get("studies") or {}).get("seconds") or {}).items()}
+    return {"train_seconds": sum(m["train_seconds"] for m in manifests),
+            "study_seconds": sum(s for s in studies.values() if s is not None),
+            "machine": machine_words(manifests[0]["machine"])}
+
+
+def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> str:
+    """How long a build of the book in ``preset`` takes, where measured (words): with the image models loaded
+    (shipped or cached) or, when ``trains``, trained first."""
+    builds = book_builds(root)
+    if preset == "smoke":
+        return f"about {duration(builds['smoke']['build_seconds'])} on {builds['smoke']['machine']} (measured)"
+    if preset == "cpu":
+        b = builds["cpu"]
+        if not trains:
+            skipped = "".join(f"; {name} not executed in that build, not measured" for name in b["not_executed"])
+            return (f"about {duration(b['build_seconds'])} on {b['machine']} (measured, with the image models that ship "
+                    f"with the book{skipped})")
+        t = shipped_training("cpu")
+        if t is None:
+            return "longer: training the image models first (not measured here: no cpu models ship)"
+        total = t["train_seconds"] + t["study_seconds"] + b["build_seconds"]
+        return (f"about {duration(total)} on {t['machine']} (measured: {duration(t['train_seconds'])} to train both image "
+                f"models, {duration(t['study_seconds'])} for their studies, {duration(b['build_seconds'])} for the book "
+                "with them)")
+    if preset == "gpu":
+        gpu, cpu = gpu_chapters(root), gpu_preset_on_cpu(root)
+        if not trains:
+            on_cpu = sum(cpu["seconds"].values()) + sum(s for _, s in cpu["parts"].values())
+            return ("not measured as a whole (measured: the image chapters with the shipped models at most "
+                    f"{duration(sum(gpu['seconds'].values()))} on {gpu['machine']}, run side by side; the pendulum "
+                    "chapters and the adaptive chapter's pendulum cells, which run on the CPU, "
+                    f"{duration(on_cpu)} on {cpu['machine']} alone)")
+        t = shipped_training("gpu")
+        if t is None:
+            return "minutes on an H100/H200-class GPU (not measured here: no gpu models ship)"
+        t4 = value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes", root)
+        return (f"minutes on an H100/H200-class GPU (both models trained in {duration(t['train_seconds'])} on "
+                f"{t['machine']}, measured); about {duration(60 * t4)} on a T4 (an estimate, see the book's page On a GPU)")
+    return "hours on a GPU (not measured)"

@@ -1,0 +1,89 @@
+"""The studies that ship with the book's models, as the *Measurements* page shows them: the numbers read from
+the shipped study files (``cnet_lib/shipped/<preset>-<run>/``, written by ``cnet ship``), judged by the
+library's verdicts and worded by the reporting layer, exactly as the chapters show them.
+
+Each function returns a :class:`~cnet_lib.runtime.rich_text.Rich` (a table, or the verdict's sentences);
+:data:`SHIPPED_TABLES` names them for the page's ``{measured-table}`` directive.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
+from ..images.studies.adaptive_verdict import judge_adaptive
+from ..images.studies.robustness_measure import conditions_from_json
+from ..images.studies.robustness_verdict import judge
+from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
+from ..images.studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
+from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adaptive
+from ..report.robustness_report import drops_table, word_verdict
+from ..report.seed_report import (contrast_over_seeds_table, robustness_over_seeds_table, word_contrast_over_seeds,
+                                  word_robustness_over_seeds)
+from ..runtime.rich_text import Rich
+from ..runtime.rows import format_table
+from .measurements import machine_words
+
+__all__ = ["shipped_study", "shipped_models_table", "SHIPPED_TABLES"]
+
+
+def shipped_study(preset: str, prefix: str) -> dict:
+    """The study file ``<prefix>*.json`` that ships beside ``preset``'s first run (``rk4_refined``), parsed."""
+    found = sorted((SHIPPED / f"{preset}-rk4_refined").glob(f"{prefix}*.json"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"{SHIPPED / f'{preset}-rk4_refined'} holds {len(found)} {prefix}*.json files, not one: "
+                                f"restudy the shipped models (cnet ship {preset} --restudy)")
+    return json.loads(found[0].read_text(encoding="utf-8"))
+
+
+def _robustness(preset: str):
+    study = {label: conditions_from_json(rows) for label, rows in shipped_study(preset, "robustness-")["study"].items()}
+    return judge(study, "rk4_refined", "euler_fixed")
+
+
+def _seeds(preset: str) -> dict:
+    payload = read_seeds_file(SHIPPED / f"{preset}-rk4_refined" / SEEDS_FILE)
+    if payload is None:
+        raise FileNotFoundError(f"no readable {SEEDS_FILE} ships with the {preset} preset's models")
+    return {r["seed"]: r for r in payload["seeds"]}
+
+
+def _contrast(preset: str):
+    return contrast_over_seeds({seed: r["sweeps"] for seed, r in _seeds(preset).items()})
+
+
+def _robust_seeds(preset: str):
+    return robustness_over_seeds({seed: r["robustness"] for seed, r in _seeds(preset).items()})
+
+
+def shipped_models_table(root: Optional[Path] = None) -> Rich:
+    """The models that ship with the book, from their manifests (``cnet ship``): per preset and run, the data,
+    the epochs, the final test accuracy, the training time and the machine that measured it."""
+    rows = []
+    for folder in sorted(path.parent for path in SHIPPED.glob(f"*/{MANIFEST}")):  # image models: the pendulum's
+        if folder.is_dir():                                                         # studies have no manifest
+            m = read_manifest(folder)
+            rows.append({"model": folder.name, "epochs": len(m.get("history") or []), "acc": m.get("final_test_acc"),
+                         "train": m.get("train_seconds"), "machine": machine_words(m.get("machine") or {}),
+                         "date": (m.get("created_utc") or "")[:10], "images": m.get("data", {}).get("n_train") or "all"})
+    return format_table(rows, [("model", "model", "{}"), ("training images", "images", "{}"), ("epochs", "epochs", "{}"),
+                               ("test accuracy", "acc", "{:.2%}"), ("training", "train", "{:.0f} s"),
+                               ("on", "machine", "{}"), ("shipped", "date", "{}")], left=1,
+                        note="cnet_lib/shipped/<preset>-<run>/manifest.json; training time excludes evaluation and the studies")
+
+
+SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
+    "shipped_models": shipped_models_table,
+    "robustness_cpu": lambda root=None: drops_table(_robustness("cpu")),
+    "robustness_cpu_verdict": lambda root=None: word_verdict(_robustness("cpu")),
+    "adaptive_cpu": lambda root=None: adaptive_table(shipped_study("cpu", "adaptive-")),
+    "adaptive_cpu_equal_cost": lambda root=None: equal_cost_table(shipped_study("cpu", "adaptive-")),
+    "adaptive_cpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("cpu", "adaptive-"))),
+    "adaptive_gpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("gpu", "adaptive-"))),
+    "seeds_contrast_gpu": lambda root=None: contrast_over_seeds_table(_contrast("gpu")),
+    "seeds_contrast_gpu_verdict": lambda root=None: word_contrast_over_seeds(_contrast("gpu")),
+    "seeds_robustness_gpu": lambda root=None: robustness_over_seeds_table(_robust_seeds("gpu")),
+    "seeds_robustness_gpu_verdict": lambda root=None: word_robustness_over_seeds(_robust_seeds("gpu")),
+}
+"""The shipped studies a page shows with ``{measured-table} <name>``: each preset's tables and verdicts."""

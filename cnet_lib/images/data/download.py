@@ -1,0 +1,199 @@
+"""Getting a data set onto the disk: downloaded once, MD5 checked, extracted atomically, one process at
+a time.
+
+:func:`ensure_dataset` returns the folder of a data set, downloading it first when it is missing (a
+second process waits for the first one's copy, :func:`cnet_lib.runtime.locks.folder_lock`), from the
+published archive or from a mirror (``url``/``md5``: a session's ``cifar10_url``/``cifar10_md5``
+setting, ``CNET_CIFAR10_URL``/``CNET_CIFAR10_MD5``; see :func:`dataset_source`).  When the data cannot
+be had, :class:`cnet_lib.images.data.datasets.DatasetNotFoundError` says what to do, in Colab and on one's
+own machine; a full or read-only disk gets :class:`cnet_lib.images.data.datasets.DataFolderError`.
+"""
+from __future__ import annotations
+
+import http.client
+import os
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Optional, Union
+
+from ...runtime.checkpoint import file_digest
+from ...runtime.files import FolderNotWritable, NO_SPACE, is_write_refused, write_problem
+from ...runtime.locks import folder_lock
+from ...runtime.progress import progress_bar
+from ...runtime.settings import ENVIRONMENT, check_mirror
+from .cifar_pack import is_pack
+from .datasets import (ARCHIVE_SIZE, DataFolderError, DatasetChecksumError, DatasetNotFoundError, DatasetSpec,
+                       dataset_spec, is_complete, resolve_data_dir)
+
+__all__ = ["dataset_source", "DownloadInterrupted", "ensure_dataset"]
+
+PathLike = Union[str, os.PathLike]
+
+
+def _folder_problem(err: OSError, root: Path, doing: str, archive: str) -> DataFolderError:
+    """The one sentence for a download that failed because of the disk, not of the archive."""
+    if err.errno in NO_SPACE:
+        return DataFolderError(
+            err.errno, f"the disk holding {root} is full: {doing} {archive} stopped there, and nothing was kept "
+            "(the archive itself is not at fault). Free about 400 MB on that disk, or set CNET_DATA_DIR "
+            "(data_dir= / --data-dir) to a folder on a disk with room, then run again")
+    return DataFolderError(
+        err.errno, f"cannot write to {root} ({write_problem(err)}) while {doing} {archive}; nothing was kept. Set "
+        "CNET_DATA_DIR (data_dir= / --data-dir) to a folder you can write to, then run again")
+
+
+def dataset_source(name: str = "cifar10", url: Optional[str] = None, md5: Optional[str] = None) -> tuple[str, str]:
+    """``(url, md5)`` that a download of ``name`` uses.
+
+    By default the published archive (``DATASETS[name].url``) and its published MD5.  ``url`` (a
+    session's ``cifar10_url`` setting, ``CNET_CIFAR10_URL``) names a mirror; its archive is checked
+    against the published MD5 unless ``md5`` gives the MD5 of a different archive (a small test archive,
+    say).  An MD5 without a URL is refused: the published archive is always checked against its
+    published checksum (:func:`cnet_lib.runtime.settings.check_mirror`).
+    """
+    spec = dataset_spec(name)
+    url, md5 = check_mirror(spec.name, url, md5, spec.url)
+    if url is None:
+        return spec.url, spec.md5
+    return url, (md5 or spec.md5).lower()
+
+
+class DownloadInterrupted(OSError):
+    """The connection closed before the whole archive arrived."""
+
+
+def _download(url: str, dest: Path, progress: bool = True) -> None:
+    """Stream ``url`` to ``dest`` (a temporary name; the caller renames it).
+
+    Raises :class:`DownloadInterrupted` when fewer bytes arrive than the server announced.
+    """
+    with urllib.request.urlopen(url, timeout=30) as resp, open(dest, "wb") as out:
+        total = int(resp.headers.get("Content-Length") or 0) or None
+        done = 0
+        with progress_bar(total=total, unit="B", unit_scale=True, desc=f"download {Path(url).name}", disable=not progress,
+                          leave=True) as bar:
+            for chunk in iter(lambda: resp.read(1 << 20), b""):
+                out.write(chunk)
+                done += len(chunk)
+                bar.update(len(chunk))
+    if total is not None and done != total:
+        raise DownloadInterrupted(f"the connection closed after {done} of {total} bytes")
+
+
+def _safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
+    if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.12
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in tar.getmembers():
+        target = (dest / member.name).resolve()
+        if root not in target.parents and target != root or member.issym() or member.islnk():
+            raise RuntimeError(f"refusing to extract suspicious archive member {member.name!r}")
+    tar.extractall(dest)
+
+
+def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[str] = None,
+           md5: Optional[str] = None) -> None:
+    """Download ``url`` (default: the published archive), check its MD5, and extract it into
+    ``root/spec.folder`` atomically: nothing is left behind when any step fails."""
+    url = url or spec.url
+    md5 = md5 or spec.md5
+    root.mkdir(parents=True, exist_ok=True)
+    size = f"{ARCHIVE_SIZE.get(spec.name, 'a large archive')}, " if url == spec.url else ""
+    print(f"Downloading {spec.name} ({size}once) from {url} into {root} ...", flush=True)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=root, prefix=f".{spec.folder}-") as tmp:
+        tmp = Path(tmp)
+        archive = tmp / spec.archive
+        try:
+            _download(url, archive, progress)
+        except OSError as err:
+            if err.errno in NO_SPACE or is_write_refused(err):
+                raise _folder_problem(err, root, "downloading", spec.archive) from err
+            raise
+        got = file_digest(archive, "md5")
+        if got != md5:
+            raise DatasetChecksumError(
+                f"{spec.archive} from {url} has MD5 {got}, expected {md5}: the download is corrupt or "
+                "incomplete (a dropped connection), or the file changed upstream. Nothing was kept; run "
+                "the cell again to retry."
+            )
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                _safe_extract(tar, tmp / "x")
+        except OSError as err:
+            if err.errno in NO_SPACE or is_write_refused(err):
+                raise _folder_problem(err, root, "unpacking", spec.archive) from err
+            raise DatasetChecksumError(f"{spec.archive} from {url} is not a readable .tar.gz archive ({err})") from err
+        except (tarfile.TarError, EOFError) as err:
+            raise DatasetChecksumError(f"{spec.archive} from {url} is not a readable .tar.gz archive ({err})") from err
+        extracted = tmp / "x" / spec.folder
+        if not is_complete(extracted, spec):
+            raise DatasetChecksumError(
+                f"{spec.archive} from {url} does not contain the expected files {spec.files} under {spec.folder}/")
+        final = root / spec.folder
+        if final.exists():  # an incomplete folder from elsewhere: keep it aside rather than delete user files
+            final.rename(root / f"{spec.folder}.incomplete-{os.getpid()}")
+        os.replace(extracted, final)
+    print(f"... {spec.name} is in {root / spec.folder} ({time.perf_counter() - started:.0f} s).", flush=True)
+
+
+def _what_to_do(spec: DatasetSpec, root: Path, url: str) -> str:
+    """The lines of a data error that say what to do, in Colab and on one's own machine."""
+    folder = root / spec.folder
+    url_env = ENVIRONMENT[f"{spec.name}_url"]
+    return (
+        f"\n  - In Google Colab: check that the runtime is connected (the download is "
+        f"{ARCHIVE_SIZE.get(spec.name, 'large')} and happens once per runtime) and run the cell again. Or put "
+        f"{spec.archive} on your Google Drive, mount it (from google.colab import drive; drive.mount('/content/drive')), "
+        f"extract it to the runtime's disk (!tar xzf /content/drive/MyDrive/{spec.archive} -C /content) and run "
+        f"%env CNET_DATA_DIR=/content before the setup cell. %env CNET_PRESET=smoke runs the chapters on a small "
+        "fake data set instead."
+        f"\n  - On your own machine: download {url} (with a browser if Python cannot reach it) and extract it with "
+        f"`tar xzf {spec.archive} -C {root}` so that {folder / spec.files[0]} exists; or set CNET_DATA_DIR (or "
+        f"data_dir= / --data-dir) to the folder that contains {spec.folder!r}; or set {url_env} to a mirror "
+        "of the archive."
+    )
+
+
+def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, download: bool = True,
+                   progress: bool = True, *, url: Optional[str] = None, md5: Optional[str] = None) -> Path:
+    """The folder holding ``name``'s pickles, else its pack (``<data_dir>/cifar-10-webp``,
+    :mod:`cnet_lib.images.data.cifar_pack`), downloading the pickles first when neither is there.
+
+    The download comes from :func:`dataset_source` (``url``/``md5``, a session's mirror settings, else
+    the published archive and MD5), is checked, and is extracted atomically.  ``data_dir`` defaults
+    to :func:`cnet_lib.images.data.datasets.resolve_data_dir`'s folder.  When the data is missing and cannot be had, :class:`DatasetNotFoundError`
+    says what to do in Colab and on one's own machine.
+    """
+    spec = dataset_spec(name)
+    root = resolve_data_dir(data_dir)
+    folder = root / spec.folder
+    if is_complete(folder, spec):
+        return folder
+    if is_pack(root / spec.pack_folder):
+        return root / spec.pack_folder
+    src_url, src_md5 = dataset_source(spec.name, url, md5)
+    if not download:
+        raise DatasetNotFoundError(f"{spec.name} is not in {folder} (downloads are off here).{_what_to_do(spec, root, src_url)}")
+    try:
+        with folder_lock(folder, f"downloading {spec.name}"):  # a second process waits, then uses this copy
+            if not is_complete(folder, spec):
+                _fetch(spec, root, progress, src_url, src_md5)
+    except FolderNotWritable as err:
+        raise DataFolderError(err.errno, f"{err}: set CNET_DATA_DIR (data_dir= / --data-dir) to a folder you can "
+                              "write to, then run again") from None
+    except DataFolderError:
+        raise
+    except DatasetNotFoundError as err:
+        raise type(err)(f"{err}{_what_to_do(spec, root, src_url)}") from err
+    except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException) as err:
+        raise DatasetNotFoundError(
+            f"{spec.name} is not in {folder} and downloading it from {src_url} failed "
+            f"({type(err).__name__}: {err}).{_what_to_do(spec, root, src_url)}"
+        ) from err
+    return folder

@@ -1,0 +1,171 @@
+"""What each run-size preset means for the image chapters: the two training runs, the sweep grid,
+the robustness grid, and how long training takes.  Calibration edits numbers here only (how each
+preset was calibrated, and what it measured, is in ``CHANGELOG.md``: "Calibration history").
+
+Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
+fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
+``robustness`` the grid of :mod:`cnet_lib.images.studies.robustness_measure`.  (The pendulum chapters keep their
+own table in :mod:`cnet_lib.pendulum.pendulum_presets`; which preset a session runs is its setting,
+:class:`cnet_lib.runtime.settings.Settings`.)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...runtime.preset_names import preset_name, select_preset
+from ..training.train_config import TrainConfig
+
+__all__ = ["IMAGE_PRESETS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
+           "live_images", "timing_grid", "expected_training"]
+
+IMAGE_PRESETS: dict[str, dict[str, Any]] = {
+    # CI and nbmake: seconds on a small data set (or the fake one)
+    "smoke": {
+        "data": dict(dataset="cifar10", n_train=256, n_test=128),
+        "common": dict(channels=(4, 8, 8), batch_size=32, lr=0.05, lr_schedule="constant", epochs=2,
+                       weight_decay=5e-4, momentum=0.9),
+        "runs": {
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1,)),  # N_t = M: 1 -> 2
+            "euler_fixed": dict(scheme="euler", n_basis=2),
+        },
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
+                      compress_schemes=("rk4_38",)),
+        # two seeds of each random perturbation: with one, the verdict marks it unmeasured
+        "robustness": dict(sigmas=(0.1,), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"),
+                           float_formats=("bf16",), input_noise=(0.2,), noise_seeds=(0, 1)),
+        "training_time": "seconds",
+        # refinement's speed-up, timed in turn (cnet_lib.images.studies.refinement_timing)
+        "timing": dict(rounds=2, steps=1, warmup=1),
+    },
+    # the default without a GPU: the models ship with the book (cnet_lib/shipped/)
+    "cpu": {
+        "data": dict(dataset="cifar10", n_train=None, n_test=2000),
+        "common": dict(channels=(8, 16, 32), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(5,),
+                       lr_decay=0.1, epochs=6, weight_decay=5e-4, momentum=0.9),
+        "runs": {
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1, 3)),  # N_t = M: 1 -> 2 -> 4
+            "euler_fixed": dict(scheme="euler", n_basis=4),
+        },
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 8),
+                      compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
+        # sized for <= 5 min on 2 cores over the three graphs
+        "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2, 3), bits=(8, 4), quantization=("theta", "weights"),
+                           float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1, 2)),
+        "training_time": ("about 42 min for both models on the project's 2-core CPU machine "
+                          "(measured: RK4 refined 31 min, Euler 11 min)"),
+        "timing": dict(rounds=5, steps=3, warmup=2),
+    },
+    # the image chapters in <= 30 min on a T4-class GPU, by estimate (``book/gpu.md``)
+    "gpu": {
+        "data": dict(dataset="cifar10", n_train=None, n_test=None),
+        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(12,),
+                       lr_decay=0.1, epochs=16, weight_decay=5e-4, momentum=0.9),
+        "runs": {
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8)),  # N_t = M: 1 -> 2 -> 4
+            "euler_fixed": dict(scheme="euler", n_basis=4),
+        },
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
+                      compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
+        # cut for the GPU session's 10 minutes (three training seeds, each with this study): 3 σ × 3 draws and
+        # 2 τ × 2 draws, about half the evaluations of the paper preset's grid (scripts/gpu_session.py)
+        "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), quantization=("theta", "weights"),
+                           float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1)),
+        # words only: not part of a run's identity hash (run_folders.identity_hash), so the shipped models stay valid
+        "training_time": ("both models in 88 s on an H100 (measured, training seed 0: RK4 refined 63 s, Euler 25 s); "
+                          "the image chapters in about 26 min on a T4 (an estimate)"),
+        "timing": dict(rounds=7, steps=20, warmup=3),
+    },
+    # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5); ``CHANGELOG.md``'s
+    # "Calibration history" says which of them come from the authors' command lines and which are
+    # assumptions.  refine_at counts completed epochs, the authors count from 1: these runs refine
+    # one epoch later than theirs.
+    "paper": {
+        "data": dict(dataset="cifar10", n_train=None, n_test=None),
+        "common": dict(batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(30, 60, 90), lr_decay=0.1,
+                       epochs=120, weight_decay=5e-4, momentum=0.9),
+        "runs": {
+            # ContinuousNet 16-32-64, RK4-classic refined N_t = M: 1 -> 2 -> 4 -> 8 -> 16 -> 32 (5 doublings)
+            "rk4_refined": dict(channels=(16, 32, 64), scheme="rk4_classic", n_basis=1, refine_at=(20, 40, 60, 70, 80)),
+            # ... against Euler trained at 32-32-32 from the start
+            "euler_fixed": dict(channels=(16, 32, 64), scheme="euler", n_basis=32),
+            # CIFAR-100 Wide-ContinuousNet 64-128-256 refined 1 -> 8 at 20, 50, 80
+            "cifar100_wide_refined": dict(dataset="cifar100", channels=(64, 128, 256), scheme="rk4_classic",
+                                          n_basis=1, refine_at=(20, 50, 80)),
+        },
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
+                      compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
+        "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(8)), bits=(8, 4),
+                           quantization=("theta", "weights"), float_formats=("bf16", "fp16"), input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1, 2)),
+        "training_time": "hours on a GPU (not measured)",
+        "timing": dict(rounds=7, steps=20, warmup=3),
+    },
+}
+
+
+def image_runs(preset: str, out_root=None, **overrides) -> dict[str, TrainConfig]:
+    """The runs of ``preset`` (``ctx.preset`` in a chapter) as TrainConfigs, ``overrides`` applied to every run.
+
+    With ``out_root`` each run writes to ``out_root/<preset>-<run>``; with ``resume=True`` as well,
+    ``train(cfg)`` trains a run once and afterwards just reloads it.
+    """
+    name = preset_name(preset)
+    p = select_preset(IMAGE_PRESETS, name)
+    runs = {}
+    for run, spec in p["runs"].items():
+        kw = {**p["data"], **p["common"], **spec, "preset": name, "run_name": run}
+        if out_root is not None:
+            kw["out_dir"] = str(Path(out_root) / f"{name}-{run}")
+        runs[run] = TrainConfig(**{**kw, **overrides})
+    return runs
+
+
+def sweep_grid(preset: str) -> dict:
+    """The sweep grid of ``preset`` (schemes, n_steps, compress, compress_schemes)."""
+    return dict(select_preset(IMAGE_PRESETS, preset)["sweep"])
+
+
+def timing_grid(preset: str) -> dict:
+    """How refinement's training time is timed in ``preset`` (rounds, steps, warmup of
+    :func:`cnet_lib.images.studies.refinement_timing.time_refinement`)."""
+    return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
+
+
+def expected_training(preset: str) -> str:
+    """How long training the image models of ``preset`` takes, where it was measured (words)."""
+    return select_preset(IMAGE_PRESETS, preset)["training_time"]
+
+
+def robustness_grid(preset: str) -> dict:
+    """The robustness grid of ``preset`` (sigmas, seeds, bits, quantization, float_formats, input_noise,
+    noise_seeds)."""
+    return dict(select_preset(IMAGE_PRESETS, preset)["robustness"])
+
+
+ADAPTIVE_GRIDS = {
+    "smoke": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-2, 1e-4), equal_cost_pair="dopri5", batch_size=32,
+                  n_images=32),
+    "cpu": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-1, 1e-2, 1e-3, 1e-4, 1e-5), equal_cost_pair="dopri5",
+                batch_size=100, n_images=None),
+    # on a GPU an adaptive solve is launch-bound and synchronises every step: larger batches, 2,000 images
+    "gpu": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-1, 1e-2, 1e-3, 1e-4, 1e-5), equal_cost_pair="dopri5",
+                batch_size=500, n_images=2000),
+    "paper": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6), equal_cost_pair="dopri5",
+                  batch_size=500, n_images=2000),
+}
+"""The study's grid per preset: the pairs, the tolerances (``rtol = atol``, loosest first), the pair whose
+NFE the fixed-step graphs of equal cost match, the images per batch (the error norm's batch) and how many
+of the preset's test images are evaluated (None: all of them; ``smoke`` takes a few, for seconds)."""
+
+LIVE_IMAGES = {"smoke": 32, "cpu": 200, "gpu": 1000, "paper": 1000}
+"""Test images the live app evaluates per interaction, per preset (not part of the study)."""
+
+
+def adaptive_grid(preset: str) -> dict:
+    """The study's grid of ``preset`` (:data:`ADAPTIVE_GRIDS`)."""
+    return dict(select_preset(ADAPTIVE_GRIDS, preset))
+
+
+def live_images(preset: str) -> int:
+    """The live app's number of test images in ``preset`` (:data:`LIVE_IMAGES`)."""
+    return int(select_preset(LIVE_IMAGES, preset))

@@ -1,0 +1,115 @@
+"""The trained models that ship with the book (``cnet_lib/shipped/<preset>-<run>/``, written by
+``python -m cnet_lib ship``): found for a run, verified against their manifests, and copied.
+
+A run the book ships a trained model for is used instead of trained, unless the reader has trained
+that run themselves (:func:`cnet_lib.images.runs.run_store.trained_runs`): every shipped file is first
+checked against the SHA-256 its manifest records (:func:`verify_shipped`), then copied into its own
+folder beside the reader's (:func:`install_shipped`).  A reader's own run folder is never written by a
+shipped model.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from ...runtime.checkpoint import CheckpointError, atomic_copy, file_digest
+from ...runtime.progress import duration
+from ..training.train_config import TrainConfig
+from ..training.train_state import CHECKPOINT
+from .run_folders import identity_hash
+
+__all__ = ["SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
+           "install_shipped", "shipping_presets"]
+
+SHIPPED = Path(__file__).resolve().parents[2] / "shipped"
+MANIFEST = "manifest.json"
+REINSTALL = ("reinstall cnet_lib (pip install --force-reinstall --no-deps of the same source; in Colab: Runtime > "
+             "Disconnect and delete runtime, then run the chapter again from its first cell), or train the model "
+             "yourself with trained_runs(ctx.settings, use_shipped=False)")
+
+
+class ShippedFileError(CheckpointError):
+    """A file shipped with the book does not match its manifest: the installed package is damaged."""
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of the shipped folder ``folder``; one that cannot be read raises
+    :class:`ShippedFileError` (the installed package is damaged)."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ShippedFileError(f"the shipped manifest {path} cannot be read ({type(err).__name__}: "
+                               f"{str(err)[:80]}): the installed package is damaged; {REINSTALL}") from None
+    if not isinstance(manifest, dict):
+        raise ShippedFileError(f"the shipped manifest {path} is not a manifest: the installed package is damaged; "
+                               f"{REINSTALL}")
+    return manifest
+
+
+def shipped_run(cfg: TrainConfig) -> Optional[Path]:
+    """The folder of the model shipped with the book for this run, when there is one and its
+    manifest's identity hash is the run's (a changed preset never picks up a stale model).  A
+    shipped folder whose manifest cannot be read raises :class:`ShippedFileError`."""
+    folder = SHIPPED / f"{cfg.preset}-{cfg.run_name}"
+    if not folder.is_dir():
+        return None
+    return folder if read_manifest(folder).get("identity_hash") == identity_hash(cfg) else None
+
+
+def verify_shipped(folder: Path) -> dict:
+    """The manifest of the shipped folder ``folder``, after checking every file it lists against the
+    SHA-256 it records; a missing or changed file (a truncated checkpoint, zeroed weights) raises
+    :class:`ShippedFileError` naming the file and what to do (reinstall).  Nothing is copied or
+    trained from a folder that fails."""
+    manifest = read_manifest(folder)
+    files = manifest.get("files")
+    if not isinstance(files, dict) or CHECKPOINT not in files:
+        raise ShippedFileError(f"the shipped manifest {folder / MANIFEST} lists no checksums for its files: the "
+                               f"installed package is damaged; {REINSTALL}")
+    for name, digest in files.items():
+        path = folder / name
+        if Path(name).name != name or name in ("", ".", ".."):  # only files of this folder, never a path
+            raise ShippedFileError(f"the shipped manifest {folder / MANIFEST} names {name!r}, which is not a file of "
+                                   f"its folder: the installed package is damaged; {REINSTALL}")
+        if not path.is_file():
+            raise ShippedFileError(f"the shipped file {path} is missing: the installed package is damaged; {REINSTALL}")
+        got = file_digest(path)
+        if got != digest:
+            raise ShippedFileError(f"the shipped file {path} does not match the SHA-256 its manifest records (expected "
+                                   f"{digest[:12]}…, found {got[:12]}…): the installed package is damaged or was "
+                                   f"changed; {REINSTALL}")
+    return manifest
+
+
+def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -> bool:
+    """Copy the shipped model of ``cfg`` (checkpoint, history, θ snapshots, its sweep and robustness
+    results) into ``folder``, after :func:`verify_shipped`: a file already there with the recorded
+    SHA-256 is kept, any other one (missing, damaged) is copied atomically and checked again.
+    Says where the model comes from and how to retrain; False without a shipped model."""
+    src = shipped_run(cfg)
+    if src is None:
+        return False
+    manifest = verify_shipped(src)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, digest in manifest["files"].items():
+        dest = folder / name
+        if dest.is_file() and file_digest(dest) == digest:
+            continue
+        atomic_copy(src / name, dest)
+        if file_digest(dest) != digest:
+            raise ShippedFileError(f"the copy {dest} of the shipped file {src / name} differs from it after copying "
+                                   "(a failing disk?): check the disk and run again")
+    if verbose:
+        took = duration(manifest.get("train_seconds", 0))
+        print(f"{label}: using the model shipped with the book for this preset ({took} of training on "
+              f"{manifest.get('machine', {}).get('device_name', 'a CPU')}; {manifest.get('data', {}).get('description', '')}"
+              f"). To train it yourself instead (about {took} on such a machine): "
+              "trained_runs(ctx.settings, use_shipped=False). How it was trained: the manifest.json beside it.")
+    return True
+
+
+def shipping_presets() -> list:
+    """The presets whose models ship with the book, sorted."""
+    return sorted({p.parent.name.split("-", 1)[0] for p in SHIPPED.glob(f"*/{MANIFEST}")})

@@ -1,0 +1,84 @@
+"""One trained run of the image study as the chapters use it: :class:`StudyRun` (its model, history, θ
+snapshots, folder and the settings it was loaded with), the device its studies run on, and how long it trained."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ...core.models import ContinuousNet
+from ...runtime.checkpoint import file_digest
+from ...runtime.device import DeviceLike, resolve_device
+from ...runtime.settings import Settings
+from ...runtime.vocabulary import run_label
+from ..training.train_config import TrainConfig, build_model
+from ..training.train_state import CHECKPOINT, RESULTS
+
+__all__ = ["StudyRun", "study_device", "training_time"]
+
+
+@dataclass
+class StudyRun:
+    """One trained run: ``model`` (eval mode, trained manifestation), ``history`` (one dict per
+    epoch, see :func:`cnet_lib.images.training.train_loop.train`), ``snapshots`` (θ̂ after every epoch), and the
+    session's ``settings`` it was loaded with (the studies of the run read its data through them)."""
+
+    name: str
+    config: TrainConfig
+    model: ContinuousNet
+    history: list
+    out_dir: Path
+    snapshots: list = field(default_factory=list)
+    trained_now: bool = False
+    seconds: float = 0.0  # wall time of this call (training, or just loading)
+    checkpoint_sha256: str = ""  # of the checkpoint file the model was loaded from, or just written
+    shipped: bool = False  # the model shipped with the book (out_dir is its copy)
+    settings: Settings = field(default_factory=Settings)
+
+    @property
+    def label(self) -> str:
+        """The run's name in the book's words (:func:`cnet_lib.runtime.vocabulary.run_label`)."""
+        return run_label(self.name)
+
+    @property
+    def checkpoint(self) -> Path:
+        """The checkpoint file the model came from."""
+        return self.out_dir / CHECKPOINT
+
+    @property
+    def checkpoint_digest(self) -> str:
+        """The SHA-256 of the checkpoint this model came from: recorded when it was loaded or
+        trained (under the run folder's lock), else read from the file now."""
+        return self.checkpoint_sha256 or file_digest(self.checkpoint)
+
+    @property
+    def final_accuracy(self) -> float:
+        """The test accuracy after the last epoch."""
+        return self.history[-1]["test_acc"]
+
+    def initial_model(self) -> ContinuousNet:
+        """The model as training started (same seed, untrained)."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.config.seed)
+            return build_model(self.config).eval()
+
+
+def study_device(run: StudyRun, device: DeviceLike = None) -> torch.device:
+    """The device a study of ``run`` (the first run of a study of several) runs on: ``device`` when given, else
+    the session's, decided once (:attr:`cnet_lib.runtime.settings.Settings.device`, which the run was loaded
+    with and onto)."""
+    return resolve_device(device) if device is not None else run.settings.device
+
+
+def training_time(run: StudyRun) -> dict:
+    """How long a run trained and where: ``{"epochs", "train_seconds"`` (the sum over its history,
+    evaluation excluded), ``"device", "device_name"`` (from the run's results file, which a shipped
+    model brings along; ``None`` when it has none)``}``."""
+    try:
+        env = json.loads((run.out_dir / RESULTS).read_text()).get("environment") or {}
+    except (OSError, ValueError):
+        env = {}
+    return {"epochs": len(run.history), "train_seconds": sum(h["train_seconds"] for h in run.history),
+            "device": env.get("device"), "device_name": env.get("device_name")}

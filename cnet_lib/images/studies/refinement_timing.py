@@ -1,0 +1,154 @@
+"""What refinement saves in training time, measured fairly: SGD steps at every N_t of a schedule, timed
+in turn (round robin), the numbers of its comparison with the ideal, and the cost of refinement read from a
+training log (:func:`refinement_cost`).
+
+A training log is a poor clock on a shared machine: the same epoch can take twice as long when another
+job runs (the ``cpu`` preset's Euler model, six identical epochs, took 74 to 189 s).  Comparing a
+refinement run with fixed depth from such a log compares different moments of the machine.  So
+:func:`time_refinement` builds the run's model at each N_t of its schedule and times a few SGD steps of
+each **in turn**, several rounds, the order rotated each round, so that a slow spell of the machine hits
+every N_t alike (the same design as ``benchmarks/bench_refinement.py``).  A step here is what an epoch
+repeats: a batch drawn and augmented, forward, loss, backward, SGD update (at the run's batch size, on
+its device, with its threads, precision and CUDA graphs).  Every epoch of a run has the same number of
+steps, so the speed-up of the schedule over ``E`` epochs at its final N_t is
+
+    S = E · t(N_final) / Σ_e t(N_e),    against the ideal    S* = E · N_final / Σ_e N_e,
+
+with ``t(N)`` the median seconds per step at N_t = N.  Any part of a step that does not grow with N_t
+(stem, stitches, head, data handling) makes ``S`` smaller than ``S*``: with ``t(N) = a + bN``, ``a > 0``.
+:func:`cnet_lib.report.refinement_report.word_speedup` says how the measured ``S`` compares with ``S*``, taking the spread over the rounds
+into account.  The timing uses random images (a step's time does not depend on pixel values).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import statistics
+import time
+from typing import Mapping, Sequence
+
+import torch
+
+from ...runtime import cuda_graphs
+from ...runtime.device import precision_for, resolve_device
+from ...runtime.threads import image_step_flops, threads_for, torch_threads
+from ..data.batches import iterate_batches
+from ..training.train_config import TrainConfig, build_model
+from ..training.train_loop import SGDStep
+
+__all__ = ["schedule_n_steps", "time_refinement", "log_spread", "refinement_cost"]
+
+
+def schedule_n_steps(cfg: TrainConfig) -> list[int]:
+    """N_t of every epoch of ``cfg``: the initial N_t, doubled before each epoch listed in ``refine_at``."""
+    start = cfg.n_steps or cfg.n_basis
+    return [start * 2 ** sum(1 for r in cfg.refine_at if r <= e) for e in range(cfg.epochs)]
+
+
+def _stepper(cfg: TrainConfig, n: int, device: torch.device):
+    """The run's model at N_t = M = ``n`` with its SGD optimizer, as one :class:`SGDStep`."""
+    torch.manual_seed(cfg.seed)
+    model = build_model(dataclasses.replace(cfg, n_basis=n, n_steps=None, refine_at=())).to(device).train()
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    graph_cls = cuda_graphs.graph_class(device, cfg.cuda_graphs)
+    return SGDStep(model, opt, precision_for(device, cfg.amp, graphs=graph_cls is not None), graph_cls)
+
+
+def _batches(cfg: TrainConfig, device: torch.device, gen: torch.Generator):
+    """Endless training batches of random uint8 images, drawn and augmented as in training."""
+    n = 4 * cfg.batch_size
+    x = torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8, generator=gen).to(device)
+    y = torch.randint(0, 10, (n,), generator=gen).to(device)
+    mean, std = torch.full((3,), 0.5, device=device), torch.full((3,), 0.25, device=device)
+    while True:
+        yield from iterate_batches(x, y, cfg.batch_size, mean, std, gen, shuffle=True, train_augment=True, drop_last=True)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: int = 2) -> dict:
+    """Seconds per SGD step of ``cfg``'s model at every N_t of its schedule (:func:`schedule_n_steps`),
+    timed in turn: ``rounds`` rounds of ``steps`` steps per N_t each (after ``warmup`` untimed steps per
+    N_t), the order of the N_t rotated every round.  Returns ``n_steps_per_epoch``, ``seconds_per_step``
+    (``{N_t: median over the rounds}``), ``per_round`` (``{N_t: [seconds per step of each round]}``),
+    ``speedup`` (``S`` of the module doc), ``speedup_range`` (the lowest and highest ``S`` of a single
+    round), ``ideal`` (``S*``), ``efficiency`` (``S / S*``), and what was timed (device, threads, batch)."""
+    for name, value, low in (("rounds", rounds, 1), ("steps", steps, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r} (e.g. {name}=3)")
+    device = resolve_device(cfg.device)
+    schedule = schedule_n_steps(cfg)
+    distinct = sorted(set(schedule))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    batches = _batches(cfg, device, gen)
+    steppers = {n: _stepper(cfg, n, device) for n in distinct}
+    threads = {n: threads_for(image_step_flops(cfg.channels, cfg.batch_size, steppers[n].model.blocks[0].scheme.stages,
+                                               [n] * len(cfg.channels)), override=cfg.threads) for n in distinct}
+    per_round: dict = {n: [] for n in distinct}
+
+    def run(n: int, k: int) -> float:
+        with torch_threads(threads[n]) if device.type == "cpu" else contextlib.nullcontext():
+            _sync(device)
+            t0 = time.perf_counter()
+            for _ in range(k):
+                xb, yb = next(batches)
+                steppers[n](xb, yb)
+            _sync(device)
+            return (time.perf_counter() - t0) / max(k, 1)
+
+    for n in distinct:
+        run(n, warmup)
+    for r in range(rounds):
+        for n in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
+            per_round[n].append(run(n, steps))
+    return _summary(cfg, device, schedule, per_round, threads, rounds, steps)
+
+
+def _speedup(schedule: Sequence[int], t: Mapping[int, float]) -> float:
+    return len(schedule) * t[schedule[-1]] / sum(t[n] for n in schedule)
+
+
+def _summary(cfg: TrainConfig, device: torch.device, schedule: list, per_round: dict, threads: dict, rounds: int,
+             steps: int) -> dict:
+    """The numbers :func:`time_refinement` returns, from the timings of every round."""
+    median = {n: statistics.median(v) for n, v in per_round.items()}
+    by_round = [_speedup(schedule, {n: v[r] for n, v in per_round.items()}) for r in range(rounds)]
+    ideal = len(schedule) * schedule[-1] / sum(schedule)
+    speedup = _speedup(schedule, median)
+    return {"n_steps_per_epoch": schedule, "seconds_per_step": median, "per_round": per_round,
+            "speedup": speedup, "speedup_range": (min(by_round), max(by_round)), "ideal": ideal,
+            "efficiency": speedup / ideal, "rounds": rounds, "steps": steps, "batch_size": cfg.batch_size,
+            "device": str(device), "threads": threads, "scheme": cfg.scheme, "channels": list(cfg.channels)}
+
+
+def log_spread(history: Sequence[Mapping]) -> dict:
+    """From a training log: ``{N_t: (fastest, slowest epoch in seconds, epochs)}`` over the epochs at each
+    N_t (the first block's N_t), to show how much identical epochs vary."""
+    out: dict = {}
+    for h in history:
+        n = max(h["n_steps"]) if isinstance(h["n_steps"], list) else h["n_steps"]
+        lo, hi, k = out.get(n, (float("inf"), 0.0, 0))
+        out[n] = (min(lo, h["train_seconds"]), max(hi, h["train_seconds"]), k + 1)
+    return out
+
+
+def refinement_cost(history: Sequence[dict]) -> dict:
+    """Training time of a refinement schedule against fixed depth at its final N_t.
+
+    ``fixed_depth_estimate`` = epochs × (mean seconds per epoch measured at the final N_t): an
+    *estimate* (no fixed-depth RK4 run is trained).  ``ideal`` = epochs × final N_t / Σ N_t over
+    the epochs: the speed-up if an epoch's cost were proportional to N_t.
+    """
+    nts = [max(h["n_steps"]) if isinstance(h["n_steps"], list) else h["n_steps"] for h in history]
+    final = nts[-1]
+    at_final = [h["train_seconds"] for h, n in zip(history, nts) if n == final]
+    per_epoch = sum(at_final) / len(at_final)
+    total = sum(h["train_seconds"] for h in history)
+    estimate = len(history) * per_epoch
+    return {"epochs": len(history), "n_steps_per_epoch": nts, "final_n_steps": final, "sum_n_steps": sum(nts),
+            "train_seconds": total, "seconds_per_epoch_at_final": per_epoch, "epochs_at_final": len(at_final),
+            "fixed_depth_estimate": estimate, "speedup": estimate / total if total > 0 else float("nan"),
+            "ideal": len(history) * final / sum(nts)}

@@ -1,0 +1,33 @@
+"""Reporting, the layer between the studies and the drawing: the studies' numbers as tables and sentences.
+
+One naming rule: a ``*_table`` function returns a table, a ``word_*`` function returns sentences, both as a
+:class:`~cnet_lib.runtime.rich_text.Rich` (the few helpers they share, a phrase or a column, are named for what
+they are) (plain text when printed, a table or paragraphs that wrap to the page
+when displayed in a notebook or the book); nothing here measures anything, and the studies return numbers.  One
+module per part of the image study, named like the study's own parts (``<study>_report``): the trained runs
+(:mod:`.run_report`), θ(t) and the graphs of one model (:mod:`.theta_report`), the sweeps (:mod:`.sweep_report`),
+the robustness study (:mod:`.robustness_report`), the adaptive steps (:mod:`.adaptive_report`), claims over
+training seeds (:mod:`.seed_report`) and refinement's training time (:mod:`.refinement_report`).  The pendulum's
+tables and sentences are still in :mod:`cnet_lib.pendulum` (``pendulum_tables``, ``pendulum_claims``,
+``adaptive_flows``).
+
+Every public name of these modules is re-exported here, by name, so a chapter writes ``report.runs_table(runs)``.
+"""
+from . import (adaptive_report, refinement_report, robustness_report, run_report, seed_report, sweep_report,
+               theta_report)
+from .run_report import configs_table, runs_table, histories_table, refined_column
+from .theta_report import (change_from_initial_table, change_per_epoch_table, word_resnet_manifestation,
+                           word_refinement_check, manifestation_reads_table, stage_table, feature_shapes_table,
+                           bn_statistics_table, skip_gains_table)
+from .sweep_report import sweep_table, sweeps_table, sweep_summary_table, table1_table, word_sweeps
+from .robustness_report import (word_verdict, outcome_phrase, FOOTING, drops_table, word_methods,
+                                quantization_error_table, size_table)
+from .adaptive_report import adaptive_table, equal_cost_table, word_adaptive
+from .seed_report import (contrast_over_seeds_table, word_contrast_over_seeds, robustness_over_seeds_table,
+                          word_robustness_over_seeds)
+from .refinement_report import word_speedup, refinement_cost_table
+
+MODULES = (run_report, theta_report, sweep_report, robustness_report, adaptive_report, seed_report, refinement_report)
+"""The modules whose public names (``__all__``) this package re-exports."""
+
+__all__ = [name for module in MODULES for name in module.__all__]

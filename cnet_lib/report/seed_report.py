@@ -1,0 +1,106 @@
+"""Claims over training seeds in tables and sentences: the manifestation contrast
+(:func:`contrast_over_seeds_table`, :func:`word_contrast_over_seeds`) and the robustness rows
+(:func:`robustness_over_seeds_table`, :func:`word_robustness_over_seeds`) of
+:mod:`cnet_lib.images.studies.seed_verdict`, which computes them."""
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+from ..images.studies.seed_verdict import SeedContrast, SeedRobustness, spread
+from ..runtime.rich_text import Rich, paragraphs
+from ..runtime.rows import format_table
+from ..runtime.vocabulary import run_label
+from .robustness_report import outcome_phrase
+
+__all__ = ["contrast_over_seeds_table", "word_contrast_over_seeds", "robustness_over_seeds_table",
+           "word_robustness_over_seeds"]
+
+
+def _cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
+    """``mean [min, max]``; the value alone for one seed; ``None`` (a dash) for none."""
+    if not s or not s["n"]:
+        return None
+    if s["n"] == 1:
+        return fmt.format(s["mean"])
+    return f"{fmt.format(s['mean'])} [{fmt.format(s['min'])}, {fmt.format(s['max'])}]"
+
+
+def _seeds_phrase(seeds: Sequence[int]) -> str:
+    k = len(seeds)
+    return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
+           f"{', '.join(map(str, seeds))})"
+
+
+def contrast_over_seeds_table(c: SeedContrast) -> Rich:
+    """The contrast table: per graph, each method's accuracy as mean [min, max] over the seeds (%), then
+    the blocks' worth and the worst loss off the trained graph; the note says how many seeds."""
+    extra = [{"graph": "blocks worth (points)", **{r: spread(c.gaps[r]) for r in (c.euler, c.rk4)}},
+             {"graph": "worst loss off own graph (points)", **{r: spread(c.drops[r]) for r in (c.euler, c.rk4)}}]
+    cols = [("graph", "graph", "{}")] + [(run_label(r), (lambda row, r=r: _cell(row[r])), "{}") for r in (c.euler, c.rk4)]
+    return format_table(c.rows + extra, cols, note=f"{_seeds_phrase(c.seeds)}; accuracy in %, mean [min, max] over the "
+                        "seeds; graphs of order ≥ 2 and the loss off the trained graph as in the verdict")
+
+
+def word_contrast_over_seeds(c: SeedContrast) -> Rich:
+    """Sentences, as paragraphs: what the seeds show, and the methods verdict (none with one seed)."""
+    E, R = run_label(c.euler), run_label(c.rk4)
+    d = {r: spread(c.drops[r]) for r in (c.euler, c.rk4)}
+    s = [f"Over {_seeds_phrase(c.seeds)}: off its own graph {E} loses {_cell(d[c.euler])} points, {R} "
+         f"{_cell(d[c.rk4])} (worst graph of order ≥ 2 at N_t ≥ the trained N_t; mean [min, max])."]
+    if c.methods is None:
+        s.append("VERDICT (training methods): one trained model per method, so no claim about the training methods is "
+                 "made; the numbers describe these two models.")
+        return paragraphs(s)
+    m, th = c.methods, c.thresholds
+    stats = (f"{E}'s mean loss minus {R}'s: {m['diff']:+.2f} points, 95% interval [{m['ci95'][0]:+.2f}, "
+             f"{m['ci95'][1]:+.2f}], Welch p = {m['p']:.2g}, the training seed as the unit")
+    verdict = {
+        "contrast": f"the paper's contrast holds across seeds ({stats}; {E} loses ≥ {th['lose_points']:g} on average, "
+                    f"{R} ≤ {th['hold_points']:g}).",
+        "no contrast": f"the paper's contrast is not shown across seeds ({stats}; it needs the interval above 0, {E}'s "
+                       f"mean loss ≥ {th['lose_points']:g} and {R}'s ≤ {th['hold_points']:g}).",
+        "blocks do not matter": f"no verdict: in some seed removing the blocks costs a model less than "
+                                f"{th['matter_points']:g} points ({stats}).",
+    }[c.outcome]
+    s.append(f"VERDICT (training methods, {len(c.seeds)} seeds per method): {verdict}")
+    return paragraphs(s)
+
+
+def robustness_over_seeds_table(r: SeedRobustness) -> Rich:
+    """The rows over seeds: each method's drop as mean [min, max], B − A, Welch's interval and p, Holm's p
+    within the family; the note says how many seeds and what the unit is."""
+    def role(row):
+        return "PRIMARY" if row["role"] == "primary" else row["family"]
+
+    cols = [("perturbation", "name", "{}"), ("test", role, "{}"),
+            ("A loses", lambda row: _cell(row["a"], "{:.2f}"), "{}"), ("B loses", lambda row: _cell(row["b"], "{:.2f}"), "{}"),
+            ("B − A", "diff", "{:+.2f}"),
+            ("95% interval (Welch)", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
+            ("p (unadj.)", "p", "{:.2g}"), ("p (Holm)", "p_holm", "{:.2g}"),
+            ("", lambda row: "significant" if row["significant"] else "", "{}")]
+    unit = ("Welch's t-test with the training seed as the unit; Holm within each family; the PRIMARY row alone decides"
+            if len(r.seeds) >= 2 else "one model per method: no test about the training methods")
+    return format_table(r.rows, cols, note=f"{_seeds_phrase(r.seeds)}; A = {run_label(r.a)}, B = {run_label(r.b)}; "
+                        f"points lost from each model's own clean accuracy, mean [min, max] over the seeds; {unit}")
+
+
+def word_robustness_over_seeds(r: SeedRobustness) -> Rich:
+    """The VERDICT about the training methods, with how many seeds stand behind it, as a paragraph."""
+    return paragraphs([_robustness_sentence(r)])
+
+
+def _robustness_sentence(r: SeedRobustness) -> str:
+    A, B, t = run_label(r.a), run_label(r.b), r.test
+    head = f"VERDICT (training methods, {_seeds_phrase(r.seeds)}; primary test {t.name}, minimum effect " \
+           f"{t.min_effect:g} point{'s' if t.min_effect != 1 else ''}, α = {t.alpha:g}): "
+    if r.outcome == "one seed":
+        return head + "one trained model per method, so no claim about the training methods is made."
+    if not r.blocks_matter:
+        return head + (f"no verdict: in some seed removing the blocks costs a model less than {r.matter_points:g} "
+                       "points (or it was not measured).")
+    p = next((row for row in r.rows if row["role"] == "primary"), None)
+    if p is None:
+        return head + "the primary condition was not measured; no verdict."
+    return head + (f"{A} loses {_cell(p['a'], '{:.2f}')}, {B} {_cell(p['b'], '{:.2f}')} points (mean [min, max]); "
+                   f"difference of the means {p['diff']:+.2f}, 95% interval [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], "
+                   f"Welch p = {p['p']:.2g}: {outcome_phrase(r.outcome, t)}.")
