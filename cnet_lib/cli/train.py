@@ -3,6 +3,10 @@
     python -m cnet_lib train --list                                          # the presets' runs
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4 --resume
+    torchrun --nproc_per_node=8 -m cnet_lib train --preset paper --run rk4_refined --out-dir runs/paper-rk4
+
+Under ``torchrun`` (several processes) it trains data-parallel with DistributedDataParallel
+(:mod:`cnet_lib.runtime.distributed`): rank 0 alone writes and prints.
 
 The training itself is :func:`cnet_lib.images.train_loop.train`; the presets' runs are in
 :mod:`cnet_lib.images.image_presets`.  The data folder, device, CUDA graphs and CPU threads not given
@@ -22,6 +26,7 @@ from ..images.image_presets import image_runs
 from ..images.train_config import LR_SCHEDULES, TrainConfig
 from ..images.train_loop import train
 from ..images.train_state import RESULTS, interrupted_message
+from ..runtime import distributed
 from ..runtime.memory import is_out_of_memory, out_of_memory_message
 from ..runtime.preset_names import PRESETS
 from ..runtime.settings import Settings
@@ -100,23 +105,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         base = {}
     out_dir = args.out_dir or os.path.join("runs", f"{args.preset}-{args.run}" if args.preset else "train")
+    world = distributed.World()
     try:
         settings = Settings.from_environment()
-        execution = dict(data_dir=str(settings.data_dir), device=str(settings.device), cuda_graphs=settings.cuda_graphs,
-                         threads=settings.threads)
-        cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": out_dir, "resume": args.resume,
-                             "progress": not args.quiet})
-        result = train(cfg, source=settings.download_source(cfg.dataset))
+        device = args.device or str(settings.device)
+        with distributed.process_group(device) as world:
+            execution = dict(data_dir=str(settings.data_dir), device=device, cuda_graphs=settings.cuda_graphs,
+                             threads=settings.threads)
+            cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": out_dir, "resume": args.resume,
+                                 "progress": not args.quiet})
+            result = train(cfg, source=settings.download_source(cfg.dataset))
+    except distributed.PeerFailed:
+        return 1  # rank 0 said why
     except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as err:
         # every config error, a busy, damaged or unwritable folder, a full disk, damaged data, running out of memory
         if is_out_of_memory(err) and not str(err).startswith("out of memory on"):
             err = out_of_memory_message(args.device or "the device", "training",
                                         {**base, **overrides}.get("batch_size", 128))
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err}" if world.main else f"error on rank {world.rank}: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\n{interrupted_message(Path(out_dir))}", file=sys.stderr)
+        if world.main:
+            print(f"\n{interrupted_message(Path(out_dir))}", file=sys.stderr)
         return 130
+    if not world.main:
+        return 0
     if result.history:
         h = result.history[-1]
         print(f"done: {len(result.history)} epochs, test acc {h['test_acc']:.4f}, "
