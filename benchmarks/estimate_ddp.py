@@ -136,7 +136,8 @@ def estimate(cfgs: dict, lines: dict, kernels: dict, launch: tuple, p: float, h1
             "epochs_at_n_steps": {str(k): v for k, v in epochs_at(cfg).items()},
             "one_gpu_graph_bf16_hours": run_hours(cfg, graph, steps),
             f"{gpus}_gpus_ddp_eager_fp32_hours": [run_hours(cfg, lambda nt: eager(nt, us), steps) for us in launch],
-            f"{gpus}_gpus_ddp_graph_bf16_hours": [run_hours(cfg, lambda nt: s * graph(nt), steps) for s in (shrink, 1.0)],
+            f"{gpus}_gpus_ddp_graph_bf16_hours": [run_hours(cfg, lambda nt: s * graph(nt), steps)
+                                                  for s in (shrink, 1.0)],
         }
     return out
 

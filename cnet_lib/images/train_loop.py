@@ -207,9 +207,9 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
 
     Called on every rank of a process group of several (``torchrun``; :mod:`cnet_lib.runtime.distributed`),
     it trains data-parallel: ``batch_size`` is the global batch (the number of ranks must divide it), each
-    rank trains on the GPU of its local rank (on CUDA), rank 0 alone locks the folder, writes and shows
-    progress, and CUDA graphs are off (every step eager).  ``out_dir`` must be on a file system every node
-    sees (every rank reads the checkpoint when resuming).
+    rank trains on the GPU of its local rank (on CUDA), rank 0 alone locks the folder, writes, shows
+    progress and calls ``on_epoch``, and CUDA graphs are off (every step eager).  ``out_dir`` must be on a
+    file system every node sees (every rank reads the checkpoint when resuming).
     """
     cfg = config
     world = distributed.world()
@@ -293,7 +293,7 @@ def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Op
         if out and world.main:
             save_epoch(out, cfg, model, state, gen, env)
         state.scheduler.step()  # the next epoch's rate (what a resumed run starts from)
-        if on_epoch is not None:
+        if on_epoch is not None and world.main:
             on_epoch(row)
     results = results_record(cfg, state.history, env, state.started, ckpt_path)
     return TrainResult(model=model.eval(), history=state.history, config=cfg, checkpoint=ckpt_path, results=results)
