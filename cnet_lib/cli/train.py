@@ -3,7 +3,7 @@
     python -m cnet_lib train --list                                          # the presets' runs
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4 --resume
-    torchrun --nproc_per_node=8 -m cnet_lib train --preset paper --run rk4_refined --out-dir runs/paper-rk4
+    torchrun --standalone --nproc_per_node=8 -m cnet_lib -- train --preset paper --run rk4_refined
 
 Under ``torchrun`` (several processes) it trains data-parallel with DistributedDataParallel
 (:mod:`cnet_lib.runtime.distributed`): rank 0 alone writes and prints.

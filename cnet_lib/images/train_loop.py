@@ -276,6 +276,9 @@ def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Op
     if world.parallel:
         env["world_size"] = world.size
         _replicate(step, device, "resuming" if state.history else "the start")
+        if cfg.progress and cfg.cuda_graphs and device.type == "cuda":
+            progress_write(f"{world.size} processes: CUDA graphs are off under DistributedDataParallel, every step "
+                           "runs eagerly (README: Many GPUs)")
     for epoch in range(state.start, cfg.epochs):
         digests = None
         if epoch in cfg.refine_at:

@@ -1,7 +1,7 @@
 """Data-parallel training across processes, as ``torchrun`` starts them: the process group, this process's
 rank, and the few collectives the training loop needs.
 
-``torchrun --nproc_per_node=N -m cnet_lib train ...`` starts N processes with ``RANK``, ``LOCAL_RANK``,
+``torchrun --nproc_per_node=N -m cnet_lib -- train ...`` starts N processes with ``RANK``, ``LOCAL_RANK``,
 ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` in their environment.
 :func:`process_group` turns that environment into PyTorch's default process group (NCCL on CUDA, gloo on the
 CPU) for the length of a ``with`` block; :func:`world` says, anywhere, which rank this process is among how
@@ -75,7 +75,7 @@ def launched_world(environ: Optional[Mapping[str, str]] = None) -> World:
         local_size = int(env.get("LOCAL_WORLD_SIZE", str(size)))
     except ValueError:
         raise ValueError("RANK, LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE must be integers; they are set by torchrun "
-                         "(torchrun --nproc_per_node=N -m cnet_lib train ...): do not set them by hand") from None
+                         "(torchrun --nproc_per_node=N -m cnet_lib -- train ...): do not set them by hand") from None
     if not 0 <= rank < size or not 0 <= local_rank < local_size:
         raise ValueError(f"RANK={rank} of WORLD_SIZE={size} (LOCAL_RANK={local_rank} of {local_size}) is not a rank of "
                          "that world; start the processes with torchrun")
