@@ -2,7 +2,10 @@
 line of the library (:mod:`cnet_lib.cli`), as argparse sub-commands.
 
 ``cnet`` (or ``--help``) lists the commands, one line each; ``cnet <command> --help`` shows a command's options.
-Every command's faults and Ctrl-C are said the same way (:func:`cnet_lib.cli.command_line.handled`).
+Every command's faults and Ctrl-C are said the same way (:func:`cnet_lib.cli.command_line.handled`).  Under
+``torchrun`` put ``--`` before the command (``torchrun --nproc_per_node=8 -m cnet_lib -- train --preset paper
+--run rk4_refined``): torchrun reads every option it can match by prefix, and ``--run`` is one of its own
+(``--run-path``).
 """
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command named by the first argument with the rest; returns its exit status (the list of
     commands and 0 without one or with ``--help``; 2 for an unknown command or a wrong option)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--"]:  # torchrun ... -m cnet_lib -- train --run ...: "--" keeps torchrun from reading --run
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0

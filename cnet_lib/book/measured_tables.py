@@ -18,8 +18,8 @@ from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, machine_
 from .shipped_tables import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "live_apps_table",
-           "gpu_steps_table", "gpu_recipe_table", "recipe_steps_table", "training_seeds_table", "threads_table",
-           "ci_table", "TABLES"]
+           "gpu_steps_table", "gpu_recipe_table", "ddp_estimate_table", "recipe_steps_table", "training_seeds_table",
+           "threads_table", "ci_table", "TABLES"]
 
 FORMATS: dict[str, Callable[[Any], str]] = {
     "duration": duration, "int": lambda v: f"{int(round(v)):,}", "pct": lambda v: f"{100 * v:.2f}%",
@@ -171,6 +171,24 @@ def gpu_recipe_table(root: Optional[Path] = None) -> Rich:
                         note=_note(["gpu_recipe-h200-*.json"], machine, date) + "; 5,000 held-out images of the data pack")
 
 
+def ddp_estimate_table(root: Optional[Path] = None) -> Rich:
+    """The ``paper`` preset's training on one H100 and on 8 under ``torchrun``, an estimate from measured
+    single-GPU steps (``benchmarks/estimate_ddp.py``; nothing of it ran): hours, lower and upper bounds."""
+    r = result("ddp_estimate-h100x8.json", root)
+
+    def span(v) -> str:
+        return f"{duration(3600 * v[0])} to {duration(3600 * v[1])}"
+
+    rows = [{"run": name, "one": duration(3600 * e["one_gpu_graph_bf16_hours"]),
+             "eager": span(e["8_gpus_ddp_eager_fp32_hours"]), "graph": span(e["8_gpus_ddp_graph_bf16_hours"])}
+            for name, e in r["runs"].items()]
+    return format_table(rows, [("run", "run", "{}"), ("one H100, CUDA graphs, bf16", "one", "{}"),
+                               (f"{r['gpus']} H100s, torchrun as it is (eager, float32)", "eager", "{}"),
+                               (f"{r['gpus']} H100s, if the step were captured with its collectives", "graph", "{}")],
+                        left=1, note="benchmarks/results/ddp_estimate-h100x8.json; an estimate from "
+                        + ", ".join(r["measured_files"]) + "; training steps only, collectives not counted")
+
+
 def recipe_steps_table(root: Optional[Path] = None) -> Rich:
     """Milliseconds per SGD step of the wider ContinuousNets at the recipe's batch (CUDA graph, bf16
     channels-last; ``benchmarks/bench_gpu_recipe.py``)."""
@@ -226,6 +244,7 @@ TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "benchmarks": benchmarks_table, "book_builds": book_builds_table, "gpu_chapters": gpu_chapters_table,
     "live_apps": live_apps_table, "gpu_steps": gpu_steps_table, "gpu_recipe": gpu_recipe_table,
     "threads": threads_table, "ci": ci_table, "recipe_steps": recipe_steps_table, "training_seeds": training_seeds_table,
+    "ddp_estimate": ddp_estimate_table,
     **SHIPPED_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship

@@ -3,6 +3,10 @@
     python -m cnet_lib train --list                                          # the presets' runs
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4
     python -m cnet_lib train --preset cpu --run rk4_refined --out-dir runs/rk4 --resume
+    torchrun --standalone --nproc_per_node=8 -m cnet_lib -- train --preset paper --run rk4_refined
+
+Under ``torchrun`` (several processes) it trains data-parallel with DistributedDataParallel
+(:mod:`cnet_lib.runtime.distributed`): rank 0 alone writes and prints.
 
 The training itself is :func:`cnet_lib.images.training.train_loop.train`; the presets' runs are in
 :mod:`cnet_lib.images.runs.image_presets`.  The data folder, device, CUDA graphs and CPU threads not given
@@ -22,6 +26,7 @@ from ..images.runs.image_presets import image_runs
 from ..images.training.train_config import LR_SCHEDULES, TrainConfig
 from ..images.training.train_loop import train
 from ..images.training.train_state import RESULTS, interrupted_message
+from ..runtime import distributed
 from ..runtime.memory import out_of_memory_hint
 from ..runtime.preset_names import PRESETS
 from ..runtime.settings import Settings
@@ -108,13 +113,21 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--preset {args.preset} needs --run, one of: {', '.join(runs)}")
         base = dataclasses.asdict(runs[args.run])
     settings = Settings.from_environment()
-    execution = dict(data_dir=str(settings.data_dir), device=str(settings.device), cuda_graphs=settings.cuda_graphs,
-                     threads=settings.threads)
-    # every config error, a busy, damaged or unwritable folder, a full disk, damaged data: one line (command_line)
-    with out_of_memory_hint(args.device or "the device", "training", {**base, **overrides}.get("batch_size", 128)):
-        cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": _out_dir(args), "resume": args.resume,
-                             "progress": not args.quiet})
-        result = train(cfg, source=settings.download_source(cfg.dataset))
+    device = args.device or str(settings.device)
+    try:
+        # every config error, a busy, damaged or unwritable folder, a full disk, damaged data: one line
+        # (command_line); under torchrun every rank says its own, and the ranks that wait for a failed one stop quietly
+        with distributed.process_group(device) as world, out_of_memory_hint(
+                args.device or "the device", "training", {**base, **overrides}.get("batch_size", 128)):
+            execution = dict(data_dir=str(settings.data_dir), device=device, cuda_graphs=settings.cuda_graphs,
+                             threads=settings.threads)
+            cfg = TrainConfig(**{**base, **execution, **overrides, "out_dir": _out_dir(args), "resume": args.resume,
+                                 "progress": not args.quiet})
+            result = train(cfg, source=settings.download_source(cfg.dataset))
+    except distributed.PeerFailed:
+        return 1  # rank 0 said why
+    if not world.main:
+        return 0
     if result.history:
         h = result.history[-1]
         print(f"done: {len(result.history)} epochs, test acc {h['test_acc']:.4f}, "

@@ -12,6 +12,8 @@ from typing import Iterator, Optional
 
 import torch
 
+from ...runtime.distributed import shard_bounds
+
 __all__ = ["normalize", "draw_augmentation", "apply_augmentation", "augment", "iterate_batches", "n_batches"]
 
 
@@ -70,6 +72,7 @@ def iterate_batches(
     shuffle: bool = False,
     train_augment: bool = False,
     drop_last: bool = False,
+    shard: Optional[tuple[int, int]] = None,
 ) -> Iterator[tuple[torch.Tensor, Optional[torch.Tensor]]]:
     """Yield normalised float batches ``(xb, yb)`` from uint8 ``x`` on its own device (``yb`` None when
     ``y`` is None: images without labels, e.g. for predictions).
@@ -82,6 +85,10 @@ def iterate_batches(
     loop would draw them (the permutation, then each batch's :func:`draw_augmentation`), and
     reach the device in one copy: a GPU never waits for a per-batch host-to-device copy, and
     the results are those of :func:`augment` batch by batch, bit for bit.
+
+    ``shard=(rank, size)`` yields only rank ``rank``'s contiguous slice of every batch
+    (:func:`cnet_lib.runtime.distributed.shard_bounds`), with the random numbers drawn exactly as
+    without it: the ``size`` ranks' slices, put together, are the batches of one process.
     """
     n = len(x)
     if batch_size < 1:
@@ -98,13 +105,17 @@ def iterate_batches(
     if order is not None:
         order = order.to(x.device)
     for s in starts:
+        lo, hi = s, min(s + batch_size, n)
+        if shard is not None:
+            a, b = shard_bounds(hi - lo, *shard)
+            lo, hi = s + a, s + b
         if order is None:
-            xb, yb = x[s : s + batch_size], None if y is None else y[s : s + batch_size]
+            xb, yb = x[lo:hi], None if y is None else y[lo:hi]
         else:
-            i = order[s : s + batch_size]
+            i = order[lo:hi]
             xb, yb = x[i], None if y is None else y[i]
         if aug is not None:
-            xb = apply_augmentation(xb, aug[:, s : s + len(xb)])
+            xb = apply_augmentation(xb, aug[:, lo:hi])
         yield normalize(xb, mean, std), yb
 
 

@@ -5,10 +5,16 @@ At every epoch listed in ``refine_at`` every OdeBlock doubles M and N_t before t
 unchanged, SGD momentum mapped along: :meth:`ContinuousNet.refine`).  The run's configuration is
 :class:`cnet_lib.images.training.train_config.TrainConfig`; its checkpoints and resume are
 :mod:`cnet_lib.images.training.train_state`.  The command line is ``python -m cnet_lib train``.
+
+Inside a process group of several ranks (``torchrun``, :mod:`cnet_lib.runtime.distributed`) the same loop
+trains data-parallel: each rank its slice of every global batch, the model in DistributedDataParallel (built
+again after every refinement, the replicas compared), rank 0 alone writing and printing, steps eager.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import time
 from pathlib import Path
 from typing import Callable, Mapping, Optional
@@ -17,15 +23,16 @@ import torch
 import torch.nn.functional as F
 
 from ...core.models import ContinuousNet
-from ...runtime import cuda_graphs
+from ...runtime import cuda_graphs, distributed
 from ...runtime.checkpoint import remove_stale_temporaries
 from ...runtime.cuda_graphs import StepRunner, train_step_key
 from ...runtime.device import Precision, environment, precision_for, resolve_device, same_device
+from ...runtime.distributed import World
 from ...runtime.files import check_writable
 from ...runtime.locks import FolderBusy, folder_lock
 from ...runtime.memory import out_of_memory_hint
 from ...runtime.progress import progress_bar, progress_write
-from ...runtime.threads import image_step_flops, threads_for, torch_threads
+from ...runtime.threads import available_cores, image_step_flops, threads_for, torch_threads
 from ..data.batches import iterate_batches, n_batches
 from ..data.image_data import TEST_SUBSET_SEED, ImageData, load_dataset
 from .evaluation import Evaluator
@@ -55,11 +62,14 @@ class SGDStep:
     step is captured once and replayed (:class:`cnet_lib.runtime.cuda_graphs.StepRunner`); a refinement,
     another manifestation, another learning rate or batch shape captures it again.  The returned
     tensors are then overwritten by the next call: read them before.
+
+    The forward pass calls :attr:`net`: the model itself, or its DistributedDataParallel wrapper.
     """
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, precision: Precision,
                  graph_cls: Optional[type] = None, label_smoothing: float = 0.0):
         self.model, self.optimizer, self.precision = model, optimizer, precision
+        self.net: torch.nn.Module = model
         self.label_smoothing = float(label_smoothing)
         self.runner = StepRunner(self._body, graph_cls)
         self._device = torch.device("cpu")
@@ -67,7 +77,7 @@ class SGDStep:
     def _body(self, xb: torch.Tensor, yb: torch.Tensor):
         self.optimizer.zero_grad(set_to_none=True)
         with self.precision.autocast(self._device, cache_enabled=not self.runner.graphed):
-            logits = self.model(self.precision.prepare(xb))
+            logits = self.net(self.precision.prepare(xb))
         loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
         loss.backward()
         self.optimizer.step()
@@ -99,10 +109,22 @@ def _check_data(cfg: TrainConfig, data: Optional[ImageData], device: torch.devic
     return data
 
 
+def _diverged(cfg: TrainConfig, loss: torch.Tensor, epoch: int, i: int, lr: float, nts: list,
+              ckpt_path: Optional[Path]) -> TrainingDiverged:
+    """The error of a loss that is not finite at step ``i``: what to do, and what is saved."""
+    return TrainingDiverged(
+        f"the training loss is not finite (nan/inf; last value {loss.item()}) at epoch {epoch + 1}, "
+        f"step {i} (lr {lr:g}; N_t={nts}). Training diverged: lower the learning rate (--lr, e.g. "
+        f"{cfg.lr / 10:g}) and start again in a fresh --out-dir"
+        + (f"; the last good checkpoint is {ckpt_path}" if ckpt_path and ckpt_path.exists() else "")
+    )
+
+
 def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Generator, epoch: int, lr: float,
-                 ckpt_path: Optional[Path]) -> dict:
-    """Train one epoch; returns the training part of its history row.  Raises TrainingDiverged
-    as soon as a (periodically checked) loss is not finite."""
+                 ckpt_path: Optional[Path], world: World = World()) -> dict:
+    """Train one epoch (this rank's slice of every batch); returns the training part of its history row
+    (losses and accuracies over the whole global batches).  Raises TrainingDiverged as soon as a
+    (periodically checked) loss is not finite on any rank."""
     model, device = step.model, data.device
     nts = [b.n_steps for b in model.blocks]
     steps_per_epoch = n_batches(len(data.train_x), cfg.batch_size, drop_last=True)
@@ -115,8 +137,9 @@ def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Ge
                        disable=not cfg.progress)
     _sync(device)
     t0, c0 = time.perf_counter(), time.process_time()
-    batches = iterate_batches(data.train_x, data.train_y, cfg.batch_size, data.mean, data.std, gen,
-                              shuffle=True, train_augment=True, drop_last=True)
+    batches = iterate_batches(data.train_x, data.train_y, cfg.batch_size, data.mean, data.std, gen, shuffle=True,
+                              train_augment=True, drop_last=True,
+                              shard=(world.rank, world.size) if world.parallel else None)
     try:
         for i, (xb, yb) in enumerate(batches, 1):
             loss, n_correct, finite = step(xb, yb)
@@ -126,18 +149,15 @@ def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Ge
             seen += len(yb)
             bar.update(1)
             if i % check_every == 0 or i == steps_per_epoch:
-                if bad.item():
-                    raise TrainingDiverged(
-                        f"the training loss is not finite (nan/inf; last value {loss.item()}) at epoch {epoch + 1}, "
-                        f"step {i} (lr {lr:g}; N_t={nts}). Training diverged: lower the learning rate (--lr, e.g. "
-                        f"{cfg.lr / 10:g}) and start again in a fresh --out-dir"
-                        + (f"; the last good checkpoint is {ckpt_path}" if ckpt_path and ckpt_path.exists() else "")
-                    )
+                if distributed.any_rank(bad).item():
+                    raise _diverged(cfg, loss, epoch, i, lr, nts, ckpt_path)
                 if cfg.progress:
                     bar.set_postfix(loss=f"{loss_sum.item() / seen:.3f}")
         _sync(device)
     finally:
         bar.close()
+    if world.parallel:  # every rank trained on equal slices
+        loss_sum, correct, seen = distributed.all_sum(loss_sum), distributed.all_sum(correct), seen * world.size
     return {
         "epoch": epoch + 1,
         "lr": lr,
@@ -152,14 +172,16 @@ def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Ge
     }
 
 
-def _cpu_threads(cfg: TrainConfig, model: ContinuousNet, device: torch.device) -> Optional[int]:
+def _cpu_threads(cfg: TrainConfig, model: ContinuousNet, device: torch.device, world: World = World()) -> Optional[int]:
     """On the CPU, the torch threads for this epoch's step size (:func:`cnet_lib.runtime.threads.threads_for`,
-    ``cfg.threads`` when set); ``None`` on a GPU (the host thread count does not matter there)."""
+    ``cfg.threads`` when set; with several ranks, each rank's slice of the batch on its share of the node's
+    cores); ``None`` on a GPU (the host thread count does not matter there)."""
     if device.type != "cpu":
         return None
     stages = model.blocks[0].scheme.stages
-    flops = image_step_flops(cfg.channels, cfg.batch_size, stages, [b.n_steps for b in model.blocks])
-    return threads_for(flops, override=cfg.threads)
+    flops = image_step_flops(cfg.channels, cfg.batch_size // world.size, stages, [b.n_steps for b in model.blocks])
+    cores = max(1, available_cores() // world.local_size) if world.parallel else None
+    return threads_for(flops, cores, override=cfg.threads)
 
 
 def train(config: TrainConfig, data: Optional[ImageData] = None,
@@ -182,25 +204,56 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
     cannot be written stops before any data is loaded
     (:class:`cnet_lib.runtime.files.FolderNotWritable`), and running out of memory raises
     :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
+
+    Called on every rank of a process group of several (``torchrun``; :mod:`cnet_lib.runtime.distributed`),
+    it trains data-parallel: ``batch_size`` is the global batch (the number of ranks must divide it), each
+    rank trains on the GPU of its local rank (on CUDA), rank 0 alone locks the folder, writes, shows
+    progress and calls ``on_epoch``, and CUDA graphs are off (every step eager).  ``out_dir`` must be on a
+    file system every node sees (every rank reads the checkpoint when resuming).
     """
     cfg = config
-    device = resolve_device(cfg.device)
+    world = distributed.world()
+    device = distributed.rank_device(resolve_device(cfg.device), world)
+    if world.parallel:
+        distributed.check_divides(cfg.batch_size, world)
+        if device.type == "cuda":  # the GPU NCCL's object collectives use
+            torch.cuda.set_device(device)
+        if not world.main:  # rank 0 alone shows progress
+            cfg = dataclasses.replace(cfg, progress=False)
     if not cfg.out_dir:
-        return _train(cfg, device, None, data, on_epoch, source)
+        return _train(cfg, device, None, data, on_epoch, source, world)
     out = Path(cfg.out_dir)
     what = f"training {cfg.run_name or out.name}"
     fix = "choose another out_dir (--out-dir) that you can write to"
     try:
-        with folder_lock(out, what, wait=cfg.resume, fix=fix):
-            check_writable(out, fix)
-            return _train(cfg, device, out, data, on_epoch, source)
+        with distributed.main_first(lambda: _held(out, what, cfg.resume, fix)):
+            return _train(cfg, device, out, data, on_epoch, source, world)
     except FolderBusy as err:
         raise FolderBusy(f"{err}: wait until it is done and run again with resume=True (--resume) to use or continue "
                          "its result, or choose another out_dir (--out-dir)") from None
 
 
+@contextlib.contextmanager
+def _held(out: Path, what: str, wait: bool, fix: str):
+    """The run folder ``out`` locked and checked writable."""
+    with folder_lock(out, what, wait=wait, fix=fix):
+        check_writable(out, fix)
+        yield
+
+
+def _replicate(step: SGDStep, device: torch.device, what: str) -> list[str]:
+    """Check that every rank holds the same model and optimizer state after ``what`` (their digests, gathered),
+    then wrap the model in a new DistributedDataParallel: its parameters may have been replaced (refinement),
+    and the old wrapper's gradient hooks go with it."""
+    digests = distributed.check_replicas(what, step.model, step.optimizer)
+    step.net = step.model
+    gc.collect()  # the old wrapper, and its reducer's hooks on the parameters refinement kept, freed now
+    step.net = distributed.wrap(step.model, device)
+    return digests
+
+
 def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Optional[ImageData],
-           on_epoch: Optional[Callable[[dict], None]], source) -> TrainResult:
+           on_epoch: Optional[Callable[[dict], None]], source, world: World = World()) -> TrainResult:
     """:func:`train` once the run folder ``out`` (if any) is held."""
     ckpt_path = out / CHECKPOINT if out else None
     if out and ckpt_path.exists() and not cfg.resume:
@@ -209,52 +262,76 @@ def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Op
             "another out_dir (--out-dir), or delete it to start over"
         )
     data = _check_data(cfg, data, device, source)
-    if out:  # what a save killed mid-write left (this folder is held: no other process is writing here)
+    if out and world.main:  # what a save killed mid-write left (this folder is held: no other process is writing here)
         remove_stale_temporaries(out, (CHECKPOINT, RESULTS))
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg).to(device)
     state = start_or_resume(cfg, model, ckpt_path, device, gen)
     env = environment(device)
-    graph_cls = cuda_graphs.graph_class(device, cfg.cuda_graphs)
+    graph_cls = None if world.parallel else cuda_graphs.graph_class(device, cfg.cuda_graphs)
     precision = precision_for(device, cfg.amp, graphs=graph_cls is not None)
     step = SGDStep(model, state.optimizer, precision, graph_cls, cfg.label_smoothing)
     evaluator = Evaluator(precision, graph_cls)
+    if world.parallel:
+        env["world_size"] = world.size
+        _replicate(step, device, "resuming" if state.history else "the start")
+        if cfg.progress and cfg.cuda_graphs and device.type == "cuda":
+            progress_write(f"{world.size} processes: CUDA graphs are off under DistributedDataParallel, every step "
+                           "runs eagerly (README: Many GPUs)")
     for epoch in range(state.start, cfg.epochs):
+        digests = None
         if epoch in cfg.refine_at:
             model.refine(state.optimizer)
-        row = _epoch(cfg, step, evaluator, data, gen, epoch, state.scheduler.get_last_lr()[0], ckpt_path)
+            if world.parallel:
+                digests = _replicate(step, device, f"the refinement before epoch {epoch + 1}")
+        row = _epoch(cfg, step, evaluator, data, gen, epoch, state.scheduler.get_last_lr()[0], ckpt_path, world)
+        if world.parallel:
+            row.update(world_size=world.size, **({"replica_digests": digests} if digests else {}))
         state.history.append(row)
         if cfg.progress:
             progress_write(f"epoch {epoch + 1}/{cfg.epochs}: loss {row['train_loss']:.4f}, train acc {row['train_acc']:.3f}, "
                            f"test acc {row['test_acc']:.3f}, {row['train_seconds']:.1f} s, N_t={row['n_steps']}, "
                            f"M={row['n_basis']}")
-        if out:
+        if out and world.main:
             save_epoch(out, cfg, model, state, gen, env)
         state.scheduler.step()  # the next epoch's rate (what a resumed run starts from)
-        if on_epoch is not None:
+        if on_epoch is not None and world.main:
             on_epoch(row)
     results = results_record(cfg, state.history, env, state.started, ckpt_path)
     return TrainResult(model=model.eval(), history=state.history, config=cfg, checkpoint=ckpt_path, results=results)
 
 
+def _evaluate(cfg: TrainConfig, evaluator: Evaluator, model: ContinuousNet, data: ImageData,
+              world: World) -> tuple[float, float]:
+    """(test accuracy, seconds): with several ranks each evaluates its slice of the test images and the
+    counts are summed."""
+    if not world.parallel:
+        return evaluator(model, data.test_x, data.test_y, data.mean, data.std, cfg.eval_batch_size)
+    lo, hi = distributed.shard_bounds(len(data.test_y), world.rank, world.size)
+    hits, seconds = evaluator.correct(model, data.test_x[lo:hi], data.test_y[lo:hi], data.mean, data.std,
+                                      cfg.eval_batch_size)
+    return distributed.all_sum(hits.sum()).item() / max(len(data.test_y), 1), seconds
+
+
 def _epoch(cfg: TrainConfig, step: SGDStep, evaluator: Evaluator, data: ImageData, gen: torch.Generator, epoch: int,
-           lr: float, ckpt_path: Optional[Path]) -> dict:
+           lr: float, ckpt_path: Optional[Path], world: World = World()) -> dict:
     """One epoch at rate ``lr``, trained and then evaluated, on the CPU threads its step size calls for;
-    running out of memory says which batch size to try and what is saved.  Returns its history row."""
+    running out of memory says which batch size to try and what is saved.  Returns its history row.
+    With several ranks, rank 0's BatchNorm statistics are copied to every rank before the evaluation."""
     model, device = step.model, data.device
     model.train()
-    threads = _cpu_threads(cfg, model, device)
+    threads = _cpu_threads(cfg, model, device, world)
     saved = (f"; epoch {epoch} is saved in {ckpt_path}" if ckpt_path and epoch else "")
     with torch_threads(threads) if threads else contextlib.nullcontext():
         with out_of_memory_hint(device, f"training epoch {epoch + 1}", cfg.batch_size,
                                 then=f" in a fresh out_dir (--out-dir): the batch size is part of the run{saved}"):
-            row = _train_epoch(cfg, step, data, gen, epoch, lr, ckpt_path)
+            row = _train_epoch(cfg, step, data, gen, epoch, lr, ckpt_path, world)
+        distributed.broadcast_buffers(model)
         with out_of_memory_hint(device, f"evaluating after epoch {epoch + 1}", cfg.eval_batch_size,
                                 "--eval-batch-size", "eval_batch_size",
                                 then=" and continue with resume=True (--resume): it is not part of the run"
                                 + (f"; epoch {epoch} is saved in {ckpt_path}" if saved else "")):
-            row["test_acc"], row["eval_seconds"] = evaluator(model, data.test_x, data.test_y, data.mean, data.std,
-                                                             cfg.eval_batch_size)
+            row["test_acc"], row["eval_seconds"] = _evaluate(cfg, evaluator, model, data, world)
     row["torch_threads"] = threads or torch.get_num_threads()
     return row
