@@ -192,7 +192,7 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
     fix = "choose another out_dir (--out-dir) that you can write to"
     try:
         with folder_lock(out, what, wait=cfg.resume, fix=fix):
-            check_writable(out, fix)
+            check_writable(out if out.exists() else out.parent, fix)  # out itself is made by the first save
             return _train(cfg, device, out, data, on_epoch, source)
     except FolderBusy as err:
         raise FolderBusy(f"{err}: wait until it is done and run again with resume=True (--resume) to use or continue "
