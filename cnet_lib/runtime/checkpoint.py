@@ -132,7 +132,12 @@ def _write_then_replace(path: Path, write) -> None:
         with os.fdopen(fd, "wb") as f:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
+            # mkstemp creates 0600; give the file ordinary permissions, through its descriptor (the name could be
+            # swapped for a link meanwhile in a folder others can write)
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), 0o666 & ~umask)
+            else:
+                os.chmod(tmp, 0o666 & ~umask)
             write(f)
             f.flush()
             os.fsync(f.fileno())
