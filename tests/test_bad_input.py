@@ -92,10 +92,10 @@ CASES = [
 
 
 
-def _sweep(**grid):
+def _sweep(n_images: int = 4, **grid):
     torch.manual_seed(0)
     model = ContinuousNet(channels=(2, 4), n_basis=4, scheme="euler").eval()
-    x, y = torch.zeros(4, 3, 32, 32, dtype=torch.uint8), torch.zeros(4, dtype=torch.long)
+    x, y = torch.zeros(n_images, 3, 32, 32, dtype=torch.uint8), torch.zeros(n_images, dtype=torch.long)
     return manifestation_sweep(model, x, y, torch.zeros(3), torch.ones(3), progress=False, **grid)
 
 
@@ -114,6 +114,8 @@ CASES += [
      "compress holds M = 4, but the model has M = 4 basis functions: compressing means fewer, so give values from 1 to 3"),
     ('manifestation_sweep(model, ..., batch_size=0)', lambda: _sweep(batch_size=0), ValueError,
      "batch_size must be an integer >= 1, got 0"),
+    ('manifestation_sweep(model, x[:0], y[:0], ...)', lambda: _sweep(0), ValueError,
+     "a sweep needs test images and one label per image, got 0 images and 0 labels (e.g. n_test=2000)"),
     ('model.project(99)', lambda: ContinuousNet(channels=(2, 4), n_basis=2).project(99), ValueError,
      "project compresses θ(t): n_basis must be an integer from 1 to this block's M = 2, got 99 (to grow M, use refine())"),
     ('trained_runs(settings, runs=["rk4"])', lambda: RS.trained_runs(SMOKE, runs=["rk4"]), ValueError,
@@ -128,6 +130,8 @@ CASES += [
     ('robustness_runs(runs, dict(bits=(1,)))', lambda: RC.robustness_runs({"rk4_refined": _RUN}, dict(bits=(1,))),
      ValueError, "bits[0] must be an integer >= 2, got 1"),
     ('sweep_runs({})', lambda: ST.sweep_runs({}), ValueError, "runs must be the trained runs"),
+    ('sweep_runs(runs, dict(n_step=(1,)))', lambda: ST.sweep_runs({"rk4_refined": _RUN}, dict(n_step=(1,))), ValueError,
+     "unknown sweep grid key 'n_step': a sweep grid has schemes, n_steps, compress, compress_schemes"),
     ('live_sweep_app(runs, fig, n_images=0)', lambda: imf.live_sweep_app({"rk4_refined": _RUN}, None, n_images=0),
      ValueError, "n_images must be an integer >= 1, got 0"),
     ('live_sweep_app(runs, fig, n_show=50, n_images=20)',

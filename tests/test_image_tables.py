@@ -60,7 +60,7 @@ def study_run(tmp_path: Path, name: str, label: str, hist, env=None, model=None,
     out = tmp_path / name
     out.mkdir()
     if env is not None:
-        (out / TS.RESULTS).write_text(json.dumps({"environment": env}))
+        (out / TS.RESULTS).write_text(json.dumps({"environment": env, "epochs_done": len(hist), "history": hist}))
     return SimpleNamespace(name=name, label=label, history=hist, out_dir=out, model=model, config=config,
                            final_accuracy=hist[-1]["test_acc"])
 

@@ -16,13 +16,13 @@ from ..images.data.cifar_files import CifarFileError
 from ..images.data.datasets import DatasetNotFoundError
 from ..runtime.checkpoint import CheckpointError, CheckpointSaveError
 from ..runtime.files import FolderNotWritable
-from ..runtime.locks import FolderBusy
+from ..runtime.locks import FolderBusy, LockFileError
 from ..runtime.memory import OutOfMemory
 
 __all__ = ["FAULTS", "fault_lines", "show_faults_briefly"]
 
 FAULTS = (OutOfMemory, CifarFileError, CheckpointError, CheckpointSaveError, FolderNotWritable, FolderBusy,
-          DatasetNotFoundError)
+          LockFileError, DatasetNotFoundError)
 """The errors whose message is the whole story (:class:`CheckpointError` includes the shipped files')."""
 
 

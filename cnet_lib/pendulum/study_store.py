@@ -5,7 +5,7 @@ controls) is saved as one checkpoint (:func:`cnet_lib.runtime.checkpoint.save_ch
 read with ``weights_only=True``) at ``<runs root>/pendulum/<preset>-<hash>.pt``, where ``<hash>`` is a short
 hash of :func:`study_key`: every field of the :class:`~cnet_lib.pendulum.PendulumConfig` (``dataclasses.asdict``)
 and the list of models, so a changed field never reuses a stale study.  The key is also stored in the file and
-compared when it is read.  A file that is cut off, damaged or of another key is set aside
+compared when it is read.  A file that is cut off, damaged, of another key or not a file (a link, a pipe) is set aside
 (``<name>.damaged-<time>``, kept, never deleted), one sentence says so, and the study is trained again, as the
 image study's caches are (:mod:`cnet_lib.runtime.json_cache`).
 
@@ -27,6 +27,7 @@ import torch
 from ..runtime.checkpoint import CheckpointError, CheckpointSaveError, load_checkpoint, save_checkpoint
 from ..runtime.device import environment
 from ..runtime.files import set_aside, shown_path, write_problem
+from ..runtime.records import kind_of
 from .odenet import ODENet, ODENetFit
 from .pendulum_presets import PendulumConfig
 
@@ -113,9 +114,11 @@ def load_study(path: PathLike, key: dict, what: str, say: Callable[[str], None] 
     (kept as ``<name>.damaged-<time>``) with one sentence through ``say`` naming ``what``, and ``None`` is
     returned so that the caller trains the study again."""
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
+        if path.is_symlink() or not path.is_file():  # planted in a shared runs folder: never read through
+            raise CheckpointError(f"{path} is {kind_of(os.lstat(path).st_mode)}, not a study file")
         return read_study(path, key)
     except CheckpointError as err:
         problem = str(err)

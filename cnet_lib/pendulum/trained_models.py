@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Sequence
 import torch
 
 from ..core.schemes import get_scheme
-from ..runtime.checkpoint import CheckpointError
+from ..runtime.checkpoint import CheckpointError, remove_stale_temporaries
 from ..runtime.files import shown_path
 from ..runtime.locks import folder_lock
 from ..runtime.progress import duration
@@ -163,7 +163,9 @@ def obtain_study(base: PendulumConfig, configs: Sequence[tuple], settings: Optio
     key = study_key(base, [(s, c.dt_data, c.n_iters) for c, s in entries])
     path = store_path(base, key, settings.runs_dir) if settings is not None else None
     lock = folder_lock(path, "training the pendulum's ODE-Nets", required=False) if path else contextlib.nullcontext()
-    with lock:
+    with lock as locked:
+        if locked:  # what a save killed mid-write left (only ended processes' files)
+            remove_stale_temporaries(path.parent, [path.name])
         fits = _load(base, key, path, use_shipped)
         if fits is None:
             fits = _train([job_for(c, s) for c, s in entries], base.name, settings, progress)

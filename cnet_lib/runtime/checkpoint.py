@@ -11,11 +11,14 @@ on this host: never another process's unfinished file.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
+import stat
 import tempfile
 import warnings
 import zipfile
@@ -26,6 +29,7 @@ import torch
 
 from .device import resolve_device
 from .files import NO_SPACE, REFUSED, process_tag, write_problem, written_by_a_gone_process
+from .records import kind_of
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "save_checkpoint", "load_checkpoint",
            "describe_checkpoint_file", "config_diff", "atomic_write_text", "atomic_copy", "file_digest",
@@ -45,18 +49,33 @@ class CheckpointMismatchError(CheckpointError):
 
 
 class CheckpointSaveError(OSError):
-    """Writing a checkpoint (or results file) failed; the previous file at that path is intact."""
+    """Writing a checkpoint (or results file) failed; the previous file at that path is intact.
+
+    ``what`` is the sentence's first part (what could not be written, why, what is left) and ``where`` the
+    folder; the message adds what to do, which :meth:`advised` words for another caller (a chapter)."""
+
+    what: str = ""
+    where: str = ""
 
     def __str__(self) -> str:  # the sentence alone, without "[Errno 28]"
         return self.strerror or super().__str__()
 
+    def advised(self, room: str, then: str) -> "CheckpointSaveError":
+        """The same failure with other advice: ``room`` (where else to write) and ``then`` (how to go on)."""
+        return _save_error(self.errno, self.what, self.where, room, then)
 
-def _save_advice(err: OSError) -> str:
-    if err.errno in NO_SPACE:
-        return "Free some disk space (or choose another output folder on a disk with room)"
-    if err.errno in REFUSED:
-        return "Fix the folder's permissions or choose another output folder that you can write to"
-    return "Check the folder (free space, permissions) or choose another output folder"
+
+def _save_error(number: Optional[int], what: str, where: str, room: str = "choose another output folder",
+                then: str = "run again (with resume=True, --resume, to continue a training)") -> CheckpointSaveError:
+    if number in NO_SPACE:
+        advice = f"Free some disk space on the disk holding {where} (or {room} on a disk with room)"
+    elif number in REFUSED:
+        advice = f"Fix the folder's permissions (or {room} that you can write to)"
+    else:
+        advice = f"Check the folder {where} (free space, permissions), or {room}"
+    err = CheckpointSaveError(number, f"{what}. {advice}, then {then}")
+    err.what, err.where = what, where
+    return err
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -65,13 +84,45 @@ def _atomic_write(path: Path, write) -> None:
     no temporary file behind.  A failed write raises :class:`CheckpointSaveError`, whose message
     says what could not be written, why (a full disk, no permission, ...) and what to do."""
     try:
-        _write_then_replace(path, write)
+        try:
+            _write_then_replace(path, write)
+        except RuntimeError as err:
+            failed = _failed_write(err, path.parent)
+            if failed is None:
+                raise
+            raise failed from err
     except OSError as err:
         before = "the previous file there is intact" if path.exists() else "nothing was written there"
-        raise CheckpointSaveError(
-            err.errno, f"could not write {path} ({write_problem(err)}); {before}. {_save_advice(err)}, then run "
-            "again (with --resume to continue)"
-        ) from err
+        what = f"could not write {path} ({write_problem(err)}); {before}"
+        raise _save_error(err.errno, what, str(path.parent)) from err
+
+
+_WRITER_FAULT = ("inline_container", "PytorchStreamWriter", "unexpected pos")
+"""Words of torch's own error when its zip writer could not write (torch.save raises a RuntimeError then)."""
+FULL_BELOW = 1 << 20
+"""Free bytes under which a write that torch's writer saw cut short is put down to a full disk."""
+
+
+def _failed_write(err: RuntimeError, folder: Path) -> Optional[OSError]:
+    """The write failure behind ``err``, torch's error when its zip writer could not write (``[enforce fail at
+    inline_container.cc:...] unexpected pos ...``): the :class:`OSError` it was raised while handling (a full
+    disk raises ENOSPC first), else ENOSPC when the folder's disk has (almost) no room left, else EIO; ``None``
+    when ``err`` is no write failure."""
+    seen, steps = err, 0
+    while seen is not None and steps < 20:
+        if isinstance(seen, OSError):
+            return OSError(seen.errno, seen.strerror)
+        seen, steps = seen.__cause__ or seen.__context__, steps + 1
+    if not any(word in str(err) for word in _WRITER_FAULT):
+        return None
+    try:
+        st = os.statvfs(folder)
+        full = st.f_bavail * st.f_frsize < FULL_BELOW
+    except (OSError, AttributeError):
+        full = False
+    if full:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return OSError(errno.EIO, f"the write was cut short ({str(err).splitlines()[0][:100]})")
 
 
 def _write_then_replace(path: Path, write) -> None:
@@ -81,7 +132,12 @@ def _write_then_replace(path: Path, write) -> None:
         with os.fdopen(fd, "wb") as f:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
+            # mkstemp creates 0600; give the file ordinary permissions, through its descriptor (the name could be
+            # swapped for a link meanwhile in a folder others can write)
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), 0o666 & ~umask)
+            else:
+                os.chmod(tmp, 0o666 & ~umask)
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -111,8 +167,17 @@ def remove_stale_temporaries(folder: PathLike, names: Iterable[str]) -> list[Pat
 
 
 def _why(err: Exception) -> str:
-    lines = [ln.strip() for ln in str(err).splitlines() if "WeightsUnpickler error" in ln]
-    return (lines[0] if lines else str(err).splitlines()[0])[:300]
+    """What torch's weights-only unpickler refused, in a sentence of our own (never its advice to load the
+    file with ``weights_only=False``, which would run whatever code the file names)."""
+    text = str(err)
+    named = re.search(r"GLOBAL ([\w.]+)", text)
+    if named:
+        return (f"it asks for {named.group(1)} while being read, which no checkpoint of cnet_lib does (it could run "
+                "code)")
+    after = text.split("WeightsUnpickler error:", 1)[-1]
+    detail = next((ln.strip() for ln in after.splitlines() if ln.strip()), "unknown")
+    detail = re.split(r"(?<=\.)\s|\s*Please\b|\s*Check\b", detail, maxsplit=1)[0].rstrip(".")
+    return f"it holds something other than tensors and plain containers ({detail[:120]})"
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:
@@ -159,11 +224,15 @@ def describe_checkpoint_file(path: PathLike) -> Optional[str]:
     """Why ``path`` cannot be a checkpoint, judged from its bytes (``None`` when it looks like a
     complete PyTorch zip file): empty, truncated or damaged, or another kind of file."""
     path = Path(path)
-    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe or a device never blocks
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"{path} is {kind_of(st.st_mode)}, not a checkpoint file"
+        size = st.st_size
+        head = f.read(16)
     if size == 0:
         return f"{path} is empty (0 bytes): it was never written completely"
-    with open(path, "rb") as f:
-        head = f.read(16)
     if head.startswith(b"PK\x03\x04"):
         if not zipfile.is_zipfile(path):
             return f"{path} is truncated or damaged ({size} bytes of a zip archive without its end): it was cut off"
@@ -203,9 +272,7 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
             ck = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
         raise CheckpointError(
-            f"{path} cannot be read with weights_only=True (it holds objects other than tensors and plain "
-            f"containers: {_why(err)}); it was not written by cnet_lib.runtime.checkpoint.save_checkpoint, "
-            "or by an older version: retrain, or re-save its state_dicts with save_checkpoint"
+            f"{path} was not loaded: {_why(err)}, so it was not written by cnet_lib's save_checkpoint. {todo}."
         ) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, KeyError) as err:
         raise CheckpointError(f"{path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}). {todo}.") from None
@@ -217,9 +284,8 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
         if diff:
             lines = "; ".join(f"{k}: checkpoint has {a!r}, this run has {b!r}" for k, (a, b) in diff.items())
             raise CheckpointMismatchError(
-                f"checkpoint {path} was written for another configuration ({lines}). Run with the "
-                "checkpoint's settings to continue it, or use another output directory (or drop "
-                "--resume / delete the checkpoint) to start a new run."
+                f"checkpoint {path} was written for another configuration ({lines}): load it with the configuration "
+                "it was written for, or use a checkpoint of this one"
             )
     return ck
 

@@ -6,7 +6,8 @@ folder, damaged files set aside (never deleted), and a failed write said in word
   (:func:`written_by_a_gone_process`).
 * :func:`private_temp_dir` is a folder under the system's temporary directory that only this user
   can write (``<tmp>/cnet_lib-<uid>``, mode 0700): one another user planted is never used.
-* :func:`set_aside` renames a damaged file to ``<name>.damaged-<time>``, next to where it was.
+* :func:`set_aside` renames a damaged file to ``<name>.damaged-<time>``, next to where it was (a checkpoint of
+  another run: ``<name>.other-config-<time>``).
 * :func:`write_problem` says why a write failed (a full disk, no permission, a read-only file
   system) and :class:`FolderNotWritable` is the error for a folder that refuses writes.
 * :func:`shown_path` is a path as messages show it: ``~/...`` under the home folder, ``<tmp>/...`` under
@@ -107,13 +108,14 @@ def written_by_a_gone_process(tag: str) -> bool:
     return int(pid) == os.getpid() or not _pid_alive(int(pid))
 
 
-def set_aside(path: PathLike) -> Path:
-    """Rename ``path`` to ``<name>.damaged-<YYYYmmdd-HHMMSS>`` beside it (``-2``, ``-3``, ... when that
-    name is taken); returns the new path.  Nothing is deleted."""
+def set_aside(path: PathLike, why: str = "damaged") -> Path:
+    """Rename ``path`` to ``<name>.<why>-<YYYYmmdd-HHMMSS>`` beside it (``why``: ``damaged`` by default;
+    ``-2``, ``-3``, ... when that name is taken); returns the new path.  Nothing is deleted, and a link is
+    renamed, never followed."""
     path = Path(path)
-    base = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    base = path.with_name(f"{path.name}.{why}-{time.strftime('%Y%m%d-%H%M%S')}")
     aside, k = base, 1
-    while aside.exists():
+    while os.path.lexists(aside):
         k += 1
         aside = base.with_name(f"{base.name}-{k}")
     path.rename(aside)

@@ -2,11 +2,12 @@
 
 A cache (a sweep, a robustness study, the θ snapshots of a run) is a JSON file computed from
 something else.  :func:`read_cache` returns it only when it parses and passes its check (for a
-keyed cache: it records the very key it was computed from); a file that is cut off, not JSON, or of
-an older format is renamed ``<name>.damaged-<time>`` (kept, never deleted), one sentence says so,
-and the caller computes it again.  :func:`write_cache` writes atomically; when the folder refuses
-(read-only, full disk) one sentence says that the results are used for this session only, and
-nothing computed is lost.
+keyed cache: it records the very key it was computed from); a file that is cut off, not JSON, nested
+too deeply, too large, of an older format, or not a file at all (a link, a pipe, a folder: read
+without following or blocking, :func:`cnet_lib.runtime.records.load_json`) is renamed
+``<name>.damaged-<time>`` (kept, never deleted), one sentence says so, and the caller computes it
+again.  :func:`write_cache` writes atomically; when the folder refuses (read-only, full disk) one
+sentence says that the results are used for this session only, and nothing computed is lost.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from .checkpoint import CheckpointSaveError, atomic_write_text
 from .files import set_aside, write_problem
+from .records import DamagedRecord, load_json
 
 __all__ = ["plain", "read_cache", "keyed", "write_cache"]
 
@@ -55,14 +57,18 @@ def read_cache(path: PathLike, what: str, check: Callable[[Any], Optional[str]],
     (``<name>.damaged-<time>``) with one sentence through ``say`` naming ``what`` and the file, and
     ``None`` is returned, so that the caller computes it again."""
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = load_json(path)
         problem = check(obj)
-    except (OSError, ValueError) as err:
-        problem = f"it is cut off or not JSON ({type(err).__name__}: {str(err)[:80]})"
-    except (KeyError, TypeError, AttributeError, IndexError) as err:
+    except DamagedRecord as err:
+        problem = str(err)
+    except OSError as err:
+        problem = f"it cannot be read ({err.strerror or err})"
+    except RecursionError:
+        problem = "it is nested too deeply to be read (no file of this library is)"
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as err:
         problem = f"it is not in the expected format ({type(err).__name__}: {str(err)[:80]})"
     if problem is None:
         return obj

@@ -22,7 +22,6 @@ do (write or copy the pack again).
 from __future__ import annotations
 
 import io
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Union
 import numpy as np
 
 from ...runtime.checkpoint import file_digest
+from ...runtime.records import DamagedRecord, load_json
 from .cifar_files import CifarFileError
 
 __all__ = ["PACK_FORMAT", "PACK_MANIFEST", "is_pack", "read_pack_manifest", "read_pack_batch", "read_pack_class_names",
@@ -62,8 +62,10 @@ def read_pack_manifest(folder: PathLike) -> dict:
     file it names is a plain name inside the folder; :class:`CifarFileError` otherwise."""
     folder = Path(folder)
     try:
-        manifest = json.loads((folder / PACK_MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        manifest = load_json(folder / PACK_MANIFEST, 16 << 20)  # never through a link, never blocking, bounded
+    except DamagedRecord as err:
+        raise _manifest_error(folder, f"cannot be read: {err}") from None
+    except OSError as err:
         raise _manifest_error(folder, f"cannot be read ({type(err).__name__}: {str(err)[:100]})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT:
         raise _manifest_error(folder, f"is not the manifest of a pack (its format must be {PACK_FORMAT!r})")

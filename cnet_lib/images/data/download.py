@@ -24,7 +24,9 @@ from ...runtime.checkpoint import file_digest
 from ...runtime.files import FolderNotWritable, NO_SPACE, is_write_refused, write_problem
 from ...runtime.locks import folder_lock
 from ...runtime.progress import progress_bar
+from ...runtime.records import kind_of
 from ...runtime.settings import ENVIRONMENT, check_mirror
+from .cifar_files import CifarFileError, fix_advice
 from .cifar_pack import is_pack
 from .datasets import (ARCHIVE_SIZE, DataFolderError, DatasetChecksumError, DatasetNotFoundError, DatasetSpec,
                        dataset_spec, is_complete, resolve_data_dir)
@@ -160,13 +162,31 @@ def _what_to_do(spec: DatasetSpec, root: Path, url: str) -> str:
     )
 
 
+def _check_partial(folder: Path, spec: DatasetSpec) -> None:
+    """A data folder that holds some of the data set's files but not all of them, or one of them as something
+    else than a file (a folder), is damaged, not absent: :class:`CifarFileError` names the file, instead of a
+    download of the whole archive beside it."""
+    present = [f for f in spec.files if os.path.lexists(folder / f)]
+    if not present:
+        return
+    odd = next((f for f in present if not (folder / f).is_file()), None)
+    if odd is not None:
+        raise CifarFileError(f"{folder / odd} is {kind_of(os.lstat(folder / odd).st_mode)}, not a data file: "
+                             f"{fix_advice(folder)}")
+    missing = [f for f in spec.files if f not in present]
+    raise CifarFileError(f"{folder} lacks {', '.join(missing)} ({len(present)} of its {len(spec.files)} files are "
+                         f"there): {fix_advice(folder)}")
+
+
 def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, download: bool = True,
                    progress: bool = True, *, url: Optional[str] = None, md5: Optional[str] = None) -> Path:
     """The folder holding ``name``'s pickles, else its pack (``<data_dir>/cifar-10-webp``,
     :mod:`cnet_lib.images.data.cifar_pack`), downloading the pickles first when neither is there.
 
     The download comes from :func:`dataset_source` (``url``/``md5``, a session's mirror settings, else
-    the published archive and MD5), is checked, and is extracted atomically.  ``data_dir`` defaults
+    the published archive and MD5), is checked, and is extracted atomically.  A folder that holds some of the
+    files but not all (or one of them as a folder) is damaged, not missing: :class:`CifarFileError` names the
+    file and nothing is downloaded.  ``data_dir`` defaults
     to :func:`cnet_lib.images.data.datasets.resolve_data_dir`'s folder.  When the data is missing and cannot be had, :class:`DatasetNotFoundError`
     says what to do in Colab and on one's own machine.
     """
@@ -177,6 +197,7 @@ def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, d
         return folder
     if is_pack(root / spec.pack_folder):
         return root / spec.pack_folder
+    _check_partial(folder, spec)
     src_url, src_md5 = dataset_source(spec.name, url, md5)
     if not download:
         raise DatasetNotFoundError(f"{spec.name} is not in {folder} (downloads are off here).{_what_to_do(spec, root, src_url)}")

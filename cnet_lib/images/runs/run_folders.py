@@ -14,9 +14,11 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
+from ...runtime.checkpoint import CheckpointError, load_checkpoint
 from ..data.datasets import resolve_data_dir
+from ..training.results_file import read_results
 from ..training.train_config import TrainConfig
-from ..training.train_state import CHECKPOINT, RESULTS
+from ..training.train_state import CHECKPOINT
 
 __all__ = ["short_hash", "identity_hash", "run_hash", "run_dir", "shipped_copy_dir", "is_finished"]
 
@@ -57,9 +59,15 @@ def shipped_copy_dir(cfg: TrainConfig, root: PathLike) -> Path:
 
 
 def is_finished(out: Path, cfg: TrainConfig) -> bool:
-    """Whether ``out`` holds a finished run of ``cfg`` (its checkpoint, and results of every epoch)."""
-    try:
-        res = json.loads((out / RESULTS).read_text())
-    except (OSError, ValueError):
+    """Whether ``out`` holds a finished run of ``cfg``: its checkpoint, and results of every epoch.  When
+    ``results.json`` is not whole (:func:`cnet_lib.images.training.results_file.read_results`), the epochs
+    the checkpoint holds count: the results file is written again from it."""
+    if not (out / CHECKPOINT).is_file():
         return False
-    return (out / CHECKPOINT).is_file() and int(res.get("epochs_done", 0)) >= cfg.epochs
+    res = read_results(out)
+    if res is not None:
+        return res["epochs_done"] >= cfg.epochs
+    try:
+        return int(load_checkpoint(out / CHECKPOINT, map_location="cpu")["extra"]["epoch"]) >= cfg.epochs
+    except (OSError, CheckpointError, KeyError, TypeError, ValueError):
+        return False

@@ -1,11 +1,14 @@
 """Loading a finished run from its folder, and what a folder holds when it is not one.
 
-A cached run whose checkpoint cannot be read (truncated, damaged, foreign) is not lost and does not
-stop a chapter: the file is set aside (:func:`set_aside_damaged_checkpoint`).  A reader's own unfinished
-run is left as it is, with a sentence saying how to continue it (:func:`own_finished`).
+A cached run whose checkpoint cannot be read (truncated, damaged, foreign) or was written for another
+configuration is not lost and does not stop a chapter: the file is set aside
+(:func:`set_aside_damaged_checkpoint`, :func:`set_aside_other_config`), and a ``results.json`` that is not
+whole is written again from the checkpoint.  A reader's own unfinished run is left as it is, with a
+sentence saying how to continue it (:func:`own_finished`).
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Optional
@@ -15,13 +18,14 @@ from ...runtime.files import set_aside, shown_path
 from ...runtime.locks import folder_lock
 from ...runtime.settings import Settings
 from ...runtime.vocabulary import run_label
+from ..training.results_file import RESULTS, restore_results
 from ..training.train_config import TrainConfig
 from ..training.train_state import CHECKPOINT, load_model
 from .run_folders import is_finished
 from .study_run import StudyRun
-from .theta_record import rebuilt_snapshots
+from .theta_record import SNAPSHOTS, rebuilt_snapshots
 
-__all__ = ["set_aside_damaged_checkpoint", "epochs_saved", "load_finished", "own_finished"]
+__all__ = ["set_aside_damaged_checkpoint", "set_aside_other_config", "epochs_saved", "load_finished", "own_finished"]
 
 
 def set_aside_damaged_checkpoint(folder: Path, label: str, then: str = "this run is trained again") -> None:
@@ -32,6 +36,28 @@ def set_aside_damaged_checkpoint(folder: Path, label: str, then: str = "this run
     if problem:
         aside = set_aside(ckpt)
         print(f"{label}: {problem}; it was moved to {aside.name} and {then}.")
+
+
+def set_aside_other_config(folder: Path, cfg: TrainConfig, label: str) -> None:
+    """A checkpoint in ``folder`` written for another configuration than ``cfg`` (copied there, or left by an
+    older version) is renamed ``checkpoint.pt.other-config-<time>`` (kept; its ``results.json`` and θ snapshots
+    likewise), with one sentence saying so and that this run is trained in its place.  The caller holds the
+    folder's lock."""
+    ckpt = folder / CHECKPOINT
+    if not ckpt.is_file():
+        return
+    try:
+        diff = config_diff(load_checkpoint(ckpt, map_location="cpu")["config"], cfg.identity())
+    except CheckpointError:
+        return  # a damaged one is set_aside_damaged_checkpoint's
+    if diff:
+        fields = ", ".join(list(diff)[:4]) + (", ..." if len(diff) > 4 else "")
+        aside = set_aside(ckpt, "other-config")
+        for name in (RESULTS, SNAPSHOTS):  # they describe that run too
+            if os.path.lexists(folder / name):
+                set_aside(folder / name, "other-config")
+        print(f"{label}: {shown_path(ckpt)} was written for another configuration (its {fields} differ); it was "
+              f"moved to {aside.name} (kept, with its results) and this run is trained in its place.")
 
 
 def epochs_saved(folder: Path) -> int:
@@ -55,6 +81,8 @@ def load_finished(run: str, cfg: TrainConfig, folder: Path, settings: Settings, 
     model, ck = load_model(folder, settings.device)
     if config_diff(ck["config"], cfg.identity()):
         return None
+    if writable:  # a damaged or stale results.json is written again from the checkpoint
+        restore_results(folder, cfg, ck, folder / CHECKPOINT)
     history = list(ck["extra"]["history"])
     snaps = rebuilt_snapshots(folder, cfg, ck["model"], history, label, writable)
     out = StudyRun(run, cfg, model, history, folder, snaps, False, time.perf_counter() - t0, digest, shipped, settings)

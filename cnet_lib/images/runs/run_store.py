@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from ...runtime.checkpoint import file_digest
+from ...runtime.checkpoint import CheckpointSaveError, file_digest
 from ...runtime.files import FolderNotWritable, check_writable, private_temp_dir, shown_path
 from ...runtime.locks import folder_lock
 from ...runtime.settings import Settings
@@ -30,7 +30,7 @@ from ..training.train_loop import train
 from ..training.train_state import CHECKPOINT, interrupted_message
 from .image_presets import expected_training, image_runs
 from .run_folders import is_finished, run_dir, shipped_copy_dir
-from .run_loading import load_finished, own_finished, set_aside_damaged_checkpoint
+from .run_loading import load_finished, own_finished, set_aside_damaged_checkpoint, set_aside_other_config
 from .shipped import REINSTALL, ShippedFileError, install_shipped, shipped_run, shipping_presets
 from .study_inputs import study_data, study_data_dir
 from .study_run import StudyRun
@@ -104,6 +104,7 @@ def _train_own(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbos
         if not locked:
             raise FolderNotWritable(errno.EACCES, f"{label} must be trained, but the runs folder {folder.parent} "
                                                   f"cannot be written: {NOT_WRITABLE}")
+        set_aside_other_config(folder, cfg, label)
         check_writable(folder, NOT_WRITABLE)
         if data_box[0] is None:
             data_box[0] = study_data(cfg, settings)
@@ -117,6 +118,9 @@ def _train_own(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbos
         except KeyboardInterrupt:
             print(f"{label}: {interrupted_message(folder, how='run this cell again')}")
             raise
+        except CheckpointSaveError as err:  # the chapter's advice, not the command line's
+            raise err.advised("set CNET_RUNS_DIR to a folder", "run this cell again: the training continues from its "
+                              "last saved epoch") from None
         digest = file_digest(folder / CHECKPOINT)
     return StudyRun(run, cfg, result.model, list(result.history), folder, rec.snaps, True, time.perf_counter() - t0,
                     digest, settings=settings)

@@ -2,7 +2,6 @@
 snapshots, folder and the settings it was loaded with), the device its studies run on, and how long it trained."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +13,8 @@ from ...runtime.device import DeviceLike, resolve_device
 from ...runtime.settings import Settings
 from ...runtime.vocabulary import run_label
 from ..training.train_config import TrainConfig, build_model
-from ..training.train_state import CHECKPOINT, RESULTS
+from ..training.results_file import read_results
+from ..training.train_state import CHECKPOINT
 
 __all__ = ["StudyRun", "study_device", "training_time"]
 
@@ -76,9 +76,7 @@ def training_time(run: StudyRun) -> dict:
     """How long a run trained and where: ``{"epochs", "train_seconds"`` (the sum over its history,
     evaluation excluded), ``"device", "device_name"`` (from the run's results file, which a shipped
     model brings along; ``None`` when it has none)``}``."""
-    try:
-        env = json.loads((run.out_dir / RESULTS).read_text()).get("environment") or {}
-    except (OSError, ValueError):
-        env = {}
+    env = (read_results(run.out_dir) or {}).get("environment")
+    env = env if isinstance(env, dict) else {}
     return {"epochs": len(run.history), "train_seconds": sum(h["train_seconds"] for h in run.history),
             "device": env.get("device"), "device_name": env.get("device_name")}

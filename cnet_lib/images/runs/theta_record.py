@@ -9,6 +9,7 @@ from its checkpoint (:func:`rebuilt_snapshots`), and a run in training starts it
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -102,7 +103,7 @@ def rebuilt_snapshots(folder: Path, cfg: TrainConfig, model_state: dict, history
     """The θ snapshots of a finished run in ``folder``: those recorded, else (the file was damaged and set
     aside) the first and the last epoch's, rebuilt from the checkpoint's ``model_state``, said in one
     sentence and written back when ``writable``.  A run that never recorded any gets none."""
-    recorded = (folder / SNAPSHOTS).is_file()
+    recorded = os.path.lexists(folder / SNAPSHOTS)
     snaps = read_snapshots(folder, label)
     if snaps is not None:
         return snaps

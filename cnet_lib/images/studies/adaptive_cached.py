@@ -21,12 +21,28 @@ from .adaptive_measure import adaptive_study, check_adaptive_grid
 from .checks import check_study_inputs
 from .study_cache import Described, StudyFile, cached_study
 
-__all__ = ["ADAPTIVE_PREFIX", "adaptive_cache", "adaptive_key_grid", "adaptive_study_path", "adaptive_runs"]
+__all__ = ["ADAPTIVE_PREFIX", "checked_study", "adaptive_cache", "adaptive_key_grid", "adaptive_study_path",
+           "adaptive_runs"]
 
 ADAPTIVE_PREFIX = "adaptive-"
 """The cache file's name starts with this (the ship command copies such files)."""
 
 DESCRIBED = Described("the adaptive-step study", "adaptive-step study", "computing the adaptive-step study")
+
+
+def checked_study(record: Mapping) -> Mapping:
+    """``record`` after checking that every run of it holds the rows the tables and figures read: a list of
+    evaluations of a known kind, each with its accuracy and predictions, one of them the trained graph's; a
+    ValueError (or KeyError, TypeError) says what is not (the runner then sets the file aside)."""
+    for name, run in record["runs"].items():
+        rows = run["rows"]
+        for i, row in enumerate(rows):
+            if row.get("kind") not in ("trained", "adaptive", "equal_cost") or not isinstance(row.get("pred"), str) \
+                    or not isinstance(row.get("accuracy"), (int, float)):
+                raise ValueError(f"row {i} of {str(name)[:40]} is not an evaluation")
+        if not any(row["kind"] == "trained" for row in rows):
+            raise ValueError(f"no row of {str(name)[:40]} is the trained graph's")
+    return record
 
 
 def adaptive_cache(runs: Mapping[str, StudyRun], grid: Mapping, device) -> tuple:
@@ -72,7 +88,7 @@ def adaptive_runs(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, 
         return None, study
 
     done = cached_study(StudyFile(path, key), compute, DESCRIBED, fields=("runs", "labels", "n"), device=dev,
-                        batch_size=g["batch_size"], verbose=verbose)
+                        batch_size=g["batch_size"], read=checked_study, verbose=verbose)
     study = done.record
     if verbose and done.computed:
         n_eval = sum(len(r["rows"]) for r in study["runs"].values())

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.checkpoint import atomic_write_text
+from ...runtime.records import DamagedRecord, load_json
 from ..runs.study_run import StudyRun, training_time
+from .sweep_measure import checked_rows
 
 __all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "write_seeds_file", "read_seeds_file", "seed_sweeps",
            "seed_studies"]
@@ -62,13 +64,25 @@ def write_seeds_file(path: Path, records: Sequence[Mapping], preset: str, enviro
 
 
 def read_seeds_file(path: Path) -> Optional[dict]:
-    """The seeds file at ``path``, or ``None`` when it is absent, unreadable or of another format (the
+    """The seeds file at ``path``, or ``None`` when it is absent, unreadable, of another format or not whole (a
+    record without its seed, runs or sweep rows; read without following a link or blocking, bounded: the
     chapters then report the loaded models alone)."""
     try:
-        payload = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        payload = load_json(path)
+    except (OSError, DamagedRecord):
         return None
     if not isinstance(payload, dict) or payload.get("format") != SEEDS_FORMAT or not payload.get("seeds"):
+        return None
+    try:  # every record as seed_record writes it (a figure reads every row)
+        for record in payload["seeds"]:
+            if not isinstance(record["seed"], int) or not all(isinstance(r, dict) for r in record["runs"].values()):
+                return None
+            for rows in record["sweeps"].values():
+                checked_rows(rows, ("kind", "accuracy"))  # what the seed verdicts read of every row
+            for conds in (record.get("robustness") or {}).values():
+                if not all({"kind", "level", "accuracies", "n"} <= set(c) for c in conds):
+                    return None
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         return None
     return payload
 

@@ -5,7 +5,8 @@ adaptive steps, :mod:`.adaptive_cached`).
 A study's cache file is named by a hash of everything its numbers depend on (its *key*: the checkpoints'
 SHA-256, the grid, the test split, the device type), and it records that key.  The runner
 
-1. locks the folder of the file, so that a second process waits and then reads what the first one wrote;
+1. locks the folder of the file, so that a second process waits and then reads what the first one wrote, and
+   removes the temporary files a save killed mid-write left there (those of ended processes only);
 2. reads the file when it is whole and current (:func:`cnet_lib.runtime.json_cache.read_cache`: a file that
    is cut off, not JSON, of an older format or of another key is set aside, ``<name>.damaged-<time>``, and
    computed again), and says where and when it was computed (:func:`provenance`);
@@ -23,6 +24,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 import torch
 
+from ...runtime.checkpoint import remove_stale_temporaries
 from ...runtime.device import environment
 from ...runtime.files import shown_path
 from ...runtime.json_cache import keyed, read_cache, write_cache
@@ -31,7 +33,7 @@ from ...runtime.memory import out_of_memory_hint
 
 __all__ = ["StudyFile", "Described", "Cached", "cached_study", "provenance", "utc_now"]
 
-_UNREADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+_UNREADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,9 @@ def cached_study(file: StudyFile, compute: Callable[[], tuple], described: Descr
     its key); the runner adds ``key``, ``environment`` (the machine of ``device``), ``seconds`` and
     ``created_utc``.  ``read(record)`` makes the study's value of a record read back (one it cannot read is set
     aside and computed again).  ``batch_size`` is what to lower when ``device`` runs out of memory; the error says to what."""
-    with folder_lock(file.path.parent, described.doing, required=False):
+    with folder_lock(file.path.parent, described.doing, required=False) as locked:
+        if locked:  # what a save killed mid-write left (only ended processes' files: no live writer's)
+            remove_stale_temporaries(file.path.parent, [f.path.name for f in (file, *also)])
         for candidate in (file, *also):
             found = _read(candidate, described, fields, read)
             if found is not None:

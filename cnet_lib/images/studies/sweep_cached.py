@@ -20,7 +20,7 @@ from ..runs.study_inputs import study_data
 from ..runs.study_run import StudyRun, study_device
 from .checks import check_study_inputs
 from .study_cache import Described, StudyFile, cached_study
-from .sweep_measure import fit_grid, manifestation_sweep
+from .sweep_measure import check_grid_keys, checked_rows, fit_grid, manifestation_sweep
 
 __all__ = ["SWEEP_PREFIX", "BF16_NOTE", "sweep_cache", "sweep_runs"]
 
@@ -66,7 +66,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
     out = {}
     for name, run in runs.items():
         cfg = run.config
-        g = dict(grid) if grid is not None else sweep_grid(cfg.preset)
+        g = check_grid_keys(grid) if grid is not None else sweep_grid(cfg.preset)
         dev = study_device(run, device)
         path, key = sweep_cache(run, g, dev)
 
@@ -79,7 +79,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
 
         described = Described(f"{run.label}: the sweep", f"{run.label}: sweep", f"sweeping {run.label}")
         done = cached_study(StudyFile(path, key), compute, described, fields=("rows",), device=dev,
-                            batch_size=batch_size, read=lambda record: record["rows"],
+                            batch_size=batch_size, read=lambda record: checked_rows(record["rows"]),
                             also=_shipped_bf16_sweep(run, key, dev), verbose=verbose, indent=1)
         if verbose and done.computed:
             print(f"{run.label}: swept {len(done.value)} evaluations on {done.record['n_test']} test images in "

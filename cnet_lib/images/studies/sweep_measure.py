@@ -38,10 +38,45 @@ from ..runs.image_presets import IMAGE_PRESETS, sweep_grid
 from ..training.evaluation import evaluate
 from ..training.train_state import load_model
 
-__all__ = ["DEFAULT_GRID", "fit_grid", "manifestation_sweep", "sweep_checkpoint", "write_sweep", "table1_rows"]
+__all__ = ["DEFAULT_GRID", "ROW_FIELDS", "check_grid_keys", "checked_rows", "fit_grid", "manifestation_sweep",
+           "sweep_checkpoint", "write_sweep", "table1_rows"]
 
 DEFAULT_GRID = dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16),
                     compress=(1, 2, 4), compress_schemes=None)
+ROW_FIELDS = ("kind", "scheme", "n_steps", "n_basis", "units", "n_parameters", "accuracy", "seconds", "ms_per_image")
+"""The fields every row of a sweep has (the figures and tables read them)."""
+_KINDS = ("trained", "manifestation", "compressed", "identity")
+
+
+def check_grid_keys(grid: Mapping) -> dict:
+    """``grid`` as a dict, after checking that it names only the keys of :data:`DEFAULT_GRID`."""
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"a sweep grid must be a dict of {', '.join(DEFAULT_GRID)}, got {grid!r:.60}")
+    unknown = [k for k in grid if k not in DEFAULT_GRID]
+    if unknown:
+        raise ValueError(f"unknown sweep grid key {unknown[0]!r}: a sweep grid has {', '.join(DEFAULT_GRID)} "
+                         "(e.g. grid=dict(schemes=('euler',), n_steps=(1, 2)))")
+    return dict(grid)
+
+
+def checked_rows(rows, fields: Sequence[str] = ROW_FIELDS) -> list:
+    """``rows`` of a sweep read back from a file, after checking that they are what :func:`manifestation_sweep`
+    writes: a list of dicts with every one of ``fields`` (default :data:`ROW_FIELDS`), a known kind, an accuracy
+    from 0 to 1 (and a time >= 0 where there is one), one trained row; a ValueError says what is not."""
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"the rows are {type(rows).__name__ if rows else 'empty'}, not a list of evaluations")
+    for i, row in enumerate(rows):
+        missing = [f for f in fields if f not in row] if isinstance(row, dict) else list(fields)
+        if missing:
+            raise ValueError(f"row {i} lacks {', '.join(missing[:3])}")
+        acc, sec = row["accuracy"], row.get("seconds", 0.0)
+        if row["kind"] not in _KINDS or not isinstance(acc, (int, float)) or not 0 <= acc <= 1 or \
+                not isinstance(sec, (int, float)) or not sec >= 0:
+            raise ValueError(f"row {i} is not an evaluation (kind {str(row['kind'])[:20]!r}, accuracy "
+                             f"{str(acc)[:20]}, seconds {str(sec)[:20]})")
+    if not any(row["kind"] == "trained" for row in rows):
+        raise ValueError("no row is the trained graph's")
+    return rows
 
 
 def _units(model: ContinuousNet) -> int:
@@ -145,6 +180,9 @@ def manifestation_sweep(
     if compress is None:
         compress = fit_grid(DEFAULT_GRID, model)["compress"]
     n_steps, compress = _check_grid(model, schemes, n_steps, compress, compress_schemes, batch_size)
+    if len(y) == 0 or len(x) != len(y):
+        raise ValueError(f"a sweep needs test images and one label per image, got {len(x)} images and {len(y)} labels"
+                         " (e.g. n_test=2000)")
     c_schemes = list(compress_schemes) if compress_schemes else [model.blocks[0].manifestation[0]]
     jobs = 2 + len(schemes) * len(n_steps) + len(sorted(set(compress))) * len(c_schemes)
     n = len(y)
@@ -233,7 +271,7 @@ def sweep_checkpoint(
     if grid is None:
         grid = fit_grid(sweep_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID), model)
     else:
-        grid = {**fit_grid(dict(DEFAULT_GRID), model), **grid}
+        grid = {**fit_grid(dict(DEFAULT_GRID), model), **check_grid_keys(grid)}
     dataset = run.get("dataset", "cifar10")
     data_dir = next(d for d in (data_dir, run.get("data_dir"), settings.data_dir) if d is not None)
     data = load_dataset(dataset, data_dir, n_train=None, n_test=n_test if n_test is not None else run.get("n_test"),

@@ -237,7 +237,7 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
 def _held(out: Path, what: str, wait: bool, fix: str):
     """The run folder ``out`` locked and checked writable."""
     with folder_lock(out, what, wait=wait, fix=fix):
-        check_writable(out, fix)
+        check_writable(out if out.exists() else out.parent, fix)  # out itself is made by the first save
         yield
 
 

@@ -12,27 +12,21 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 import torch
 
 from ...core.models import ContinuousNet
-from ...runtime.checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
+from ...runtime.checkpoint import CheckpointMismatchError, atomic_write_text, load_checkpoint, save_checkpoint
 from ...runtime.device import resolve_device
+from .results_file import RESULTS, read_results, restore_results, results_record, utc_now
 from .train_config import TrainConfig, lr_scheduler
 
 __all__ = ["CHECKPOINT", "RESULTS", "TrainResult", "RunState", "start_or_resume", "save_epoch", "results_record",
            "interrupted_message", "load_model", "utc_now"]
 
 CHECKPOINT = "checkpoint.pt"
-RESULTS = "results.json"
-
-
-def utc_now() -> str:
-    """The time now, UTC, as ISO 8601 to the second."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def rng_state(gen: torch.Generator) -> dict:
@@ -69,25 +63,6 @@ class TrainResult:
         return self.history[-1]["test_acc"] if self.history else None
 
 
-def results_record(cfg: TrainConfig, history: list[dict], env: dict, started: str, ckpt: Optional[Path]) -> dict:
-    """What ``results.json`` holds: the run, its environment and its history so far."""
-    return {
-        "preset": cfg.preset,
-        "run_name": cfg.run_name,
-        "seed": cfg.seed,
-        "config": dataclasses.asdict(cfg),
-        "environment": env,
-        "started_utc": started,
-        "updated_utc": utc_now(),
-        "epochs_done": len(history),
-        "train_seconds_total": sum(h["train_seconds"] for h in history),
-        "eval_seconds_total": sum(h["eval_seconds"] for h in history),
-        "final_test_acc": history[-1]["test_acc"] if history else None,
-        "checkpoint": str(ckpt) if ckpt else None,
-        "history": history,
-    }
-
-
 @dataclass
 class RunState:
     """Where a run stands: the next epoch to train, the optimizer and its learning-rate schedule
@@ -108,7 +83,13 @@ def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[
     ck = None
     start = 0
     if cfg.resume and ckpt_path and ckpt_path.exists():
-        ck = load_checkpoint(ckpt_path, expected_config=cfg.identity(), map_location=device)
+        try:
+            ck = load_checkpoint(ckpt_path, expected_config=cfg.identity(), map_location=device)
+        except CheckpointMismatchError as err:
+            raise CheckpointMismatchError(
+                f"{err}. To continue that run, run with the settings it was written for; to start this one, choose "
+                "another out_dir (--out-dir), or move the checkpoint aside") from None
+        restore_results(ckpt_path.parent, cfg, ck, ckpt_path)  # a damaged or stale results.json is written again
         start = int(ck["extra"]["epoch"])
         for e in cfg.refine_at:  # rebuild the graph the checkpoint was saved from
             if e < start:
@@ -149,10 +130,12 @@ def interrupted_message(out_dir: Path, how: str = "rerun the same command with -
     """What to tell after an interruption: which epoch is safe on disk and how to continue.
     Checkpoints are written atomically, so an interruption leaves the last one whole."""
     ckpt = out_dir / CHECKPOINT
-    try:
-        done = json.loads((out_dir / RESULTS).read_text())["epochs_done"]
-    except (OSError, ValueError, KeyError):
-        done = None
+    done = (read_results(out_dir) or {}).get("epochs_done")
+    if done is None and ckpt.is_file():  # results.json damaged: the checkpoint says which epoch it holds
+        try:
+            done = int(load_checkpoint(ckpt, map_location="cpu")["extra"]["epoch"])
+        except (OSError, ValueError, KeyError, TypeError):
+            done = None
     if ckpt.is_file() and done:
         return f"interrupted; epoch {done} is saved in {ckpt} (nothing else was written): {how} to continue"
     return f"interrupted before the first epoch finished; nothing was saved in {out_dir}: {how} to start again"
