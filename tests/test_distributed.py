@@ -31,6 +31,7 @@ from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.training.train_config import build_model
 from cnet_lib.images.training.train_state import CHECKPOINT, RESULTS, load_model, start_or_resume
 from cnet_lib.runtime import distributed as D
+from cnet_lib.runtime.settings import Settings
 from cnet_lib.runtime.threads import torch_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,6 +156,9 @@ def test_the_world_comes_from_torchrun_and_one_process_is_rank_0_of_1():
     w = D.launched_world({"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4"})
     assert (w.rank, w.size, w.local_rank, w.local_size, w.main, w.parallel) == (3, 8, 1, 4, False, True)
     assert D.launched_world({}) == D.World()
+    launched = Settings.from_environment({"RANK": "1", "WORLD_SIZE": "2", "CNET_PRESET": "smoke"}).launch
+    assert launched == (("RANK", "1"), ("WORLD_SIZE", "2")) and Settings.from_environment({}).launch == ()
+    assert D.launched_world(dict(launched)) == D.World(1, 2, 1, 2)
     with pytest.raises(ValueError, match="torchrun"):
         D.launched_world({"RANK": "2", "WORLD_SIZE": "2"})
     with pytest.raises(ValueError, match="divisible by 3"):

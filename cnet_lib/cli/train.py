@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # every config error, a busy, damaged or unwritable folder, a full disk, damaged data: one line
         # (command_line); under torchrun every rank says its own, and the ranks that wait for a failed one stop quietly
-        with distributed.process_group(device) as world, out_of_memory_hint(
+        with distributed.process_group(device, dict(settings.launch)) as world, out_of_memory_hint(
                 args.device or "the device", "training", {**base, **overrides}.get("batch_size", 128)):
             execution = dict(data_dir=str(settings.data_dir), device=device, cuda_graphs=settings.cuda_graphs,
                              threads=settings.threads)

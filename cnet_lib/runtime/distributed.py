@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
-import os
 from dataclasses import dataclass
 from typing import Callable, ContextManager, Iterator, Mapping, Optional
 
@@ -65,9 +64,14 @@ class World:
         return self.size > 1
 
 
-def launched_world(environ: Optional[Mapping[str, str]] = None) -> World:
-    """The world ``torchrun`` describes in ``environ`` (default ``os.environ``): one process when it sets nothing."""
-    env = os.environ if environ is None else environ
+_LAUNCHED = World()
+"""The world :func:`process_group` was opened with (its local ranks: a process group knows only the global ones)."""
+
+
+def launched_world(environ: Mapping[str, str]) -> World:
+    """The world ``torchrun`` describes in ``environ`` (its variables as :attr:`cnet_lib.runtime.settings.Settings.launch`
+    holds them): one process when it sets nothing."""
+    env = environ
     try:
         size = int(env.get("WORLD_SIZE", "1"))
         rank = int(env.get("RANK", "0"))
@@ -87,8 +91,9 @@ def world() -> World:
     if not (dist.is_available() and dist.is_initialized()):
         return World()
     rank, size = dist.get_rank(), dist.get_world_size()
-    local_rank = int(os.environ.get("LOCAL_RANK", str(rank)))
-    return World(rank, size, local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", str(size))))
+    if (_LAUNCHED.rank, _LAUNCHED.size) == (rank, size):
+        return _LAUNCHED
+    return World(rank, size, rank, size)  # a process group opened elsewhere: one node assumed
 
 
 def rank_device(device, w: World) -> torch.device:
@@ -105,7 +110,7 @@ def rank_device(device, w: World) -> torch.device:
 
 
 @contextlib.contextmanager
-def process_group(device, environ: Optional[Mapping[str, str]] = None) -> Iterator[World]:
+def process_group(device, environ: Mapping[str, str]) -> Iterator[World]:
     """Under ``torchrun`` with several processes, the default process group for ``device`` (NCCL on CUDA,
     gloo on the CPU; each rank's GPU made current first), destroyed at the end of the block; yields
     :func:`world`.  With one process, or a process group already there, it changes nothing."""
@@ -118,10 +123,13 @@ def process_group(device, environ: Optional[Mapping[str, str]] = None) -> Iterat
     if device.type == "cuda":
         kwargs["device_id"] = rank_device(device, launched)
         torch.cuda.set_device(kwargs["device_id"])
+    global _LAUNCHED
     dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo", **kwargs)
+    _LAUNCHED = launched
     try:
         yield world()
     finally:
+        _LAUNCHED = World()
         dist.destroy_process_group()
 
 

@@ -16,6 +16,8 @@ setting                     environment variable                                
 ``cuda_graphs``             ``CNET_CUDA_GRAPHS=0`` turns CUDA graphs off                    on (CUDA only)
 ``cifar10_url`` / ``_md5``  ``CNET_CIFAR10_URL`` / ``CNET_CIFAR10_MD5`` (a mirror)          the published archive
 ``cifar100_url`` / ``_md5`` ``CNET_CIFAR100_URL`` / ``CNET_CIFAR100_MD5``                   the published archive
+``launch``                  ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``  one process
+                            (set by ``torchrun``; :mod:`cnet_lib.runtime.distributed`)
 ==========================  ===========================================================  ====================
 
 ``Settings()`` has these defaults and reads nothing; every value is checked when a Settings is built,
@@ -34,7 +36,7 @@ import torch
 from .device import default_device, resolve_device
 from .preset_names import preset_name
 
-__all__ = ["Settings", "ENVIRONMENT", "DATASET_MIRRORS", "default_preset", "default_data_dir", "default_runs_dir",
+__all__ = ["Settings", "ENVIRONMENT", "LAUNCH_VARIABLES", "DATASET_MIRRORS", "default_preset", "default_data_dir", "default_runs_dir",
            "check_mirror"]
 
 ENVIRONMENT = {
@@ -43,6 +45,9 @@ ENVIRONMENT = {
     "cifar10_md5": "CNET_CIFAR10_MD5", "cifar100_url": "CNET_CIFAR100_URL", "cifar100_md5": "CNET_CIFAR100_MD5",
 }
 """Each setting and the environment variable :meth:`Settings.from_environment` reads it from."""
+
+LAUNCH_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+"""What ``torchrun`` tells each process it starts (:attr:`Settings.launch`; :mod:`cnet_lib.runtime.distributed`)."""
 
 DATASET_MIRRORS = ("cifar10", "cifar100")
 """The data sets whose download source is a setting (``<name>_url``, ``<name>_md5``)."""
@@ -97,6 +102,7 @@ class Settings:
     cifar10_md5: Optional[str] = None
     cifar100_url: Optional[str] = None
     cifar100_md5: Optional[str] = None
+    launch: tuple = ()  # torchrun's (variable, value) pairs of LAUNCH_VARIABLES; () for a process started alone
 
     def __post_init__(self) -> None:
         """Normalise and check every field (paths expanded, the device as a tensor reports it)."""
@@ -110,6 +116,10 @@ class Settings:
             raise ValueError(f"threads must be an integer >= 1 or None, got {self.threads!r} (e.g. threads=1)")
         if not isinstance(self.cuda_graphs, bool):
             raise TypeError(f"cuda_graphs must be True or False, got {self.cuda_graphs!r}")
+        launch = dict(self.launch)
+        if set(launch) - set(LAUNCH_VARIABLES):
+            raise ValueError(f"launch holds torchrun's variables {LAUNCH_VARIABLES} only, got {sorted(launch)}")
+        put("launch", tuple((var, str(launch[var])) for var in LAUNCH_VARIABLES if var in launch))
         for dataset in DATASET_MIRRORS:
             url, md5 = check_mirror(dataset, getattr(self, f"{dataset}_url"), getattr(self, f"{dataset}_md5"))
             put(f"{dataset}_url", url)
@@ -126,6 +136,7 @@ class Settings:
             raw = (env.get(var) or "").strip()
             if raw:
                 values[name] = _parse(name, var, raw)
+        values["launch"] = tuple((var, env[var].strip()) for var in LAUNCH_VARIABLES if (env.get(var) or "").strip())
         settings = cls(**values)
         return settings.replace(**flags)
 
