@@ -9,6 +9,8 @@ CUDA with the shipped models (:data:`REUSE_PLAN`):
                chapters in the preset on CUDA, loading the shipped models (per-chapter results written
                after every chapter, so a stop at the deadline keeps the finished ones)
     graphed callables  bench_gpu's StepRunner against torch.cuda.make_graphed_callables, ms per SGD step
+    pendulum batched  the pendulum study's ODE-Nets trained at once (CUDA graphs) against one after another
+               (benchmarks/bench_pendulum_batched.py, its budget scaled to the time left)
     live apps  seconds per interaction of every live app (image apps first; written after every group)
 
 Otherwise (``--train always``, or nothing shipped for the preset: the dry run's smoke preset) it trains.
@@ -56,8 +58,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from session_files import check_out_limits, t4_estimate  # noqa: E402
 
 SEED_ESTIMATE_S = {"gpu": 140, "smoke": 30}  # the H100 session of 2026-11-27: 128-147 s a seed with its studies
-REUSE_PLAN = ("cuda_tests", "chapters_pendulum", "chapters_images", "graphed callables", "live apps")
+REUSE_PLAN = ("cuda_tests", "chapters_pendulum", "chapters_images", "graphed callables", "pendulum batched", "live apps")
 """The stages of a session that reuses the shipped models (no training, no shipping)."""
+PENDULUM_BATCHED_LIMIT_S = 150
+"""At most this long for the pendulum's batched training against one model after another (issue 31: its GPU time)."""
 LIVE_APPS_LIMIT_S = 150
 """At most this long for the live-app timings (the H100 session stopped them at 45 s, in the pendulum app)."""
 PENDULUM_CHAPTERS = ("how_to_use", "pendulum_integrators", "resnet_euler")
@@ -269,6 +273,16 @@ def graphed_callables(s: Session) -> None:
         raise RuntimeError(f"make_graphed_callables or StepRunner failed: {rows}")
 
 
+def pendulum_batched(s: Session) -> None:
+    """benchmarks/bench_pendulum_batched.py on this session's device, into OUT/pendulum_batched.json (``session_files
+    accept`` keeps it as benchmarks/results/pendulum_batched-gpu-<device>.json, which the chapter cards quote)."""
+    budget = max(min(s.left(), PENDULUM_BATCHED_LIMIT_S) - 30, 10)  # the calibration comes before the timed run
+    bench = [sys.executable, "benchmarks/bench_pendulum_batched.py", "--preset", "gpu", "--device", s.device,
+             "--max-seconds", f"{budget:.0f}", "--out", str(s.out / "pendulum_batched.json")] + (
+        ["--dry-run"] if s.dry else [])
+    subprocess.run(bench, cwd=ROOT, check=True, timeout=max(min(s.left(), PENDULUM_BATCHED_LIMIT_S + 30), 1))
+
+
 def live_apps(s: Session) -> None:
     """benchmarks/bench_live_apps.py in this session's preset and device, into OUT/live_apps.json (written
     after every group of apps, so a stop keeps the finished groups)."""
@@ -282,6 +296,7 @@ def reuse_session(s: Session, child_env: dict) -> None:
     once, beside the cuda tests and the pendulum chapters; then the graphed-callables rows and the live apps."""
     s.start("chapters_images", chapter_jobs(s, "images"), {**child_env, "CNET_PRESET": s.preset})
     s.stage("graphed callables", 20, lambda: graphed_callables(s))
+    s.stage("pendulum batched", 60, lambda: pendulum_batched(s))
     s.stage("live apps", 40, lambda: live_apps(s))
 
 
@@ -295,6 +310,7 @@ def train_session(s: Session, child_env: dict) -> None:
             s.start("chapters_images", chapter_jobs(s, "images"), {**child_env, "CNET_PRESET": s.preset})
     s.stage("seeds", 8, lambda: seeds_stage(s))  # seconds: every seed in seeds.json and shipped again
     s.stage("graphed callables", 20, lambda: graphed_callables(s))
+    s.stage("pendulum batched", 60, lambda: pendulum_batched(s))
     s.stage("live apps", 40, lambda: live_apps(s))
 
 

@@ -127,9 +127,14 @@ def accept(files_at: Path, dest: Path, results: Path, max_bytes: int = SHIPPED_M
     shutil.copyfile(files_at / "gpu_session.json", results / name)
     if (files_at / "chapters.json").is_file():
         shutil.copyfile(files_at / "chapters.json", results / name.replace("gpu_session", "gpu_chapters"))
-    if (files_at / "live_apps.json").is_file():
-        import torch
+    import torch
 
+    if (files_at / "pendulum_batched.json").is_file():
+        record = json.loads((files_at / "pendulum_batched.json").read_text())
+        if not record.get("dry_run"):  # a dry run's numbers are not measurements
+            kind = torch.device(record.get("device", "cuda")).type
+            shutil.copyfile(files_at / "pendulum_batched.json", results / f"pendulum_batched-{record['preset']}-{kind}.json")
+    if (files_at / "live_apps.json").is_file():
         device = torch.device(json.loads((files_at / "live_apps.json").read_text()).get("device", "cuda"))
         # named by the device's type, as benchmarks/bench_live_apps.py names it ("cuda:0" -> live_apps-cuda.json)
         shutil.copyfile(files_at / "live_apps.json", results / f"live_apps-{device.type}.json")

@@ -51,7 +51,7 @@ def test_every_stage_runs_on_the_pack_and_the_files_fit_the_return_limits(sessio
     assert summary["preset"] == "smoke" and summary["dry_run"]
     assert all(v["status"] == "passed" for v in summary["stages"].values()), summary["stages"]
     assert {"seed 0", "seed 1", "seed 2", "ship", "seeds", "live apps", "cuda_tests", "chapters_pendulum",
-            "chapters_images", "graphed callables"} <= set(summary["stages"])
+            "chapters_images", "graphed callables", "pendulum batched"} <= set(summary["stages"])
     assert sorted(summary["seeds"]) == ["0", "1", "2"]
     assert summary["reused"] is None, "nothing ships for the smoke preset: the dry run trains"
     assert [r["skipped"] for r in summary["graphed_callables"]] == ["torch.cuda.make_graphed_callables needs CUDA"] * 2
@@ -67,7 +67,9 @@ def test_every_stage_runs_on_the_pack_and_the_files_fit_the_return_limits(sessio
     assert "skipped" in summary["cuda_tests_last_line"], "without a GPU the cuda tests are counted as skipped"
     files = dict(session_files.check_out_limits(out))
     assert set(files) == {"gpu_session.json", "gpu_session.log", "shipped-smoke.tar", "chapters.json", "cuda_tests.txt",
-                          "live_apps.json"}
+                          "live_apps.json", "pendulum_batched.json"}
+    pendulum = json.loads((out / "pendulum_batched.json").read_text())
+    assert pendulum["dry_run"] and pendulum["device"] == "cpu" and pendulum["preset"] == "gpu"
     live = json.loads((out / "live_apps.json").read_text())
     assert live["sweep_app"] and live["robustness_app"] and live["rollout_app"] and live["solver_app"]
     assert live["complete"] and live["groups"] == ["image", "solver", "pendulum"]
@@ -81,7 +83,7 @@ def test_the_next_session_reuses_the_shipped_gpu_models_and_trains_nothing():
     assert "nothing is retrained" in reason and "H100" in reason
     assert gpu_session.reuse_shipped("gpu", [0, 1, 2, 3]) == ""
     assert gpu_session.reuse_shipped("smoke", [0, 1, 2]) == ""
-    assert "graphed callables" in gpu_session.REUSE_PLAN and "live apps" in gpu_session.REUSE_PLAN
+    assert {"graphed callables", "pendulum batched", "live apps"} <= set(gpu_session.REUSE_PLAN)
     assert not any(stage.startswith(("seed", "ship")) for stage in gpu_session.REUSE_PLAN)
 
 
@@ -125,10 +127,11 @@ def test_a_reuse_session_is_taken_in_without_touching_the_shipped_models(tmp_pat
     (files / "gpu_session.json").write_text(json.dumps({"preset": "gpu", "reused": "the gpu preset's models ship"}))
     (files / "chapters.json").write_text(json.dumps({"chapters": {}, "toc": []}))
     (files / "live_apps.json").write_text(json.dumps({"device": device, "groups": ["image"], "complete": False}))
+    (files / "pendulum_batched.json").write_text(json.dumps({"device": device, "preset": "gpu", "dry_run": False}))
     session_files.accept(files, tmp_path / "shipped", tmp_path / "results")
     assert not (tmp_path / "shipped").exists()
-    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["gpu_chapters-gpu-check.json",
-                                                                       "gpu_session-gpu-check.json", "live_apps-cuda.json"]
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [
+        "gpu_chapters-gpu-check.json", "gpu_session-gpu-check.json", "live_apps-cuda.json", "pendulum_batched-gpu-cuda.json"]
 
 
 def test_the_shipped_seed_is_taken_in_and_passes_the_shipped_checks(session, tmp_path):
