@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from book_browser import check_page, layout_problems, text_problems
+from book_browser import break_problems, check_page, layout_problems, text_problems
 from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
@@ -209,9 +209,15 @@ def test_page_checks_see_the_faults_of_issue_20():
     """Printed tables and verdicts, machine paths, mangled labels, repeated lines, overlapping subplot titles."""
     clean = dict(bare=[], cites=[], wide=[], labels=["Goyal et al., 2017", "He et al., 2016a", "Haber and Ruthotto, 2017",
                                                       "E, 2017", "Hairer et al., 1993"],
-                 printed=["preset: cpu\ndevice: cpu", "0 |\n------\n  | 1"], text="see ~/.cache/cnet_lib/runs and ../shared",
-                 runs=[["epoch 1", "epoch 2"], ["", ""]])
+                 printed=["preset: cpu\ndevice: cpu", "0 |\n------\n  | 1"], text="see ~/.cache/cnet_lib/runs",
+                 runs=[["epoch 1", "epoch 2"], ["", ""]], said="measured on a 2-core x86_64 CPU and an H100")
     assert text_problems(clean) == []
+    for word in ("computed on AMD EPYC", "on the project's 2-core CPU machine", "builds with warnings as errors",
+                 "smoke: continuous integration", "the unit tests check the same", "device: cpu [local]"):
+        assert any("machinery" in p for p in text_problems(dict(clean, said=word))), word
+    for path in ("<tmp>/tmp12/runs/gpu-rk4-shipped/sweep-1.json", "CIFAR-10 copy (../shared/data-large)"):
+        assert any("machine path" in p for p in text_problems(dict(clean, text=path))), path
+    assert break_problems(["sche|me"]) == ["at 1280 px: a word of a table broken in the middle: 'sche|me'"]
     faults = dict(clean, labels=["GDollarG+17", "HNorsettW93"],
                   printed=["model  acc\n-----  ---\nRK4    0.7", "VERDICT: the blocks matter"],
                   text="sweep loaded from /root/.cache/cnet_lib/runs/x.json",

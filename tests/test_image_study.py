@@ -154,7 +154,7 @@ def test_verdict_sees_the_paper_contrast():
     assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
     assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
     text = str(SR.word_sweeps(v, n_test=2000))
-    assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2000 test images" in text
+    assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2,000 held-out images" in text
 
 
 def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():

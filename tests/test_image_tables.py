@@ -88,7 +88,7 @@ def test_format_runs_reads_the_trained_models(tmp_path):
     text = RR.runs_table(runs)
     assert row_of(text, "M (pieces per block)")[1:] == ["[2, 2, 4]", "2"], "a per-block M is shown as a list"
     assert row_of(text, "parameters")[1:] == [str(rk4.n_parameters()), str(euler.n_parameters())]
-    assert row_of(text, "test accuracy")[1:] == ["0.346", "0.500"]
+    assert row_of(text, "held-out accuracy")[1:] == ["0.346", "0.500"]
     assert row_of(text, "training images")[1:] == ["all", "300"]
     assert row_of(text, "epochs")[1:] == ["2", "1"]
     assert row_of(text, "scheme")[1:] == ["rk4_classic", "euler"]
@@ -124,7 +124,7 @@ def test_format_sweep_summary_and_sweeps():
     sweeps = {"rk4_refined": sweep(0.77777, 0.18311, "rk4_classic", 4), "euler_fixed": sweep(0.8, 0.14, "euler", 8)}
     grid = {"schemes": ("euler", "rk4_classic"), "n_steps": (1, 2), "compress": (1,)}
     text = SR2.sweep_summary_table(sweeps, grid, n_test=2000)
-    assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2000 test images"
+    assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2,000 held-out images"
     assert row_of(text, "RK4-trained (refined)")[1:] == ["rk4_classic, N_t = 4", "0.7778", "0.1831"]
     assert row_of(text, "Euler-trained (fixed depth)")[1:] == ["euler, N_t = 8", "0.8000", "0.1400"]
     assert not SR2.sweep_summary_table(sweeps).startswith("grid"), "grid and n_test are optional"
@@ -185,7 +185,7 @@ def test_resnet_manifestation():
     assert res["identical"] and res["max_difference"] == 0.0 and res["max_logit_change"] == 0.0
     assert res["units_per_stage"] == [2, 2, 2] and res["steps"] == [0.5, 0.5, 0.5] and res["n_images"] == 4
     text = TB.word_resnet_manifestation(res, "Euler run")
-    assert "identical logits on 4 test images: True (largest difference 0.0e+00)" in text
+    assert "identical logits on 4 held-out images: True (largest difference 0.0e+00)" in text
     assert "own graph against" not in text, "the Euler, N_t = M graph is the model's own: nothing to compare"
 
     rk4 = tiny("rk4_classic", n_basis=2, gain=2.0)

@@ -50,9 +50,8 @@ CARD_END = "<!-- end of the chapter card -->"
 @dataclass(frozen=True)
 class Card:
     """What a chapter assumes (``assumes``), what the reader will learn (``learn``), and whether it uses
-    the two trained image models (``image_models``: then its run time depends on whether they are loaded
-    or must be trained) or the pendulum's trained ODE-Nets (``pendulum_models``: loaded or trained once per
-    machine, on the device measured faster: :func:`cnet_lib.book.measurements.pendulum_training`)."""
+    the two trained image models (``image_models``: the card says how to train them instead) or the pendulum's
+    trained ODE-Nets (``pendulum_models``: the card says that they ship, and that no GPU is needed)."""
 
     assumes: str
     learn: str

@@ -15,6 +15,7 @@ from ..runtime.progress import duration
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
 from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, machine_words, result, value
+from .paper_comparison import paper_comparison_table
 from .shipped_tables import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "live_apps_table",
@@ -184,7 +185,7 @@ def recipe_steps_table(root: Optional[Path] = None) -> Rich:
 
 def training_seeds_table(root: Optional[Path] = None) -> Rich:
     """The ``gpu`` preset's models trained from three seeds per method in the GPU training session
-    (``scripts/gpu_session.py``): per seed each model's test accuracy and training time, and the seed's
+    (``scripts/gpu_session.py``): per seed each model's held-out accuracy and training time, and the seed's
     sweeps and robustness study."""
     r = result("gpu_session-gpu.json", root)
     rows = []
@@ -195,7 +196,7 @@ def training_seeds_table(root: Optional[Path] = None) -> Rich:
     names = list(next(iter(r["seeds"].values()))["runs"])
     cols = [("training seed", "seed", "{}")]
     for n in names:
-        cols += [(f"{n}: test accuracy", f"{n} acc", "{:.2%}"), (f"{n}: training", f"{n} s", "{:.1f} s")]
+        cols += [(f"{n}: held-out accuracy", f"{n} acc", "{:.2%}"), (f"{n}: training", f"{n} s", "{:.1f} s")]
     cols.append(("its sweeps and robustness study", "studies", "{:.1f} s"))
     return format_table(rows, cols, left=1, note=_note(["gpu_session-gpu.json"], machine_words(r["machine"]), "2026-11-27")
                         + "; all 45,000 training images of the data pack, accuracy on the 5,000 held-out ones")
@@ -226,7 +227,7 @@ TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "benchmarks": benchmarks_table, "book_builds": book_builds_table, "gpu_chapters": gpu_chapters_table,
     "live_apps": live_apps_table, "gpu_steps": gpu_steps_table, "gpu_recipe": gpu_recipe_table,
     "threads": threads_table, "ci": ci_table, "recipe_steps": recipe_steps_table, "training_seeds": training_seeds_table,
-    **SHIPPED_TABLES,
+    "paper_comparison": paper_comparison_table, **SHIPPED_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship
 with the models (:data:`cnet_lib.book.shipped_tables.SHIPPED_TABLES`)."""

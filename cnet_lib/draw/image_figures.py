@@ -65,11 +65,11 @@ def fig_theta_bases(curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], tit
 
 
 def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training curves"):
-    """Three stacked panels against the epoch (test accuracy, training loss, seconds per epoch), one
+    """Three stacked panels against the epoch (held-out accuracy, training loss, seconds per epoch), one
     colour per run (:func:`run_color`); refinement epochs marked by dotted lines (said in the title);
     the legend below the panels, clear of the title and the panels' titles."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("test accuracy", "training loss", "seconds per epoch (training only)"))
+                        subplot_titles=("held-out accuracy", "training loss", "seconds per epoch (training only)"))
     for name, run in runs.items():
         h = run.history
         col = run_color(name)
@@ -188,7 +188,7 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
                           annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="top right")
     fig.update_xaxes(type="log")
     fig.update_xaxes(title_text="N_t (steps per OdeBlock)", row=len(names), col=1)
-    fig.update_yaxes(title_text="test accuracy")
+    fig.update_yaxes(title_text="held-out accuracy")
     fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
                       template="plotly_white", height=300 * len(names) + 200, legend=LEGEND_BELOW, margin=dict(b=120))
     return fig
@@ -224,6 +224,6 @@ def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
               go.Scatter(x=labels, y=[find_row(sweeps[k], kind="identity")["accuracy"] for k in names], mode="markers",
                          name="blocks removed", marker=dict(symbol="line-ew-open", size=40, color="gray", line=dict(width=3)))]
     fig = dropdown_slider_figure(frames, static_traces=static, title=title or "Accuracy of each trained model on a chosen graph",
-                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="test accuracy")
+                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="held-out accuracy")
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig

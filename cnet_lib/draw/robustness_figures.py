@@ -48,7 +48,7 @@ def fig_weight_noise(study, title: str = ""):
             hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
         fig.add_hline(y=clean, line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy under noise on the weights θ̂ (dotted: clean)",
-                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "test accuracy", height=500, legend_below=True)
+                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "held-out accuracy", height=500, legend_below=True)
     sigmas = sorted({c.level for conds in study.values() for c in conds if c.kind == "weight_noise"})
     fig.update_xaxes(type="log", tickvals=sigmas, ticktext=[f"{s:g}" for s in sigmas])
     return fig
@@ -74,7 +74,7 @@ def fig_quantization(study, title: str = ""):
                              textposition="outside", customdata=[r["bytes"] for r in rows],
                              hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
     book_layout(fig, title or "Weights rounded after training (integers: symmetric, per output channel)",
-                "", "test accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
+                "", "held-out accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig
 
@@ -95,7 +95,7 @@ def fig_input_noise(study, title: str = ""):
             fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
                                      name=run_label(label) + suffix, line=dict(color=col, dash=dash)))
     book_layout(fig, title or "Accuracy under Gaussian noise on the input images", "input noise τ (normalised pixel units)",
-                "test accuracy", height=520, legend_below=True)
+                "held-out accuracy", height=520, legend_below=True)
     return fig
 
 
@@ -144,6 +144,6 @@ def fig_robustness_explorer(study, title: str = ""):
                                  text=[f"{clean:.3f}", f"{hit['accuracy']:.3f}"], textposition="outside"))
         frames[level_name(kind, level)] = traces
     fig = slider_figure(frames, title=title or "Clean and perturbed accuracy of each model", slider_prefix="",
-                        yaxis_title="test accuracy", height=480)
+                        yaxis_title="held-out accuracy", height=480)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.1])
     return fig

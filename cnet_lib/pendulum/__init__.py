@@ -39,7 +39,7 @@ from .pendulum_claims import (SAME_FIT, FALLS_APART, STEADY, SEVERAL, FLAT, SAME
                               word_control, word_energy)
 from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
                              torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows, word_flows,
-                             format_flow_verdict, flow_table, torchdiffeq_table)
+                             format_flow_verdict, flow_table, torchdiffeq_table, word_torchdiffeq)
 from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
 from .scheme_batches import (multi_scheme_rollout)
 from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout, fast_tanh,

@@ -38,7 +38,7 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
     significantly."""
     lab = {j.a: run_label(j.a), j.b: run_label(j.b), **(labels or {})}
     A, B, t = lab[j.a], lab[j.b], j.test
-    s = [f"Both models are measured on the same {j.n} test images: {A} {j.clean[j.a]:.1f}% clean, "
+    s = [f"Both models are measured on the same {j.n:,} held-out images: {A} {j.clean[j.a]:.1f}% clean, "
          f"{B} {j.clean[j.b]:.1f}% clean. A perturbation is judged by each model's drop from its own clean "
          "accuracy, the two drops compared image by image."]
     for label in (j.a, j.b):
@@ -101,7 +101,7 @@ def _verdict_line(j: Judgement, A: str, B: str) -> str:
         "below minimum": f"a significant difference smaller than the stated minimum ({p['diff']:+.2f} points, 95% "
                          f"interval {_interval(p)}): too small to count for or against the expectation.",
         "inconclusive": f"inconclusive ({p['diff']:+.2f} points, 95% interval {_interval(p)}): these numbers neither "
-                        "support nor rule out the expectation; more test images narrow the interval.",
+                        "support nor rule out the expectation; more held-out images narrow the interval.",
         "unmeasured": "the primary condition was not measured; no verdict.",
     }[j.outcome] if p is not None else "the primary condition was not measured; no verdict."
     return head + body + clean

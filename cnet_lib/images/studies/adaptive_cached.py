@@ -55,7 +55,7 @@ def adaptive_study_path(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = 
 
 def adaptive_runs(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, *, device=None, verbose: bool = True,
                   progress: bool = False) -> dict:
-    """The adaptive-step study of ``runs`` (all on the same test images), computed once and cached (see the
+    """The adaptive-step study of ``runs`` (all on the same held-out images), computed once and cached (see the
     module doc): the dict of :func:`cnet_lib.images.studies.adaptive_measure.adaptive_study`, with ``"key"``,
     ``"environment"``, ``"seconds"`` and ``"created_utc"``.  ``grid`` defaults to the preset's
     (:func:`cnet_lib.images.runs.image_presets.adaptive_grid`) and is checked first; ``device`` defaults to the
@@ -80,6 +80,6 @@ def adaptive_runs(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, 
     study = done.record
     if verbose and done.computed:
         n_eval = sum(len(r["rows"]) for r in study["runs"].values())
-        print(f"adaptive-step study: {n_eval} evaluations on {study['n']} test images in {study['seconds']:.1f} s"
+        print(f"adaptive-step study: {n_eval} evaluations on {study['n']} held-out images in {study['seconds']:.1f} s"
               + (" (kept for the next time)" if done.kept else ""))
     return study

@@ -75,6 +75,6 @@ def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *
                         also=shipped_stand_ins(first, ROBUSTNESS_PREFIX, key), verbose=verbose)
     if verbose and done.computed:
         print(f"robustness study: {sum(len(c.correct) for v in done.value.values() for c in v)} evaluations on "
-              f"{done.record['n_test']} test images in {done.record['seconds']:.1f} s"
+              f"{done.record['n_test']} held-out images in {done.record['seconds']:.1f} s"
               + (" (kept for the next time)" if done.kept else ""))
     return done.value

@@ -90,7 +90,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
                             batch_size=batch_size, read=lambda record: record["rows"],
                             also=_shipped_sweeps(run, key, dev), verbose=verbose, indent=1)
         if verbose and done.computed:
-            print(f"{run.label}: swept {len(done.value)} evaluations on {done.record['n_test']} test images in "
+            print(f"{run.label}: swept {len(done.value)} evaluations on {done.record['n_test']} held-out images in "
                   f"{done.record['seconds']:.1f} s" + (" (kept for the next time)" if done.kept else ""))
         out[name] = done.value
     return out
