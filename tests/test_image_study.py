@@ -238,7 +238,7 @@ def test_figures_have_the_expected_traces(study):
     assert fig.layout.sliders[0].steps[2].label.startswith("epoch 2, M=2")
     last = [t.name for t in fig.data if t.visible and t.showlegend is not False]
     entries = [f"θ{e}" for e in runs["rk4_refined"].snapshots[-1]["blocks"][0]["entries"]]
-    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t) (skip gain)"], \
+    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t), skip gain (lower panel)"], \
         "the dashed curves of the epoch before share their weight's legend entry"
 
     fig = imf.fig_accuracy_vs_nt(sweeps)

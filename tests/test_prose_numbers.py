@@ -28,6 +28,16 @@ pytestmark = pytest.mark.slow  # rolls the shipped ODE-Nets out (a few seconds) 
 ROOT = Path(__file__).resolve().parents[1]
 
 CLAIMS: dict[str, list[str]] = {
+    "book/intro": [
+        "{paper_params} million parameters, the whole training set, and reports test accuracies of {paper_euler}% for "
+        "the Euler-trained, ResNet-like network and {paper_rk4}% for the RK4-trained one",
+        "{params} parameters, {epochs} epochs, three training seeds per method",
+        "Those models reach {acc_rk4}% (RK4) and {acc_euler}% (Euler), {below_rk4} and {below_euler} points below the "
+        "paper, and a wider probe (widths 64-128-256, {probe_epochs} epochs) reaches {probe_rk4}% and {probe_euler}%",
+        "measured on {n_test} images held out",
+        "the Euler-trained model loses {drop_euler} points and the RK4-trained one {drop_rk4}",
+        "the Euler model's loss ranges from {seeds_euler_lo} to {seeds_euler_hi} points",
+    ],
     "book/adaptive": [
         "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
         "a least-squares slope of {td_slope} on log–log axes",

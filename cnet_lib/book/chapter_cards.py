@@ -128,7 +128,7 @@ def _time(name: str, nb: Mapping) -> str:
     if not n_ex:
         return f"about {read} min to read."
     work = exercise_minutes(name)
-    things = f"{n_ex} exercise{'s' if n_ex != 1 else ''}"
+    things = f"{n_ex} exercises" if n_ex != 1 else "exercise"
     return f"about {duration(60 * (read + work))} in all: {read} min to read, about {work} min for its {things}."
 
 

@@ -30,14 +30,14 @@ PAPER_TABLE1 = (
     {"model": "RK4-classic", "graph": "rk4_classic 32-32-32", "parameters": 3.19e6, "accuracy": 93.57},
     {"model": "RK4-classic, compressed", "graph": "rk4_38 11-11-11", "parameters": None, "accuracy": 93.44},
 )
-"""Queiruga et al. (arXiv 2008.02389), Table 1, CIFAR-10: ContinuousNets of widths 16-32-64 with 32 units per
-block, trained with the paper's schedule on CIFAR-10's 50,000 training images, accuracy on its 10,000 test images;
-the compressed row is the RK4 model evaluated on a cheaper graph (11 units per block, the 3/8 rule)."""
+"""Queiruga et al. (arXiv 2008.02389), Table 1, CIFAR-10: ContinuousNets of widths 16-32-64 at 32-32-32 (N_t = M = 32
+in each of the three blocks), trained with the paper's schedule on CIFAR-10's 50,000 training images, accuracy on its
+10,000 test images; the compressed row is the RK4 model on a cheaper graph, 11-11-11 with the 3/8 rule."""
 
 
 def paper_rows() -> list:
     """The paper's rows, as the table shows them."""
-    return [{"source": "paper (Table 1)", **r, "widths": "16-32-64", "epochs": "—", "evaluated": "test set (10,000)"}
+    return [{"source": "paper, Table 1", **r, "widths": "16-32-64", "epochs": "—", "evaluated": "test (10,000)"}
             for r in PAPER_TABLE1]
 
 
@@ -59,7 +59,7 @@ def _run_row(preset: str, run: str, label: str, seeds: Optional[dict]) -> dict:
     if seeds:
         accs = [100 * s["runs"][run]["final_test_acc"] for s in seeds.values()]
         spread = f"{sum(accs) / len(accs):.1f} [{min(accs):.1f}, {max(accs):.1f}]"
-    return {"source": f"book, `{preset}`", "model": label, "graph": _graph(trained),
+    return {"source": f"book, {preset}", "model": label, "graph": _graph(trained),
             "widths": "-".join(map(str, image_runs(preset)[run].channels)), "parameters": trained["n_parameters"],
             "accuracy": acc, "seeds": spread, "epochs": len(m["history"]), "evaluated": f"held-out ({sweep['n_test']:,})"}
 
@@ -86,6 +86,11 @@ def book_rows() -> list:
     return out
 
 
+def _unbroken(text: str) -> str:
+    """``16-32-64`` with non-breaking hyphens: a table cell never breaks a list of widths or steps in two."""
+    return text.replace("-", "\u2011")
+
+
 def paper_comparison_table(root: Optional[Path] = None) -> Rich:
     """The paper's Table 1 beside the book's models, with what each accuracy was measured on."""
     def params(r):
@@ -94,13 +99,17 @@ def paper_comparison_table(root: Optional[Path] = None) -> Rich:
 
     rows = [{**r, "accuracy": f"{r['accuracy']:.2f}" if isinstance(r["accuracy"], float) else r["accuracy"]}
             for r in paper_rows() + book_rows()]
-    return format_table(rows, [("source", "source", "{}"), ("model", "model", "{}"), ("graph", "graph", "{}"),
-                               ("widths", "widths", "{}"), ("parameters", params, "{}"), ("epochs", "epochs", "{}"),
-                               ("accuracy (%)", "accuracy", "{}"), ("3 seeds: mean [min, max]", "seeds", "{}"),
+    return format_table(rows, [("source", "source", "{}"), ("model", "model", "{}"),
+                               ("graph", lambda r: _unbroken(f"{r['widths']}, {r['graph']}"), "{}"),
+                               ("parameters", params, "{}"),
+                               ("epochs", "epochs", "{}"), ("accuracy (%)", "accuracy", "{}"), ("3 seeds", "seeds", "{}"),
                                ("images", "evaluated", "{}")], left=4,
-                        note="Graph: the scheme and the units (N_t = M) of each of the three blocks. The paper trained on "
-                             "CIFAR-10's 50,000 training images and measured on its 10,000 test images. The book trained "
-                             "on 45,000 of the training images and measured on the other 5,000, held out (a validation "
-                             "set: the copy it was trained on has no test split), the `gpu` models and the probe on that "
-                             "copy stored as WebP (quality 90); one training seed per row, three for the `gpu` preset. "
-                             "The probe: book/gpu.md, Toward the paper's accuracy.")
+                        note="Graph: the widths of the three blocks, the scheme and N_t = M of each block. The paper "
+                             "trained on CIFAR-10's 50,000 training images and measured on its 10,000 test images. The "
+                             "book trained on 45,000 of the training images, in a copy whose pixels passed through JPEG "
+                             "(the `gpu` models and the probe: that copy again stored as WebP, quality 90), and measured "
+                             "on the other 5,000, held out from training (a validation set: the copy has no test split). "
+                             "Accuracy of training seed 0; 3 seeds: the `gpu` preset's three training seeds, mean [min, "
+                             "max]. Read from cnet_lib/shipped/ (the models' manifests and sweeps, seeds.json) and "
+                             "benchmarks/results/gpu_recipe-h200-e40.json (the probe: the page On a GPU, Toward the "
+                             "paper's accuracy).")

@@ -71,18 +71,19 @@ def word_contrast_over_seeds(c: SeedContrast) -> Rich:
 def robustness_over_seeds_table(r: SeedRobustness) -> Rich:
     """The rows over seeds: each method's drop as mean [min, max], B − A, Welch's interval and p, Holm's p
     within the family; the note says how many seeds and what the unit is."""
-    def role(row):
-        return "PRIMARY" if row["role"] == "primary" else row["family"]
+    def name(row):
+        return row["name"] + (" (PRIMARY)" if row["role"] == "primary" else "")
 
-    cols = [("perturbation", "name", "{}"), ("test", role, "{}"),
+    cols = [("perturbation", name, "{}"),
             ("A loses", lambda row: _cell(row["a"], "{:.2f}"), "{}"), ("B loses", lambda row: _cell(row["b"], "{:.2f}"), "{}"),
             ("B − A", "diff", "{:+.2f}"),
-            ("95% interval (Welch)", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
-            ("p (unadj.)", "p", "{:.2g}"),
-            ("p (Holm)", lambda row: "one test" if row["role"] == "primary" else row["p_holm"] and f"{row['p_holm']:.2g}",
+            ("95% interval", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
+            ("p", "p", "{:.2g}"),
+            ("p, Holm", lambda row: "one test" if row["role"] == "primary" else row["p_holm"] and f"{row['p_holm']:.2g}",
              "{}"),
             ("", lambda row: "significant" if row["significant"] else "", "{}")]
-    unit = ("Welch's t-test with the training seed as the unit; Holm within each family; the PRIMARY row alone decides"
+    unit = ("Welch's t-test with the training seed as the unit (95% interval and p unadjusted); Holm within each "
+            "family; the PRIMARY row alone decides"
             if len(r.seeds) >= 2 else "one model per method: no test about the training methods")
     return format_table(r.rows, cols, note=f"{_seeds_phrase(r.seeds)}; A = {run_label(r.a)}, B = {run_label(r.b)}; "
                         f"points lost from each model's own clean accuracy, mean [min, max] over the seeds; {unit}")
