@@ -95,17 +95,19 @@ def test_format_runs_reads_the_trained_models(tmp_path):
 
 
 def test_training_time_and_histories(tmp_path):
-    env = {"device": "cpu", "device_name": "TestCPU"}
+    env = {"device": "cpu", "device_name": "TestCPU", "cpu_count": 2, "platform": "Linux-x86_64"}
     refined = study_run(tmp_path, "a", "RK4 run", history([(1, 1, False, 1.25, 2.3456, 0.125), (2, 2, True, 2.5, 2.0, 0.25)]), env)
     fixed = study_run(tmp_path, "b", "Euler run", history([(1, 4, False, 100.0, 2.0, 0.5), (2, 4, False, 50.0, 1.0, 0.75)]))
-    assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU"}
+    assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU",
+                                         "cpu_count": 2}
     assert SR.training_time(fixed)["device"] is None, "no results file: the machine is unknown"
     text = RR.histories_table({"rk4_refined": refined, "euler_fixed": fixed})
     first, second = text.split("\n\n")
     assert first.splitlines()[0] == "RK4 run" and second.splitlines()[0] == "Euler run"
     assert row_of(first, "1") == ["1", "1", "1", "100", "0.1", "2.346", "0.1250", "1.25"]
     assert row_of(first, "2")[-1] == "refined before this epoch" and row_of(first, "2")[-2] == "2.50"
-    assert first.splitlines()[-1] == "2 epochs, 3.8 s of training (evaluation excluded) on TestCPU (cpu)"
+    assert first.splitlines()[-1] == "2 epochs, 3.8 s of training (evaluation excluded) on a 2-core CPU", \
+        "the machine as a reader names it, not by its brand (issue 30: 'computed on AMD EPYC')"
     assert "refined" not in second and "note" not in second, "no note column without a refinement"
     assert second.splitlines()[-1] == "2 epochs, 150.0 s (2.5 min) of training (evaluation excluded)"
 

@@ -116,7 +116,8 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     SS.announce_recompute(own["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
     assert capsys.readouterr().out == ""
     assert SC.precision({"key": {}, "environment": {"device": "cuda:0"}, "tf32": False}) == "float32"
-    assert SC.ran_on({"environment": {"device": "cpu", "device_name": "x86_64", "cpu_count": 2}}) == "a 2-core x86_64 CPU"
+    assert SC.ran_on({"environment": {"device": "cpu", "device_name": "AMD EPYC", "cpu_count": 2,
+                                      "platform": "Linux-6.18-x86_64-with-glibc2.36"}}) == "a 2-core x86_64 CPU"
 
 
 def test_a_changed_preset_never_picks_up_the_shipped_model():
@@ -154,7 +155,7 @@ def test_loading_a_model_trained_in_under_a_minute_says_seconds(tmp_path, capsys
     cfg = image_runs("gpu")["euler_fixed"]
     assert SHP.install_shipped(tmp_path, dataclasses.replace(cfg, out_dir=str(tmp_path)), "Euler", verbose=True)
     out = capsys.readouterr().out
-    assert "(25 s of training on NVIDIA H100" in out and "(about 25 s on such a machine)" in out and "0 min" not in out
+    assert "(25 s of training on an NVIDIA H100 80GB HBM3 GPU" in out and "(about 25 s on such a machine)" in out and "0 min" not in out
 
 
 def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..images.runs.study_run import training_time
+from ..images.studies.study_cache import ran_on
 from ..runtime.rich_text import Rich, heading, join_rich
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import basis_label, run_label
@@ -89,7 +90,7 @@ def histories_table(runs: Mapping[str, Any]) -> Rich:
             ("loss", "train_loss", "{:.3f}"), ("held-out acc", "test_acc", "{:.4f}"), ("seconds", "train_seconds", "{:.2f}"),
             *refined_column(run.history)], left=0)
         tt = training_time(run)
-        where = f" on {tt['device_name']} ({tt['device']})" if tt["device"] else ""
+        where = f" on {ran_on({'environment': tt})}" if tt["device"] else ""
         parts.append(join_rich([heading(run.label), table, f"{tt['epochs']} epochs, {_seconds(tt['train_seconds'])} "
                                 f"of training (evaluation excluded){where}"]))
     return join_rich(parts, sep="\n\n")

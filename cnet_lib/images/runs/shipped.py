@@ -105,10 +105,18 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
     if verbose:
         took = duration(manifest.get("train_seconds", 0))
         print(f"{label}: using the model shipped with the book for this preset ({took} of training on "
-              f"{manifest.get('machine', {}).get('device_name', 'a CPU')}; "
+              f"{_machine(manifest.get('machine') or {})}; "
               f"{plain_description(manifest.get('data', {}).get('description', ''))}). To train it yourself instead "
               f"(about {took} on such a machine): trained_runs(ctx.settings, use_shipped=False).")
     return True
+
+
+def _machine(machine: dict) -> str:
+    """A manifest's machine as a reader names it: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core CPU``."""
+    if str(machine.get("device", "")).startswith("cuda"):
+        name = machine.get("device_name") or "CUDA"
+        return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
+    return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "a CPU"
 
 
 def plain_description(text: str) -> str:

@@ -77,14 +77,16 @@ def provenance(record: Mapping) -> str:
 
 
 def ran_on(record: Mapping) -> str:
-    """Where a study's record says it ran, in words: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core x86_64 CPU``."""
+    """Where a study's record says it ran, in words: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core x86_64 CPU`` (a CPU
+    by its cores and architecture, as the book's measurements name machines, not by its brand)."""
     env = record.get("environment") or {}
     name = env.get("device_name") or ""
     if str(env.get("device", "")).startswith("cuda"):
         name = name or "CUDA"
         return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
+    arch = next((a for a in ("x86_64", "aarch64", "arm64") if a in str(env.get("platform", ""))), "")
     cores = env.get("cpu_count")
-    return f"a {cores}-core {name or 'CPU'} CPU" if cores else f"a {name or 'CPU'} CPU"
+    return " ".join(w for w in ("a", f"{cores}-core" if cores else "", arch, "CPU") if w)
 
 
 def precision(record: Mapping) -> str:
