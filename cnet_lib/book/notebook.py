@@ -205,4 +205,4 @@ def _print_context(ctx: NotebookContext) -> None:
     device = ctx.device
     gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
     print("\n".join(preset_lines(ctx.preset, torch.cuda.is_available(), ctx.in_colab)))
-    print(f"device: {device}{gpu}, torch {torch.__version__}")
+    print(f"device: {device}{gpu}, torch {torch.__version__}" + ("   [Google Colab]" if ctx.in_colab else ""))
