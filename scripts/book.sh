@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job: set up, build the whole book (executing every chapter, with a cache)
 # into _build/<preset>/_build/html with warnings as errors, and open it.  The preset comes from
-# CNET_PRESET (default: gpu with CUDA, else cpu); see the book's introduction for what each runs.
+# CNET_PRESET (default: the published one, cnet_lib.book.project.PUBLISHED_PRESET: its models and studies
+# ship with the book and load on a CPU); see the book's introduction for what each runs.
 # It says up front what it will do and about how long it takes; jupyter-book then reports each
 # chapter as it executes it.
 set -euo pipefail
@@ -20,6 +21,10 @@ else
     source scripts/setup.sh
 fi
 # the session's settings, read once from the environment (cnet_lib.runtime.settings.Settings)
+if [ -z "${CNET_PRESET:-}" ]; then
+    CNET_PRESET=$(.venv/bin/python -c "from cnet_lib.book.project import PUBLISHED_PRESET; print(PUBLISHED_PRESET)")
+    export CNET_PRESET
+fi
 preset=$(.venv/bin/python -c "from cnet_lib.runtime.settings import Settings; print(Settings.from_environment().preset)")
 export CNET_PRESET=$preset
 .venv/bin/python -m cnet_lib book_plan "$preset"

@@ -2,14 +2,16 @@
 
 Used by ``tests/test_book_build.py`` on the smoke build, and runnable on any built book, e.g. the ``cpu``
 one (``python tests/book_browser.py _build/cpu/_build/html``): it opens every page of ``_toc.yml`` at
-1280 px and at 400 px and prints every problem found.
+1280 px and at 390 px and prints every problem found.
 
 At both widths: a legend, menu, slider, toolbar, title, subplot title, annotation or axis title
 overlapping another part of its figure (bounding boxes); a figure text cut off at the figure's edge;
 the same figure twice on a page; a bare ``True``/``False`` output; two works cited under one label; a
 bibliography label that is not an author–year label; a table or a VERDICT printed as fixed-width text;
-a machine path (``/root/...``, ``/tmp/...``) in the text; a run of identical output lines.  At 1280 px:
-any output, table or display formula wider than its box (``WIDE_JS``).  At 400 px: a table or verdict
+a machine path (``/root/...``, ``/tmp/...``, ``<tmp>``, ``../shared``) in the text; a word of the machinery
+(:data:`MACHINERY`) in what the page says (its prose and outputs, the setup cell's lines left out); a run of
+identical output lines.  At 1280 px: any output, table or display formula wider than its box (``WIDE_JS``), and a
+word of a table broken in the middle (``BREAKS_JS``).  At 390 px: a table or verdict
 (the library's HTML, ``.cnet-rich``) or a figure wider than the text column (``NARROW_JS``).
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from pathlib import Path
 
 LAPTOP = (1280, 1000)
-PHONE = (400, 900)
+PHONE = (390, 844)
 
 # Every box a reader could see collide, per figure, in page pixels.  Plotly's class names:
 # .gtitle (title), .annotation (subplot titles and annotations), .legend > .bg, .updatemenu-header-group and
@@ -85,7 +87,40 @@ const runs = Array.from(document.querySelectorAll('.cell_output')).map(o => {
     });
     return lines;
 });
-return {bare: bare, cites: cites, wide: wide, labels: labels, printed: printed, text: article.innerText, runs: runs};
+const seen = article.cloneNode(true);  // what the page says, the setup cell's lines (the preset, the device) left out
+seen.querySelectorAll('.cell_output').forEach(o => { if (/^\\s*preset: /.test(o.textContent)) o.remove(); });
+return {bare: bare, cites: cites, wide: wide, labels: labels, printed: printed, text: article.innerText, runs: runs,
+        said: seen.textContent};
+"""
+
+# at 1280 px: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
+# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket (code: "TrainConfig(|lr=0.1)")
+BREAKS_JS = """
+const out = [];
+document.querySelectorAll('article table').forEach(t => {
+    const walker = document.createTreeWalker(t, NodeFilter.SHOW_TEXT);
+    let n;
+    while ((n = walker.nextNode())) {
+        const s = n.textContent, re = /\\S+/g;
+        let m;
+        while ((m = re.exec(s))) {
+            let prev = null;
+            for (let i = 0; i < m[0].length; i++) {
+                const r = document.createRange();
+                r.setStart(n, m.index + i); r.setEnd(n, m.index + i + 1);
+                const rc = Array.from(r.getClientRects()).filter(x => x.width > 0);
+                if (!rc.length) continue;
+                if (prev !== null && rc[0].top > prev + 2 && !'-\u2013/,='.includes(m[0][i - 1])
+                    && !'([{'.includes(m[0][i])) {
+                    out.push(m[0].slice(0, i) + '|' + m[0].slice(i));
+                    break;
+                }
+                prev = rc[0].top;
+            }
+        }
+    }
+});
+return out;
 """
 
 # at 1280 px: anything in an output, or display math, wider than its box
@@ -102,14 +137,18 @@ document.querySelectorAll('.cell_output pre, .cell_output .output, .cell_output 
 return out;
 """
 
-# at 400 px: tables and verdicts (the library's HTML) and figures within the text column
+# at 390 px: tables and verdicts (the library's HTML) and figures within the text column (a wide table may be wider
+# than the column inside its own scrolling box, which may not)
 NARROW_JS = """
 const col = (document.querySelector('article') || document.body).getBoundingClientRect();
 const out = [];
-document.querySelectorAll('.cnet-rich, .cnet-rich table, .plotly-graph-div svg.main-svg').forEach(e => {
+document.querySelectorAll('.cnet-rich, .cnet-rich .cnet-scroll, .cnet-rich table, .plotly-graph-div svg.main-svg').forEach(e => {
     const r = e.getBoundingClientRect();
     if (r.width === 0) return;
-    if (e.scrollWidth > e.clientWidth + 1 || r.right > col.right + 1 || r.left < col.left - 1)
+    if (e.tagName === 'TABLE' && e.parentElement.classList.contains('cnet-scroll')
+        && getComputedStyle(e.parentElement).overflowX === 'auto') return;  // a wide table scrolls in its own box
+    const scrolls = e.classList.contains('cnet-scroll') && getComputedStyle(e).overflowX === 'auto';
+    if ((!scrolls && e.scrollWidth > e.clientWidth + 1) || r.right > col.right + 1 || r.left < col.left - 1)
         out.push(e.tagName.toLowerCase() + ': ' + (e.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 70));
 });
 return out;
@@ -118,7 +157,11 @@ return out;
 TEXT_TABLE_RULE = re.compile(r"^\s*-{2,}( {2}-+)+\s*$", re.M)
 """The rule under a plain-text table's header (``format_table``): such a table printed, not displayed."""
 AUTHOR_YEAR = re.compile(r"^[^\W\d_][\w'’. -]*( and [^\W\d_][\w'’. -]*| et al\.)?, (\d{4}[a-z]?|n\.d\.)$")
-MACHINE_PATH = re.compile(r"(?<![\w~.])/(root|home|tmp|work|Users|private/var|var/folders)/")
+MACHINE_PATH = re.compile(r"(?<![\w~.])/(root|home|tmp|work|Users|private/var|var/folders)/|<tmp>|\.\./shared\b")
+MACHINERY = re.compile(r"warnings as errors|continuous integration|unit tests? check|AMD EPYC|this project's|"
+                       r"the project's \d-core|\[local\]", re.I)
+"""Words of the machinery that builds and checks the book, which a reader has no use for: how a build treats
+warnings, what CI or the unit tests do, the builder's CPU by its brand or as "the project's" machine."""
 
 
 def _overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
@@ -184,12 +227,19 @@ def text_problems(found: dict, paths: tuple = ()) -> list[str]:
         line = text[at + 1:text.find("\n", at + 1) if "\n" in text[at + 1:] else len(text)]
         problems.append(f"a machine path in the page: {line.strip()[:100]!r}")
     problems += _repeated_lines(found.get("runs", []))
+    for m in sorted({m.group(0).lower() for m in MACHINERY.finditer(found.get("said", ""))}):
+        problems.append(f"the machinery in the page's words: {m!r}")
     return problems
+
+
+def break_problems(found: list[str]) -> list[str]:
+    """Words of a table broken across two lines at 1280 px (from :data:`BREAKS_JS`)."""
+    return [f"at 1280 px: a word of a table broken in the middle: {w!r}" for w in found[:12]]
 
 
 def width_problems(found: list[str], width: str) -> list[str]:
     """Outputs wider than their box (:data:`WIDE_JS`, at 1280 px) or key outputs and figures wider than
-    the text column (:data:`NARROW_JS`, at 400 px)."""
+    the text column (:data:`NARROW_JS`, at 390 px)."""
     return [f"at {width}: wider than its box: {t}" for t in found]
 
 
@@ -199,7 +249,7 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
     from selenium.webdriver.support.ui import WebDriverWait
 
     problems = []
-    for size, label in ((LAPTOP, "1280 px"), (PHONE, "400 px")):
+    for size, label in ((LAPTOP, "1280 px"), (PHONE, "390 px")):
         if size == PHONE and not driver.execute_script("return document.querySelectorAll('.cell_output').length"):
             break  # a page of prose alone (no outputs, no figures): nothing of the library's to check on a phone
         driver.set_window_size(*size)
@@ -213,6 +263,7 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
         if size == LAPTOP:
             found += text_problems(driver.execute_script(PAGE_TEXT_JS), paths)
             found += width_problems(driver.execute_script(WIDE_JS), label)
+            found += break_problems(driver.execute_script(BREAKS_JS))
         else:
             found += width_problems(driver.execute_script(NARROW_JS), label)
         problems += found

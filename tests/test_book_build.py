@@ -8,13 +8,13 @@
    unreachable (the same offline conditions locally and in CI), and asserts that each plotly
    figure drew (an SVG inside each ``.plotly-graph-div``), that no widget view was left as an
    empty hole, and that the page logged no JavaScript error.
-3. What a reader would see as wrong, measured on the drawn page at 1280 px and at 400 px
+3. What a reader would see as wrong, measured on the drawn page at 1280 px and at 390 px
    (``tests/book_browser.py``, which also checks any other built book): parts of a figure overlapping
    (legend, menu, slider, title, subplot titles, annotations, axis titles), a text cut off at the
    figure's edge, the same figure twice on a page, a bare ``True``/``False`` output, two different
    works cited under the same label, a mangled bibliography label, a table or verdict printed as
    fixed-width text, a machine path in the text, a run of identical output lines; at 1280 px any
-   output or formula wider than its box, at 400 px a table, verdict or figure wider than the text
+   output or formula wider than its box, at 390 px a table, verdict or figure wider than the text
    column; and a page whose own HTML is over 1 MB (plotly.js is a shared static file, see
    ``book/_ext/plotly_asset.py``).
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from book_browser import check_page, layout_problems, text_problems
+from book_browser import break_problems, check_page, layout_problems, text_problems
 from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
@@ -182,6 +182,29 @@ def test_pages_are_light(built_book):
     heavy = {p: f"{n / 1e6:.2f} MB" for p, n in sizes.items() if n > MAX_PAGE_BYTES}
     assert not heavy, f"pages over {MAX_PAGE_BYTES / 1e6:g} MB of HTML (thin or round the figures' data): {heavy}"
     assert any((built_book / "_static").glob("plotly-*.min.js")), "plotly.js is not a shared static file"
+    static = built_book / "_static"
+    # issue 30: a first visit loaded 8.6-9.4 MB (plotly.js 4.8, Font Awesome 1.5, MathJax 1.2) and the site was 38 MB
+    assert list(static.glob("plotly-cartesian-*.min.js")), "the pages load plotly.js's cartesian bundle (1.5 MB)"
+    assert (static / "scripts" / "fontawesome.js").stat().st_size < 50_000, "Font Awesome: the used icons only"
+    assert not (static / "mathjax" / "tex-chtml.js").exists() and (static / "mathjax" / "startup.js").is_file()
+    site = sum(f.stat().st_size for f in built_book.rglob("*") if f.is_file())
+    assert site < 20_000_000, f"the site weighs {site / 1e6:.1f} MB"
+
+
+def test_the_partial_plotly_bundle_is_the_installed_plotly_js():
+    """The vendored cartesian bundle (book/_ext/vendor) is the plotly.js version the installed plotly writes its
+    figures for; after a plotly upgrade: `npm pack plotly.js-cartesian-dist-min@<version>` and vendor its file."""
+    from plotly.offline import get_plotlyjs_version
+
+    version = get_plotlyjs_version()
+    bundle = ROOT / "book" / "_ext" / "vendor" / f"plotly-cartesian-{version}.min.js"
+    assert bundle.is_file(), f"no {bundle.name} in book/_ext/vendor: the book would load the full 4.8 MB bundle"
+    assert f"plotly.js (cartesian - minified) v{version}" in bundle.read_text(encoding="utf-8")[:200]
+    import re as _re
+    used = set(_re.findall(r"go\.([A-Z][A-Za-z]+)\(", "".join(f.read_text(encoding="utf-8")
+                                                          for f in (ROOT / "cnet_lib").rglob("*.py"))))
+    assert used - {"Figure"} <= {"Scatter", "Bar", "Heatmap", "Image"}, \
+        f"trace types outside the cartesian bundle: {used - {'Figure', 'Scatter', 'Bar', 'Heatmap', 'Image'}}"
 
 
 def test_layout_checks_see_what_a_reader_sees():
@@ -209,9 +232,15 @@ def test_page_checks_see_the_faults_of_issue_20():
     """Printed tables and verdicts, machine paths, mangled labels, repeated lines, overlapping subplot titles."""
     clean = dict(bare=[], cites=[], wide=[], labels=["Goyal et al., 2017", "He et al., 2016a", "Haber and Ruthotto, 2017",
                                                       "E, 2017", "Hairer et al., 1993"],
-                 printed=["preset: cpu\ndevice: cpu", "0 |\n------\n  | 1"], text="see ~/.cache/cnet_lib/runs and ../shared",
-                 runs=[["epoch 1", "epoch 2"], ["", ""]])
+                 printed=["preset: cpu\ndevice: cpu", "0 |\n------\n  | 1"], text="see ~/.cache/cnet_lib/runs",
+                 runs=[["epoch 1", "epoch 2"], ["", ""]], said="measured on a 2-core x86_64 CPU and an H100")
     assert text_problems(clean) == []
+    for word in ("computed on AMD EPYC", "on the project's 2-core CPU machine", "builds with warnings as errors",
+                 "smoke: continuous integration", "the unit tests check the same", "device: cpu [local]"):
+        assert any("machinery" in p for p in text_problems(dict(clean, said=word))), word
+    for path in ("<tmp>/tmp12/runs/gpu-rk4-shipped/sweep-1.json", "CIFAR-10 copy (../shared/data-large)"):
+        assert any("machine path" in p for p in text_problems(dict(clean, text=path))), path
+    assert break_problems(["sche|me"]) == ["at 1280 px: a word of a table broken in the middle: 'sche|me'"]
     faults = dict(clean, labels=["GDollarG+17", "HNorsettW93"],
                   printed=["model  acc\n-----  ---\nRK4    0.7", "VERDICT: the blocks matter"],
                   text="sweep loaded from /root/.cache/cnet_lib/runs/x.json",
@@ -272,5 +301,7 @@ def test_page_in_browser(page, browser, server, built_book):
         assert typeset >= n_math, f"{page}: {n_math - typeset} of {n_math} formulas were not typeset (MathJax not loaded?)"
     if page == "book/how_to_use":
         assert len(figures) >= 3 and any(f["sliders"] for f in figures)
+    undrawn_icons = browser.execute_script("return document.querySelectorAll('i[class*=\"fa-\"]').length")
+    assert undrawn_icons == 0, f"{page}: {undrawn_icons} Font Awesome icons left undrawn"
     problems = check_page(browser, f"{server}/{page}.html", (str(Path.home()), str(ROOT)))
     assert not problems, f"{page}: what a reader would see as wrong:\n" + "\n".join(problems)

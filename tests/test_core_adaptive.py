@@ -252,6 +252,24 @@ def test_agrees_with_torchdiffeq_and_converges_to_the_exact_pendulum(name):
 
 
 # --------------------------------------------------------------------------- limits, gradients, bad input
+@pytest.mark.parametrize("pair, method", [("dopri5", "RK45"), ("bosh3", "RK23")])
+@pytest.mark.parametrize("tol", [1e-3, 1e-6, 1e-9])
+def test_the_controller_takes_scipys_steps(pair, method, tol):
+    """The controller is a plain I-controller, SciPy's (``RK45``, ``RK23``), not DOPRI5's stabilised one: with the
+    same pair, error norm and starting step, the solve accepts SciPy's steps one for one and evaluates the rate as
+    often (the pendulum over [0, 10], float64)."""
+    from scipy.integrate import solve_ivp
+
+    x0 = torch.tensor(exact_solution(0.0), dtype=torch.float64)
+    ours = integrate_adaptive(lambda t, x: true_rate(x), x0, pair, (0.0, 10.0), rtol=tol, atol=tol)
+    ref = solve_ivp(lambda t, y: true_rate(torch.tensor(y)).numpy(), (0.0, 10.0), x0.numpy(), method=method,
+                    rtol=tol, atol=tol)
+    assert ref.success and len(ours.stats.t) == len(ref.t), "the same number of accepted steps"
+    np.testing.assert_allclose(np.array(ours.stats.t, dtype=float), ref.t, rtol=0, atol=1e-8)
+    assert ours.stats.nfe == ref.nfev, "the same evaluations of the rate, rejected steps included"
+    np.testing.assert_allclose(ours.x.numpy(), ref.y[:, -1], rtol=0, atol=1e-11)
+
+
 def test_max_steps_says_what_to_do():
     with pytest.raises(MaxStepsError, match=r"max_steps = 5 .*raise rtol or atol.*raise max_steps"):
         integrate_adaptive(_pendulum, torch.tensor([2.0, 0.0], dtype=torch.float64), "dopri5", (0.0, 10.0),

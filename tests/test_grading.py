@@ -53,11 +53,15 @@ def test_every_exercise_of_every_chapter_is_in_the_catalogue_and_has_a_key():
 
 def test_the_exercises_page_shows_each_exercises_objective_minutes_difficulty_and_points():
     page = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    lines = page.splitlines()
     for r in CATALOGUE:
-        row = next((ln for ln in page.splitlines() if ln.startswith(f"| {{doc}}`{r.chapter}` | `{r.name}(")), None)
-        assert row, f"book/exercises.md has no row for {r.name}"
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[2:] == [r.objective, str(r.points), str(r.minutes), f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"], row
+        at = next((i for i, ln in enumerate(lines) if ln.startswith(f"| `{r.name}(")), None)
+        assert at is not None, f"book/exercises.md has no row for {r.name}"
+        chapter = next(ln for ln in reversed(lines[:at]) if ln.startswith("**{doc}`"))
+        assert chapter == f"**{{doc}}`{r.chapter}`**", (r.name, chapter)
+        cells = [c.strip() for c in lines[at].strip("|").split("|")]
+        assert cells[1:] == [r.objective, str(r.points), str(r.minutes), f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"], \
+            lines[at]
 
 
 def test_the_public_answers_are_up_to_date():

@@ -154,7 +154,7 @@ def test_verdict_sees_the_paper_contrast():
     assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
     assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
     text = str(SR.word_sweeps(v, n_test=2000))
-    assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2000 test images" in text
+    assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2,000 held-out images" in text
 
 
 def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
@@ -238,7 +238,7 @@ def test_figures_have_the_expected_traces(study):
     assert fig.layout.sliders[0].steps[2].label.startswith("epoch 2, M=2")
     last = [t.name for t in fig.data if t.visible and t.showlegend is not False]
     entries = [f"θ{e}" for e in runs["rk4_refined"].snapshots[-1]["blocks"][0]["entries"]]
-    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t) (skip gain)"], \
+    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t), skip gain (lower panel)"], \
         "the dashed curves of the epoch before share their weight's legend entry"
 
     fig = imf.fig_accuracy_vs_nt(sweeps)

@@ -88,24 +88,26 @@ def test_format_runs_reads_the_trained_models(tmp_path):
     text = RR.runs_table(runs)
     assert row_of(text, "M (pieces per block)")[1:] == ["[2, 2, 4]", "2"], "a per-block M is shown as a list"
     assert row_of(text, "parameters")[1:] == [str(rk4.n_parameters()), str(euler.n_parameters())]
-    assert row_of(text, "test accuracy")[1:] == ["0.346", "0.500"]
+    assert row_of(text, "held-out accuracy")[1:] == ["0.346", "0.500"]
     assert row_of(text, "training images")[1:] == ["all", "300"]
     assert row_of(text, "epochs")[1:] == ["2", "1"]
     assert row_of(text, "scheme")[1:] == ["rk4_classic", "euler"]
 
 
 def test_training_time_and_histories(tmp_path):
-    env = {"device": "cpu", "device_name": "TestCPU"}
+    env = {"device": "cpu", "device_name": "TestCPU", "cpu_count": 2, "platform": "Linux-x86_64"}
     refined = study_run(tmp_path, "a", "RK4 run", history([(1, 1, False, 1.25, 2.3456, 0.125), (2, 2, True, 2.5, 2.0, 0.25)]), env)
     fixed = study_run(tmp_path, "b", "Euler run", history([(1, 4, False, 100.0, 2.0, 0.5), (2, 4, False, 50.0, 1.0, 0.75)]))
-    assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU"}
+    assert SR.training_time(refined) == {"epochs": 2, "train_seconds": 3.75, "device": "cpu", "device_name": "TestCPU",
+                                         "cpu_count": 2}
     assert SR.training_time(fixed)["device"] is None, "no results file: the machine is unknown"
     text = RR.histories_table({"rk4_refined": refined, "euler_fixed": fixed})
     first, second = text.split("\n\n")
     assert first.splitlines()[0] == "RK4 run" and second.splitlines()[0] == "Euler run"
     assert row_of(first, "1") == ["1", "1", "1", "100", "0.1", "2.346", "0.1250", "1.25"]
     assert row_of(first, "2")[-1] == "refined before this epoch" and row_of(first, "2")[-2] == "2.50"
-    assert first.splitlines()[-1] == "2 epochs, 3.8 s of training (evaluation excluded) on TestCPU (cpu)"
+    assert first.splitlines()[-1] == "2 epochs, 3.8 s of training (evaluation excluded) on a 2-core CPU", \
+        "the machine as a reader names it, not by its brand (issue 30: 'computed on AMD EPYC')"
     assert "refined" not in second and "note" not in second, "no note column without a refinement"
     assert second.splitlines()[-1] == "2 epochs, 150.0 s (2.5 min) of training (evaluation excluded)"
 
@@ -124,7 +126,7 @@ def test_format_sweep_summary_and_sweeps():
     sweeps = {"rk4_refined": sweep(0.77777, 0.18311, "rk4_classic", 4), "euler_fixed": sweep(0.8, 0.14, "euler", 8)}
     grid = {"schemes": ("euler", "rk4_classic"), "n_steps": (1, 2), "compress": (1,)}
     text = SR2.sweep_summary_table(sweeps, grid, n_test=2000)
-    assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2000 test images"
+    assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2,000 held-out images"
     assert row_of(text, "RK4-trained (refined)")[1:] == ["rk4_classic, N_t = 4", "0.7778", "0.1831"]
     assert row_of(text, "Euler-trained (fixed depth)")[1:] == ["euler, N_t = 8", "0.8000", "0.1400"]
     assert not SR2.sweep_summary_table(sweeps).startswith("grid"), "grid and n_test are optional"
@@ -185,7 +187,7 @@ def test_resnet_manifestation():
     assert res["identical"] and res["max_difference"] == 0.0 and res["max_logit_change"] == 0.0
     assert res["units_per_stage"] == [2, 2, 2] and res["steps"] == [0.5, 0.5, 0.5] and res["n_images"] == 4
     text = TB.word_resnet_manifestation(res, "Euler run")
-    assert "identical logits on 4 test images: True (largest difference 0.0e+00)" in text
+    assert "identical logits on 4 held-out images: True (largest difference 0.0e+00)" in text
     assert "own graph against" not in text, "the Euler, N_t = M graph is the model's own: nothing to compare"
 
     rk4 = tiny("rk4_classic", n_basis=2, gain=2.0)

@@ -110,6 +110,20 @@ def test_word_dip_and_fit():
     assert "do not fit the data equally well" in PC.word_fit(fit + [dict(final_loss=1e-4)])
 
 
+def test_ratios_are_said_without_false_precision_or_empty_ranges():
+    """Issue 30: "715 to 715 times its own error", "230027 times", "the same (within a factor 1.25)" for two equal
+    numbers."""
+    assert [PC.times(x) for x in (0.81, 20.3, 714.6, 1541.01, 80466, 230027)] == ["0.81", "20.3", "715", "1,540",
+                                                                                 "80,500", "230,000"]
+    assert PC.span(714.6, 715.2) == "715" and PC.span(0.93, 1.07) == "0.93 to 1.07"
+    m = [dict(trained=a, evaluated=b, ratio_to_own=r) for a, b, r in (
+        ("euler", "euler", 1.0), ("euler", "midpoint", 714.6), ("euler", "rk4_38", 715.2))]
+    assert "run with any other scheme: 715 times its own error" in PC.word_interchange(m)
+    floor = [dict(trained="rk4_38", error_own=5.08e-3, error_flow=5.08e-3, error_numerical=6.3e-8)]
+    said = PC.word_error_floor(floor)
+    assert "the same to three digits" in said and "within a factor" not in said and "about 80,600 times" in said
+
+
 def test_word_rates_floor_and_interchange():
     good = [dict(trained="euler", closer_to="the modified rate", factor=5.0),
             dict(trained="midpoint", closer_to="f", factor=3.0), dict(trained="rk4_38", closer_to="f", factor=4.0)]
@@ -136,7 +150,8 @@ def test_word_curves_control_and_energy():
     said = PC.word_odenet_curves(curve("euler", (5.3, 3.7, 9.2e-3, 5.7, 14)) + curve("midpoint", (1.4e-2, 1.4e-2, 1.5e-2,
                                  2e-2, 5.6e-2)) + curve("rk4_38", (1.5e-2,) * 5))
     assert "a V with its tip" in said and "flat for Δt ≤ Δt_data" in said and "rising beyond" in said
-    assert said.count("flat over every step") == 1
+    assert said.count("over every step, flat (within a factor 1.00)") == 1
+    assert "a factor 3.06 apart: not flat within 3" in PC.word_odenet_curves(curve("rk4_38", (1.5e-2,) * 4 + (4.9e-3,)))
     assert "no V" in PC.word_odenet_curves(curve("euler", (5.3, 3.7, 9.2, 5.7, 14)))
     ctl = [dict(dt_data=d, ratio_to_own=o, ratio_to_numerical=n) for d, o, n in
            ((0.01, 0.9, 7.3), (0.01, 1.1, 8.4), (0.1, 28.4, 0.18), (0.1, 98.7, 0.16))]

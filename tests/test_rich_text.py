@@ -31,11 +31,15 @@ def test_a_table_has_two_faces():
     assert pickle.loads(pickle.dumps(t)).html == html
 
 
-def test_wide_tables_are_laid_out_row_by_row_on_a_phone():
+def test_wide_tables_scroll_in_their_own_box_on_a_phone_and_no_word_breaks():
+    """Issue 30: on a phone, wide tables had become 38-43 screens of one block per row; at 1280 px words broke in the
+    middle ("sche|me", "rk4_c|lassic"). A wide table now scrolls sideways in its own box below NARROW_PX, its first
+    column pinned, and cells wrap at spaces only."""
     narrow = format_table([dict(a=1, b=2)], [("a", "a", "{}"), ("b", "b", "{}")])
     wide = format_table([dict(a="x" * 30, b="y" * 30)], [("first column", "a", "{}"), ("second column", "b", "{}")])
-    assert 'class="cnet-table"' in narrow.html and "cnet-stack" in wide.html
-    assert f"@media (max-width:{RT.NARROW_PX}px)" in RT.STYLE and "td[data-label]::before" in RT.STYLE
+    assert 'class="cnet-table"' in narrow.html and "cnet-wide" in wide.html and 'class="cnet-scroll"' in wide.html
+    assert f"@media (max-width:{RT.NARROW_PX}px)" in RT.STYLE and "overflow-x:auto" in RT.STYLE
+    assert "position:sticky" in RT.STYLE and "overflow-wrap:anywhere" not in RT.STYLE and "word-break:normal" in RT.STYLE
 
 
 def test_numeric_columns_are_recognised():

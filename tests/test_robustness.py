@@ -469,8 +469,9 @@ def test_tables_and_figures_show_the_study(data):
     study = RB.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
     j = JG.judge(study, "rk4_refined", "euler_fixed")
     table = RR.drops_table(j)
-    assert table.count("\n") == len(j.rows) + 2 and "weight noise σ = 0.1" in table and "p (Holm)" in table
-    assert table.splitlines()[2].split()[:5] == ["θ̂", "in", "4", "bits", "PRIMARY"]
+    assert table.count("\n") == len(j.rows) + 2 and "weight noise σ = 0.1" in table and "p, Holm" in table
+    assert table.splitlines()[2].split()[:5] == ["θ̂", "in", "4", "bits", "(PRIMARY)"]
+    assert "one test" in table.splitlines()[2], "the primary row's p is not Holm-adjusted, and its cell says so"
     assert "A = RK4-trained (refined), B = Euler-trained (fixed depth)" in table
     text = RR.word_verdict(j)
     assert max(len(line) for line in text.splitlines()) <= 92 and "VERDICT" in text
@@ -493,7 +494,8 @@ def test_tables_and_figures_show_the_study(data):
     assert list(drops.data[0].x) == pytest.approx([r["drop_a"] for r in j.rows if r["role"] != "unmeasured"])
     assert drops.data[0].y[0] == "PRIMARY: θ̂ in 4 bits" and drops.data[0].orientation == "h"
     explorer = imf.fig_robustness_explorer(study)
-    labels = [s.label for s in explorer.layout.sliders[0].steps]
+    assert not explorer.layout.sliders, "a menu, whose labels all show on a phone (issue 30)"
+    labels = [b.label for b in explorer.layout.updatemenus[0].buttons]
     assert labels == ["σ = 0.1", "σ = 1", "θ̂ in 8 bits", "θ̂ in 4 bits", "weights in 8 bits", "weights in 4 bits", "bf16",
                       "τ = 0.5"]
     assert len(explorer.data) == 2 * len(labels)
@@ -501,7 +503,8 @@ def test_tables_and_figures_show_the_study(data):
     assert len(shown) == 2 and shown[0].y[1] == pytest.approx(fig.data[0].y[0])
     for f in (fig, quant, noise, drops):  # long run labels: the legend in rows below the plot
         assert f.layout.legend.orientation == "h" and f.layout.legend.y < 0
-    assert explorer.layout.legend.x == 1.02  # the slider is below: the legend in a column on the right
+    assert explorer.layout.legend.x == 1.02  # the legend in a column on the right
+    assert quant.layout.uniformtext.minsize == 9, "bar labels too small to read are left out, not drawn at 5 px"
     from cnet_lib.runtime.vocabulary import run_color, run_dash
 
     # the Euler model on the RK4 graph is the Euler model: its colour, dashed (not RK4's colour)

@@ -49,6 +49,9 @@ def test_the_contrast_over_three_seeds_holds_and_says_how_many_seeds():
     assert "rk4_classic, N_t = 3" in table and "midpoint, N_t = 2" not in table, "graphs of order >= 2 at N_t >= 3 only"
     assert "euler, N_t = 4" not in table, "Euler is of order 1"
     assert "blocks removed" in table and "61.0 [60.0, 62.0]" in table  # Euler-trained off its graph: 70 - (8, 10, 9)
+    # issue 30: a graph below the trained N_t is listed but does not enter the worst loss, and the table says so
+    assert "rk4_classic, N_t = 3 (below the trained N_t: not counted)" in table
+    assert "rk4_classic, N_t = 8 (below" not in table and "worst loss off own graph, counted graphs" in table
     words = SR.word_contrast_over_seeds(c).splitlines()
     assert words[-1].startswith("VERDICT (training methods, 3 seeds per method): the paper's contrast holds")
 
@@ -105,6 +108,8 @@ def test_robustness_rows_over_seeds_use_the_trained_model_as_the_unit():
     assert len([row for row in r.rows if row["family"] == "weight noise"]) == 2
     table = str(SR.robustness_over_seeds_table(r))
     assert "3 training seeds per method" in table and "PRIMARY" in table and "the training seed as the unit" in table
+    primary_line = next(line for line in table.splitlines() if "PRIMARY" in line)
+    assert "one test" in primary_line, "the primary row's p is unadjusted: its Holm column says so (issue 30)"
     assert "supported" in SR.word_robustness_over_seeds(r) and "3 training seeds per method" in SR.word_robustness_over_seeds(r)
 
 

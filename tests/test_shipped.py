@@ -82,6 +82,44 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
     assert all(CS._shipped_bf16_sweep(r, {"amp": False}, torch.device("cuda")) == () for r in own.values())
 
 
+def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tmp_path, capsys):
+    """The gpu preset's studies were computed on a GPU; on a CPU their keys name the CPU.  They are the book's
+    measurements: read, never computed again silently (the adaptive-step study took a quarter of an hour on two
+    cores), and the line that reads one says where it ran and in what arithmetic.  A reader's own models are
+    studied where they are, and a shipped run whose study must be computed after all says so first."""
+    from cnet_lib.images.studies import adaptive_cached as AC
+    from cnet_lib.images.studies import shipped_studies as SS
+    from cnet_lib.images.studies import study_cache as SC
+    from cnet_lib.images.studies import sweep_cached as CS
+
+    runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
+    capsys.readouterr()
+    cpu = torch.device("cpu")
+    sweeps = CS.sweep_runs(runs, device="cpu")
+    study = RC.robustness_runs(runs, device="cpu")
+    adaptive = AC.adaptive_runs(runs, device="cpu")
+    out = capsys.readouterr().out
+    assert out.count("shipped with the book, so its numbers are shown here") == len(runs) + 2, out
+    assert "NVIDIA H100 80GB HBM3 GPU" in out and "bf16 autocast" in out and "TF32 convolutions" in out
+    assert str(tmp_path) not in out and "<tmp>" not in out, "no folder of this machine in what a page shows"
+    for name, rows in sweeps.items():
+        path, key = CS.sweep_cache(runs[name], image_presets_sweep("gpu"), cpu)
+        assert key["device"] == "cpu" and not path.exists(), "nothing was swept or written on the CPU"
+        shipped = [f for f in SS.shipped_stand_ins(runs[name], CS.SWEEP_PREFIX, key)]
+        assert len(shipped) == 1 and rows == json.loads(shipped[0].path.read_text())["rows"]
+    assert set(study) == set(RC.ROBUSTNESS_GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
+    own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
+    assert SS.shipped_stand_ins(own["rk4_refined"], CS.SWEEP_PREFIX, key) == ()
+    SS.announce_recompute(runs["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    said = capsys.readouterr().out
+    assert "computed now" in said and "13 s on an NVIDIA H100 80GB HBM3 GPU" in said
+    SS.announce_recompute(own["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    assert capsys.readouterr().out == ""
+    assert SC.precision({"key": {}, "environment": {"device": "cuda:0"}, "tf32": False}) == "float32"
+    assert SC.ran_on({"environment": {"device": "cpu", "device_name": "AMD EPYC", "cpu_count": 2,
+                                      "platform": "Linux-6.18-x86_64-with-glibc2.36"}}) == "a 2-core x86_64 CPU"
+
+
 def test_a_changed_preset_never_picks_up_the_shipped_model():
     cfg = image_runs(PRESET)[RUNS[0]]
     assert SHP.shipped_run(cfg) is not None
@@ -117,7 +155,7 @@ def test_loading_a_model_trained_in_under_a_minute_says_seconds(tmp_path, capsys
     cfg = image_runs("gpu")["euler_fixed"]
     assert SHP.install_shipped(tmp_path, dataclasses.replace(cfg, out_dir=str(tmp_path)), "Euler", verbose=True)
     out = capsys.readouterr().out
-    assert "(25 s of training on NVIDIA H100" in out and "(about 25 s on such a machine)" in out and "0 min" not in out
+    assert "(25 s of training on an NVIDIA H100 80GB HBM3 GPU" in out and "(about 25 s on such a machine)" in out and "0 min" not in out
 
 
 def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_path, capsys):

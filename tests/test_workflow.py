@@ -34,15 +34,20 @@ def test_actionlint_finds_no_problem():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_workflow_builds_the_cpu_book_with_warnings_as_errors_and_deploys_it():
+def test_workflow_builds_the_published_book_with_warnings_as_errors_and_deploys_it():
+    """The published preset (cnet_lib.book.project.PUBLISHED_PRESET, the gpu preset's shipped models and studies) is
+    the one the workflow builds, on a CPU runner: nothing in it trains."""
+    from cnet_lib.book.project import PUBLISHED_PRESET
+
     wf = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     build, deploy = wf["jobs"]["build"], wf["jobs"]["deploy"]
-    assert build["env"]["CNET_PRESET"] == "cpu"
+    assert build["env"]["CNET_PRESET"] == PUBLISHED_PRESET == "gpu"
+    assert "whl/cpu" in build["env"]["TORCH_INDEX_URL"], "a CPU runner: the published preset's models ship"
     runs = " ".join(step.get("run", "") for step in build["steps"])
     assert "bash scripts/book.sh" in runs, "the workflow must build through the README's command"
     assert "-W" in (ROOT / "scripts" / "book.sh").read_text(), "the book is built with warnings as errors"
     upload = next(s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", ""))
-    assert upload["with"]["path"] == "_build/cpu/_build/html"
+    assert upload["with"]["path"] == f"_build/{PUBLISHED_PRESET}/_build/html"
     assert deploy["needs"] == "build" and any("deploy-pages" in s.get("uses", "") for s in deploy["steps"])
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert wf["permissions"] == {"contents": "read"}, "the build job needs no write access"

@@ -4,8 +4,9 @@ In Jupyter, a chapter's setup cell puts plotly.js on the page once, inline (``cn
 those scripts with ``data-cnet-plotlyjs``), so that its figures draw offline.  In the built book
 that inline copy would make every chapter page about 5 MB.  This extension removes the marked
 scripts from each page and, on pages that draw plotly figures, loads ``_static/plotly-<version>.min.js``
-instead (copied from the installed plotly package, so the book stays offline).  The browser then
-downloads plotly.js once for the whole book.
+instead (the cartesian partial bundle vendored beside this file, which draws every figure of the book, or
+the installed plotly package's full bundle; so the book stays offline).  The browser then downloads plotly.js once
+for the whole book.
 """
 from __future__ import annotations
 
@@ -17,12 +18,24 @@ MARKER = "data-cnet-plotlyjs"
 _INLINE = re.compile(r'<script type="text/javascript" ' + MARKER + r'="1">.*?</script>\s*', re.S)
 
 
+VENDOR = Path(__file__).with_name("vendor")
+"""plotly.js's *cartesian* partial bundle (npm ``plotly.js-cartesian-dist-min``, MIT licence beside it): scatter,
+bar, heatmap and image, every trace type ``cnet_lib.draw`` uses, in 1.5 MB instead of the full bundle's 4.8 MB.  It
+must be the version of plotly.js that the installed plotly package bundles (the figures' JSON is written for that
+version): ``tests/test_book_frame.py`` checks it, and a build with another plotly serves the full bundle."""
+
+
 def _plotly_file():
+    """``(source, name)`` of the plotly.js the pages load: the vendored cartesian bundle of the installed plotly's
+    plotly.js version when there is one, else the installed package's full bundle."""
     import plotly
     from plotly.offline import get_plotlyjs_version
 
-    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    return src, f"plotly-{get_plotlyjs_version()}.min.js"
+    version = get_plotlyjs_version()
+    partial = VENDOR / f"plotly-cartesian-{version}.min.js"
+    if partial.is_file():
+        return partial, partial.name
+    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js", f"plotly-{version}.min.js"
 
 
 def _copy(app):

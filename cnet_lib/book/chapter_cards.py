@@ -4,17 +4,18 @@ read and to run.
 One table, :data:`CARDS` (by chapter name), says what each chapter assumes and teaches; the times are not
 typed into the chapters:
 
-* **reading** is computed from the chapter itself (:func:`reading_minutes`): its prose at
+* **time** is computed from the chapter itself (:func:`reading_minutes`): its prose at
   :data:`WORDS_PER_MINUTE` words and its code at :data:`CODE_LINES_PER_MINUTE` lines a minute, rounded up
-  to 5 minutes, and the number of its exercises;
-* **running** in the ``cpu`` preset is the chapter's execution time in a measured book build, read from
-  ``benchmarks/results/bench_book-cpu.json`` (written by ``benchmarks/bench_book.py``;
-  :func:`cnet_lib.book.measurements.book_builds`); on a GPU it is said only where it was measured
-  (:func:`cnet_lib.book.measurements.gpu_chapters`), else "not measured", and what runs on the CPU in the
-  ``gpu`` preset is timed there (:func:`cnet_lib.book.measurements.gpu_preset_on_cpu`); with the measured and
-  estimated training time of the ``gpu`` preset's image models for the image chapters
-  (:data:`cnet_lib.images.runs.image_presets.IMAGE_PRESETS`).  Nothing is copied: the card changes when a
-  measurement is written again (``python -m cnet_lib notebook_tools fix`` writes it, ``check`` fails a stale one).
+  to 5 minutes, plus the minutes of its exercises by the catalogue's estimates (:func:`exercise_minutes`), so
+  the card never promises less time than its exercises take;
+* **running** says the way in first (Colab, *Run all*), then the chapter's execution time in the measured build
+  of the published preset (:data:`cnet_lib.book.project.PUBLISHED_PRESET`), read from
+  ``benchmarks/results/bench_book-<preset>.json`` (written by ``benchmarks/bench_book.py``;
+  :func:`cnet_lib.book.measurements.book_builds`), and on a GPU where measured
+  (:func:`cnet_lib.book.measurements.gpu_chapters`).  The other presets and what training costs are on the
+  book's pages *How this book works* and *Measurements*, not on every card.  Nothing is copied: the card changes
+  when a measurement is written again (``python -m cnet_lib notebook_tools fix`` writes it, ``check`` fails a
+  stale one).
 
 ``python -m cnet_lib notebook_tools fix`` writes the card into the chapter's first cell, between
 :data:`CARD_START` and :data:`CARD_END` (HTML comments: invisible in Jupyter, Colab and the book), right
@@ -27,13 +28,13 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..images.runs.image_presets import IMAGE_PRESETS
-from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import duration
-from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, pendulum_training
+from .exercises.catalogue import CATALOGUE
+from .measurements import book_builds, gpu_chapters
 from .notebook_cells import EXERCISE_TAG, cell_source, cell_tags
+from .project import PUBLISHED_PRESET
 
-__all__ = ["Card", "CARDS", "ON_CPU", "WORDS_PER_MINUTE",
+__all__ = ["Card", "CARDS", "WORDS_PER_MINUTE", "exercise_minutes",
            "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
            "with_card"]
 
@@ -49,9 +50,8 @@ CARD_END = "<!-- end of the chapter card -->"
 @dataclass(frozen=True)
 class Card:
     """What a chapter assumes (``assumes``), what the reader will learn (``learn``), and whether it uses
-    the two trained image models (``image_models``: then its run time depends on whether they are loaded
-    or must be trained) or the pendulum's trained ODE-Nets (``pendulum_models``: loaded or trained once per
-    machine, on the device measured faster: :func:`cnet_lib.book.measurements.pendulum_training`)."""
+    the two trained image models (``image_models``: the card says how to train them instead) or the pendulum's
+    trained ODE-Nets (``pendulum_models``: the card says that they ship, and that no GPU is needed)."""
 
     assumes: str
     learn: str
@@ -102,11 +102,6 @@ CARDS: dict[str, Card] = {
 }
 """Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""
 
-ON_CPU = "on the CPU, with or without a GPU, with the ODE-Nets that ship with the book"
-"""Said of what :func:`cnet_lib.book.measurements.gpu_preset_on_cpu` times: the pendulum's evaluations run on the
-CPU, and the ``gpu`` preset's ODE-Nets are loaded."""
-
-
 def reading_minutes(nb: Mapping) -> int:
     """Minutes to read a chapter: its markdown words (the card left out) / :data:`WORDS_PER_MINUTE` plus
     its code lines / :data:`CODE_LINES_PER_MINUTE`, rounded up to a multiple of 5."""
@@ -121,57 +116,43 @@ def reading_minutes(nb: Mapping) -> int:
     return max(5, 5 * math.ceil(minutes / 5))
 
 
+def exercise_minutes(name: str) -> int:
+    """The minutes the exercises of chapter ``name`` take, by the catalogue's estimates
+    (:data:`cnet_lib.book.exercises.catalogue.CATALOGUE`)."""
+    return sum(row.minutes for row in CATALOGUE if row.chapter == name)
+
+
+def _time(name: str, nb: Mapping) -> str:
+    """The card's time: reading, the exercises (the catalogue's minutes), and their sum."""
+    read, n_ex = reading_minutes(nb), sum(1 for c in nb["cells"] if EXERCISE_TAG in cell_tags(c))
+    if not n_ex:
+        return f"about {read} min to read."
+    work = exercise_minutes(name)
+    things = f"{n_ex} exercises" if n_ex != 1 else "exercise"
+    return f"about {duration(60 * (read + work))} in all: {read} min to read, about {work} min for its {things}."
+
+
 def _running(name: str, card: Card) -> str:
-    """The card's running time: measured in the ``cpu`` preset, and on a GPU where measured."""
-    cpu_build, gpu_run, gpu_preset = book_builds()["cpu"], gpu_chapters(), gpu_preset_on_cpu()
-    cpu = cpu_build["seconds"].get(name)
-    if cpu is None:
-        text = "`cpu` preset: not measured"
-    else:
-        shipped = " with the image models that ship with the book" if card.image_models else ""
-        text = f"{duration(cpu)} in the `cpu` preset{shipped} (measured on {cpu_build['machine']})"
+    """The card's running line: the way in (Colab, Run all), then how long the chapter ran where measured: in the
+    published preset's build of the book (:func:`cnet_lib.book.measurements.book_builds`) and on a GPU."""
+    builds, gpu_run = book_builds(), gpu_chapters()
+    text = "open it in Colab (the badge above), then *Runtime → Run all*"
+    text += (": with a GPU runtime it loads the trained models that ship with the book." if card.image_models
+             else "; no GPU needed." if not card.pendulum_models else
+             ": it loads the trained ODE-Nets that ship with the book; no GPU needed.")
+    published = builds.get(PUBLISHED_PRESET) or {}
+    seconds = (published.get("seconds") or {}).get(name)
+    measured = []
+    if seconds is not None:
+        measured.append(f"{duration(seconds)} on {published['machine']} for this page of the book")
     gpu = gpu_run["seconds"].get(name)
-    on_cpu = gpu_preset["seconds"].get(name)
-    part = gpu_preset["parts"].get(name)
-    cpu_alone = ""
-    if on_cpu or part:
-        what, runs = (f"{part[0]} {duration(part[1])}", "they run") if part else (duration(on_cpu), "the chapter runs")
-        cpu_alone = f"{what} on {gpu_preset['machine']} alone ({runs} {ON_CPU})"
     if gpu is not None:
-        shipped = " with the shipped image models" if card.image_models else ""
-        text += f"; at most {duration(gpu)} in the `gpu` preset{shipped} on {gpu_run['machine']}"
-        text += (f", and {cpu_alone}" if cpu_alone else "") + " (measured)."
-    elif cpu_alone:
-        text += f"; `gpu` preset: {cpu_alone} (measured)."
-    else:
-        text += "; `gpu` preset: not measured."
+        measured.append(f"at most {duration(gpu)} on {gpu_run['machine']}")
+    if measured:
+        text += f" It ran in {' and '.join(measured)} (measured, `{PUBLISHED_PRESET}` preset)."
     if card.image_models:
-        text += " " + _gpu_models()
-    if card.pendulum_models:
-        text += " " + _pendulum_models()
+        text += " To train the models yourself: `use_shipped=False` in *ContinuousNet*."
     return text
-
-
-def _pendulum_models() -> str:
-    """Where the chapter's ODE-Nets come from, and on which device they train when they are trained."""
-    t = pendulum_training()
-    runs = "; ".join(f"{duration(r['batched'])} on {r['machine']} ({r['device']}), against "
-                     f"{duration(r['one_after_another'])} one after another" for r in t["runs"])
-    gpu = "" if any(r["device"] != "cpu" for r in t["runs"]) else "; on a GPU: not measured yet"
-    return (f"Its ODE-Nets: the `{t['preset']}` preset loads the ones that ship with the book; in another preset, or "
-            "with `use_shipped=False`, all of a study's ODE-Nets train at once, once per machine, on the CPU or the GPU, "
-            f"whichever a few iterations measure faster there (the `{t['preset']}` preset's {t['models']}: {runs}{gpu}; "
-            "measured).")
-
-
-def _gpu_models() -> str:
-    """What the image chapters do with their models in the ``gpu`` preset: load the shipped ones, or
-    train them (the reader's choice, or the only way when none ship)."""
-    if "gpu" in shipping_presets():
-        return ("In the `gpu` preset the chapter loads that preset's shipped image models (to train them yourself "
-                f"instead: `use_shipped=False`, see *ContinuousNet*; {IMAGE_PRESETS['gpu']['training_time']}).")
-    return ("In the `gpu` preset the first image chapter you run trains the two image models: "
-            f"{IMAGE_PRESETS['gpu']['training_time']}.")
 
 
 def card_markdown(name: str, nb: Mapping, cards: Optional[Mapping[str, Card]] = None) -> str:
@@ -183,13 +164,11 @@ def card_markdown(name: str, nb: Mapping, cards: Optional[Mapping[str, Card]] = 
         raise KeyError(f"chapter {name!r} has no card: add Card(assumes=..., learn=...) for it to CARDS in "
                        "cnet_lib/book/chapter_cards.py, then run `python -m cnet_lib notebook_tools fix`")
     card = cards[name]
-    n_ex = sum(1 for c in nb["cells"] if EXERCISE_TAG in cell_tags(c))
-    exercises = f", with {n_ex} exercise{'s' if n_ex != 1 else ''}" if n_ex else ""
     return "\n".join([
         CARD_START,
         f"**Assumes:** {card.assumes}  ",
         f"**You will learn:** {card.learn}  ",
-        f"**Reading:** about {reading_minutes(nb)} min{exercises}.  ",
+        f"**Time:** {_time(name, nb)}  ",
         f"**Running:** {_running(name, card)}",
         CARD_END,
     ])

@@ -15,6 +15,7 @@ from ..runtime.progress import duration
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
 from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, machine_words, result, value
+from .paper_comparison import paper_comparison_table
 from .shipped_tables import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "live_apps_table",
@@ -74,10 +75,11 @@ def book_builds_table(root: Optional[Path] = None) -> Rich:
     rows = [{"chapter": "the whole build", **{p: duration(b["build_seconds"]) for p, b in builds.items()}}]
     rows += [{"chapter": c, **{p: duration(b["seconds"][c]) if c in b["seconds"] else None
                                for p, b in builds.items()}} for c in chapters]
-    b = builds["cpu"]
+    files = [f"bench_book-{p}.json" for p in builds]
+    dates = ", ".join(sorted({b["date"] for b in builds.values()}))
     return format_table(rows, [("", "chapter", "{}")] + [(f"`{p}` preset", p, "{}") for p in builds], left=1,
-                        note=_note(["bench_book-cpu.json", "bench_book-smoke.json"], b["machine"], b["date"])
-                        + "; a fresh runs folder: the image models that ship with the book")
+                        note=_note(files, builds["cpu"]["machine"], dates)
+                        + "; a fresh runs folder: the image models and studies that ship with the book")
 
 
 def gpu_chapters_table(root: Optional[Path] = None) -> Rich:
@@ -202,7 +204,7 @@ def recipe_steps_table(root: Optional[Path] = None) -> Rich:
 
 def training_seeds_table(root: Optional[Path] = None) -> Rich:
     """The ``gpu`` preset's models trained from three seeds per method in the GPU training session
-    (``scripts/gpu_session.py``): per seed each model's test accuracy and training time, and the seed's
+    (``scripts/gpu_session.py``): per seed each model's held-out accuracy and training time, and the seed's
     sweeps and robustness study."""
     r = result("gpu_session-gpu.json", root)
     rows = []
@@ -213,7 +215,7 @@ def training_seeds_table(root: Optional[Path] = None) -> Rich:
     names = list(next(iter(r["seeds"].values()))["runs"])
     cols = [("training seed", "seed", "{}")]
     for n in names:
-        cols += [(f"{n}: test accuracy", f"{n} acc", "{:.2%}"), (f"{n}: training", f"{n} s", "{:.1f} s")]
+        cols += [(f"{n}: held-out accuracy", f"{n} acc", "{:.2%}"), (f"{n}: training", f"{n} s", "{:.1f} s")]
     cols.append(("its sweeps and robustness study", "studies", "{:.1f} s"))
     return format_table(rows, cols, left=1, note=_note(["gpu_session-gpu.json"], machine_words(r["machine"]), "2026-11-27")
                         + "; all 45,000 training images of the data pack, accuracy on the 5,000 held-out ones")
@@ -240,11 +242,35 @@ def ci_table(root: Optional[Path] = None) -> Rich:
                         note=_note(["ci.json"], r["machine"], "the dates above"))
 
 
+def page_weight_table(root: Optional[Path] = None) -> Rich:
+    """What a first visit to a page downloads, per build measured (``benchmarks/bench_page_weight.py``): the heaviest
+    and the lightest page, as served and gzip-compressed, and the site's size."""
+    r = result("page_weight.json", root)
+    rows, machine, date = [], "", ""
+    for label, b in r["builds"].items():
+        pages = list(b["pages"].values())
+        heavy, light = max(pages, key=lambda v: v["bytes"]), min(pages, key=lambda v: v["bytes"])
+        rows.append({"build": f"{label}: {b['note']}" if b.get("note") else label, "max": heavy["bytes"],
+                     "max_gz": heavy["gzip_bytes"], "min": light["bytes"], "min_gz": light["gzip_bytes"],
+                     "site": b["site"]["bytes"]})
+        machine, date = machine_words(b["machine"]), b["date"]
+
+    def mb(key):
+        return lambda row: f"{row[key] / 1e6:.2f} MB"
+
+    return format_table(rows, [("build", "build", "{}"), ("heaviest page", mb("max"), "{}"), ("gzip", mb("max_gz"), "{}"),
+                               ("lightest page", mb("min"), "{}"), ("gzip ", mb("min_gz"), "{}"),
+                               ("site", lambda row: f"{row['site'] / 1e6:.1f} MB", "{}")], left=1,
+                        note=_note(["page_weight.json"], machine, date)
+                        + "; a first visit (empty cache) in headless Chromium, every figure drawn and formula typeset; "
+                          "gzip: what a server that compresses text sends")
+
+
 TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "benchmarks": benchmarks_table, "book_builds": book_builds_table, "gpu_chapters": gpu_chapters_table,
     "live_apps": live_apps_table, "gpu_steps": gpu_steps_table, "gpu_recipe": gpu_recipe_table,
     "threads": threads_table, "ci": ci_table, "recipe_steps": recipe_steps_table, "training_seeds": training_seeds_table,
-    "ddp_estimate": ddp_estimate_table,
+    "ddp_estimate": ddp_estimate_table, "paper_comparison": paper_comparison_table, "page_weight": page_weight_table,
     **SHIPPED_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship

@@ -28,7 +28,7 @@ from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
 from .faults import show_faults_briefly
 from .notebook_bars import notebook_bar
-from .project import PACKAGE_NAME
+from .project import PACKAGE_NAME, PUBLISHED_PRESET
 
 __all__ = ["NotebookContext", "setup", "in_colab", "installed_build", "preset_lines"]
 
@@ -177,36 +177,32 @@ def preset_lines(preset: str, has_cuda: bool, colab: bool) -> list[str]:
     lines = [f"preset: {preset}"]
     if preset == "smoke":
         lines.append("tiny runs that check that the chapter works: their numbers mean nothing.")
-        lines.append("for the book's numbers: run %env CNET_PRESET=cpu, then this cell again.")
+        lines.append(f"for the book's numbers: run %env CNET_PRESET={PUBLISHED_PRESET}, then this cell again.")
         return lines
     if preset in shipping:
-        same = "the numbers of the published book" if preset == "cpu" else "the same numbers on every machine"
-        lines.append(f"the image chapters load the '{preset}' preset's models that ship with the book: {same}.")
-        lines.append("to train them yourself instead: images.trained_runs(ctx.settings, use_shipped=False) where a "
-                     f"chapter loads them (training time: {expected_training(preset)}).")
+        same = "the published book's numbers" if preset == PUBLISHED_PRESET else "smaller models than the published book's"
+        lines.append(f"the image chapters load the models that ship with the book for the '{preset}' preset, with their "
+                     f"studies: {same}.")
+        lines.append("to train them yourself instead: use_shipped=False where a chapter loads them (training time: "
+                     f"{expected_training(preset)}).")
     else:
         lines.append("the image chapters train their own models in this session, so their numbers will differ "
                      f"from the published book's. Training time: {expected_training(preset)}.")
         if shipping:
             lines.append(f"to load shipped models instead: run %env CNET_PRESET={' or '.join(shipping)}, then this "
                          "cell again.")
-    if preset != "gpu" and "gpu" in shipping and has_cuda:
-        lines.append("on this GPU the 'gpu' preset's larger models (also shipped) are within reach: run "
-                     "%env CNET_PRESET=gpu, then this cell again.")
-    elif preset != "gpu" and colab and not has_cuda:
-        lines.append("for the 'gpu' preset: Runtime > Change runtime type > GPU, then %env CNET_PRESET=gpu before "
-                     "this cell.")
-    elif preset == "gpu" and not has_cuda:
-        lines.append("the 'gpu' preset without a GPU: its shipped models load, but anything it trains or sweeps runs "
-                     "on the CPU, slowly; %env CNET_PRESET=cpu is sized for a CPU.")
+    if preset != PUBLISHED_PRESET and PUBLISHED_PRESET in shipping:
+        lines.append(f"the published book shows the '{PUBLISHED_PRESET}' preset (its models load on a CPU too): run "
+                     f"%env CNET_PRESET={PUBLISHED_PRESET}, then this cell again"
+                     + (" (for training of your own in it: Runtime > Change runtime type > GPU)." if colab and not has_cuda
+                        else "."))
     return lines
 
 
 def _print_context(ctx: NotebookContext) -> None:
     """The setup cell's lines: the preset, what it means for the image models and how to change it; the
-    device, torch, where it runs."""
-    where = "Google Colab" if ctx.in_colab else "local"
+    device and torch."""
     device = ctx.device
     gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
     print("\n".join(preset_lines(ctx.preset, torch.cuda.is_available(), ctx.in_colab)))
-    print(f"device: {device}{gpu}   torch {torch.__version__}   [{where}]")
+    print(f"device: {device}{gpu}, torch {torch.__version__}" + ("   [Google Colab]" if ctx.in_colab else ""))

@@ -14,6 +14,7 @@ __all__ = [
     "BRANCH",
     "BOOK_DIR",
     "PACKAGE_NAME",
+    "PUBLISHED_PRESET",
     "repo_slug",
     "colab_url",
     "colab_badge",
@@ -27,6 +28,11 @@ BOOK_TITLE = "ContinuousNet: an interactive book"
 BRANCH = "main"
 BOOK_DIR = "book"  # the chapters' folder, relative to the repository root
 PACKAGE_NAME = "cnet-lib"
+PUBLISHED_PRESET = "gpu"
+"""The preset the published book is built in (``.github/workflows/book.yml``; ``tests/test_book_frame.py`` checks
+that they agree): the strongest evidence the package holds, the ``gpu`` preset's shipped models and studies (three
+training seeds per method), read on the CPU runner that builds the book.  The chapter cards quote its build's times,
+and the chapters' prose states its numbers (``tests/test_prose_numbers.py`` checks them)."""
 
 COLAB_BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 

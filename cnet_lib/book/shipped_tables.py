@@ -59,7 +59,7 @@ def _robust_seeds(preset: str):
 
 def shipped_models_table(root: Optional[Path] = None) -> Rich:
     """The models that ship with the book, from their manifests (``cnet ship``): per preset and run, the data,
-    the epochs, the final test accuracy, the training time and the machine that measured it."""
+    the epochs, the final held-out accuracy, the training time and the machine that measured it."""
     rows = []
     for folder in sorted(path.parent for path in SHIPPED.glob(f"*/{MANIFEST}")):  # image models: the pendulum's
         if folder.is_dir():                                                         # studies have no manifest
@@ -68,7 +68,7 @@ def shipped_models_table(root: Optional[Path] = None) -> Rich:
                          "train": m.get("train_seconds"), "machine": machine_words(m.get("machine") or {}),
                          "date": (m.get("created_utc") or "")[:10], "images": m.get("data", {}).get("n_train") or "all"})
     return format_table(rows, [("model", "model", "{}"), ("training images", "images", "{}"), ("epochs", "epochs", "{}"),
-                               ("test accuracy", "acc", "{:.2%}"), ("training", "train", "{:.0f} s"),
+                               ("held-out accuracy", "acc", "{:.2%}"), ("training", "train", "{:.0f} s"),
                                ("on", "machine", "{}"), ("shipped", "date", "{}")], left=1,
                         note="cnet_lib/shipped/<preset>-<run>/manifest.json; training time excludes evaluation and the studies")
 

@@ -59,9 +59,9 @@ def plan(settings: Settings) -> list[str]:
                          f"{cfg.scheme}, N_t up to {cfg.final_n_steps()})")
     lines.append(_pendulum_line(name, settings))
     lines.append(f"== expected time: {expected_build(name, bool(to_train))}")
-    if name in ("gpu", "paper") and not torch.cuda.is_available():
-        lines.append(f"== WARNING: the '{name}' preset is sized for a GPU; on this CPU it would take many hours")
-    if name != "smoke" and (to_train or name in ("gpu", "paper")):
+    if to_train and name in ("gpu", "paper") and not torch.cuda.is_available():
+        lines.append(f"== WARNING: the '{name}' preset trains for a GPU; on this CPU training would take many hours")
+    if name != "smoke" and to_train:
         lines.append(f"== a quicker check instead: CNET_PRESET=smoke bash scripts/book.sh, {expected_build('smoke', False)} "
                      "(every chapter run tiny: its numbers mean nothing)")
     return lines

@@ -1,7 +1,9 @@
 """Step-size control for embedded Runge–Kutta pairs: the error norm, the controller, the first step.
 
 All three follow Hairer, Nørsett and Wanner, *Solving Ordinary Differential Equations I* (2nd ed.,
-1993), §II.4, the rules of their code DOPRI5 (and, with other constants, of torchdiffeq and scipy):
+1993), §II.4.  The controller is the plain I-controller of their eq. 4.13, the one of SciPy's ``RK45`` and
+``RK23`` (with the same pair, norm and starting step the solve takes SciPy's steps one for one:
+``tests/test_core_adaptive.py``), not the stabilised (PI) controller of their code DOPRI5:
 
 * **error norm** (eq. 4.11): with the embedded estimate ``e = y_1 − ŷ_1`` of one step from ``y_0``,
 

@@ -1,5 +1,5 @@
 """The live app of the chapter "Beyond the paper II: adaptive steps": choose a trained image model, an
-embedded pair and a tolerance, and the model is evaluated with adaptive steps on test images
+embedded pair and a tolerance, and the model is evaluated with adaptive steps on held-out images
 (:func:`live_adaptive_app`); the static book shows :func:`fig_step_explorer`, the same view over the
 study's precomputed tolerances, in its place.
 """
@@ -77,7 +77,7 @@ def _evaluate(run: StudyRun, x, y, mean, std, own_pred, pair: str, tol: float, b
 
 def live_adaptive_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: Optional[int] = None):
     """A live app (model, pair, tolerance): evaluates the trained model with adaptive steps on the first
-    ``n_images`` test images (default :func:`cnet_lib.images.studies.adaptive_measure.live_images` of the preset) on
+    ``n_images`` held-out images (default :func:`cnet_lib.images.studies.adaptive_measure.live_images` of the preset) on
     ``device`` (default: the model's) in batches of the study's size, and shows the first batch's accepted
     steps per block with the accuracy, the share of classes unchanged from the model's own graph and the
     rate evaluations per image."""

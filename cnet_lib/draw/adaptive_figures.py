@@ -88,7 +88,7 @@ def fig_adaptive_accuracy(study: Mapping, title: str = ""):
                                                    "changed from its own graph; NFE %{customdata[1]:.1f}"))
         fig.add_hline(y=own["accuracy"], line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy with adaptive steps (dotted: each model's own graph)", "rtol = atol",
-                "test accuracy", height=480, legend_below=True)
+                "held-out accuracy", height=480, legend_below=True)
     fig.update_xaxes(type="log", autorange="reversed", exponentformat="power")
     return fig
 
@@ -177,6 +177,6 @@ def fig_equal_cost(study: Mapping, title: str = ""):
         fig.add_trace(go.Scatter(x=[own["nfe"]], y=[own["accuracy"]], mode="markers", name=f"{run_label(run)}, own graph",
                                  marker=dict(color=col, symbol="star", size=13)))
     book_layout(fig, title or "Adaptive steps against fixed steps of equal cost", "rate evaluations per image",
-                "test accuracy", height=500, legend_below=True)
+                "held-out accuracy", height=500, legend_below=True)
     fig.update_xaxes(type="log")
     return fig

@@ -60,7 +60,7 @@ def mosaic(images: torch.Tensor, cols: int, pad: int = 2) -> torch.Tensor:
 
 
 def _figure(x, titles: list, n_show: int, heading: str) -> go.Figure:
-    """The first ``n_show`` test images as one mosaic, each labelled above with its predicted class."""
+    """The first ``n_show`` held-out images as one mosaic, each labelled above with its predicted class."""
     cols, pad = min(n_show, 6), 2
     h, w = x.shape[-2:]
     fig = go.Figure(go.Image(z=mosaic(x[:n_show].cpu(), cols, pad).numpy(), hoverinfo="skip"))
@@ -77,10 +77,10 @@ def _figure(x, titles: list, n_show: int, heading: str) -> go.Figure:
 def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: int = 1000, n_show: int = 12,
                    sweeps: Optional[Mapping[str, list]] = None):
     """A live app (model, scheme, N_t, compression) over the trained models on ``device`` (default: the
-    model's), showing the accuracy with its ± and a few test images with their predicted class.
+    model's), showing the accuracy with its ± and a few held-out images with their predicted class.
 
     An interaction is answered from ``sweeps`` (the runs' cached sweeps, :func:`cnet_lib.images.sweep_runs`;
-    measured on all of their test images) when it evaluated that graph, else from the first images of the
+    measured on all of their held-out images) when it evaluated that graph, else from the first images of the
     ``n_images`` the app holds that :func:`cnet_lib.draw.quick_answers.quick_size` allows, and refined to
     all ``n_images`` in the background."""
     check_study_inputs(runs, n_images, n_show)

@@ -65,11 +65,11 @@ def fig_theta_bases(curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], tit
 
 
 def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training curves"):
-    """Three stacked panels against the epoch (test accuracy, training loss, seconds per epoch), one
+    """Three stacked panels against the epoch (held-out accuracy, training loss, seconds per epoch), one
     colour per run (:func:`run_color`); refinement epochs marked by dotted lines (said in the title);
     the legend below the panels, clear of the title and the panels' titles."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("test accuracy", "training loss", "seconds per epoch (training only)"))
+                        subplot_titles=("held-out accuracy", "training loss", "seconds per epoch (training only)"))
     for name, run in runs.items():
         h = run.history
         col = run_color(name)
@@ -88,7 +88,9 @@ def fig_training_curves(runs: Mapping[str, StudyRun], title: str = "Training cur
     book_layout(fig, title + note, height=760)
     fig.update_layout(margin=dict(t=90, b=100), legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.1, yanchor="top"))
     fig.update_xaxes(title_text="epoch", row=3, col=1)
-    fig.update_xaxes(dtick=1)
+    fig.update_xaxes(dtick=1 if max((len(r.history) for r in runs.values()), default=0) <= 20 else None)
+    for row, unit in ((1, "fraction correct"), (2, "cross-entropy"), (3, "seconds")):
+        fig.update_yaxes(title_text=unit, row=row, col=1)
     return fig
 
 
@@ -109,16 +111,21 @@ def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str =
                 pt, pv = theta_curve(prev["entries"][entry], prev["basis"])
                 traces.append(line(pt, pv, name=f"θ{entry}, epoch before", color=col, dash="dash",
                                    legendgroup=entry, showlegend=False, opacity=0.5))
-        if b.get("gain") is not None:
+        if b.get("gain") is not None:  # in its own panel: it is an order of magnitude larger than the weights
             t, v = theta_curve(b["gain"], b["basis"])
-            traces.append(line(t, v, name="s(t) (skip gain)", color="black", dash="dot"))
+            traces.append(line(t, v, name="s(t), skip gain (lower panel)", color="black", dash="dot", yaxis="y2"))
         tag = "init" if snap["epoch"] == 0 else f"epoch {snap['epoch']}"
         frames[f"{tag}, M={b['n_basis']}" + (" (refined)" if snap.get("refined") else "")] = traces
         prev = b
-    return slider_figure(frames, active=len(frames) - 1, slider_prefix="",
-                         static_traces=_line_styles(("after the epoch", None), ("the epoch before", "dash")),
-                         title=title or f"θ(t) of OdeBlock {block + 1} after each epoch",
-                         xaxis_title="t (depth time)", yaxis_title="θ(t), s(t)")
+    fig = slider_figure(frames, active=len(frames) - 1, slider_prefix="",
+                        static_traces=_line_styles(("after the epoch", None), ("the epoch before", "dash")),
+                        title=title or f"θ(t) of OdeBlock {block + 1} after each epoch",
+                        xaxis_title="t (depth time, block from 0 to 1)", yaxis_title="θ(t): four centre taps",
+                        height=560)
+    # the gain in a panel of its own under the weights: on one axis with them it squashed them into a tenth
+    fig.update_layout(yaxis=dict(domain=[0.36, 1.0]), xaxis=dict(anchor="y2"),
+                      yaxis2=dict(domain=[0.0, 0.26], anchor="x", title="s(t)", nticks=4))
+    return fig
 
 
 def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], basis: str = "piecewise_constant",
@@ -188,7 +195,7 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
                           annotation_text=f"blocks removed: {ident['accuracy']:.3f}", annotation_position="top right")
     fig.update_xaxes(type="log")
     fig.update_xaxes(title_text="N_t (steps per OdeBlock)", row=len(names), col=1)
-    fig.update_yaxes(title_text="test accuracy")
+    fig.update_yaxes(title_text="held-out accuracy")
     fig.update_layout(title=title or "One trained θ(t), many graphs: accuracy against N_t and the inference scheme",
                       template="plotly_white", height=300 * len(names) + 200, legend=LEGEND_BELOW, margin=dict(b=120))
     return fig
@@ -224,6 +231,6 @@ def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
               go.Scatter(x=labels, y=[find_row(sweeps[k], kind="identity")["accuracy"] for k in names], mode="markers",
                          name="blocks removed", marker=dict(symbol="line-ew-open", size=40, color="gray", line=dict(width=3)))]
     fig = dropdown_slider_figure(frames, static_traces=static, title=title or "Accuracy of each trained model on a chosen graph",
-                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="test accuracy")
+                                 dropdown_prefix="scheme: ", slider_prefix="N_t = ", yaxis_title="held-out accuracy")
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
     return fig

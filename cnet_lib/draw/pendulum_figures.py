@@ -68,7 +68,8 @@ def fig_exact_motion(t_final: float = 10.0, rho0: float = RHO0, g: float = G_DEF
     x = exact_solution(t, rho0, g)
     fig = go.Figure([go.Scatter(x=t, y=x[:, i], name=nm, mode="lines", line=dict(color=SERIES_COLORS[i]))
                      for i, nm in enumerate(("ρ(t)", "v(t)"))])
-    fig.update_layout(title="The exact motion", xaxis_title="t", template="plotly_white", height=360)
+    fig.update_layout(title="The exact motion (unit length, g = 9.81 m/s²)", xaxis_title="t (s)",
+                      yaxis_title="ρ (rad), v (rad/s)", template="plotly_white", height=360)
     return fig
 
 
@@ -81,7 +82,7 @@ def fig_against_exact(report: Mapping, title: str = ""):
         go.Scatter(x=report["t"], y=report["x"][:, 0], name=f"{scheme_label(s)}, Δt = {report['dt']:g}", mode="lines",
                    line=dict(color=scheme_color(s))),
     ])
-    fig.update_layout(title=title or f"ρ(t): {scheme_label(s)} against the exact solution", xaxis_title="t", yaxis_title="ρ",
+    fig.update_layout(title=title or f"ρ(t): {scheme_label(s)} against the exact solution", xaxis_title="t (s)", yaxis_title="ρ (rad)",
                       template="plotly_white", height=380)
     return fig
 
@@ -104,7 +105,7 @@ def fig_scheme_explorer(rollouts: Sequence[Mapping], active_dt: Optional[float] 
                 name=f"{scheme_label(s)}, N_t = {r['n_steps']}<br>E({t_final:g}) = {r['error']:.1e}")]
     active = next((i for i, dt in enumerate(dts) if active_dt is not None and math.isclose(dt, active_dt)), 0)
     fig = dropdown_slider_figure(frames, title="ρ(t) for a chosen scheme and Δt", dropdown_prefix="scheme: ",
-                                 slider_prefix="Δt = ", xaxis_title="t", yaxis_title="ρ", active_step=active,
+                                 slider_prefix="Δt = ", xaxis_title="t (s)", yaxis_title="ρ (rad)", active_step=active,
                                  static_traces=[_exact_trace(t_final, width=2)])
     fig.update_yaxes(range=[-4, 4])
     return fig
@@ -119,8 +120,10 @@ def fig_training_loss(models: Mapping[str, ODENetFit], max_points: int = 400):
         traces.append(go.Scatter(x=np.arange(r.n_iters)[::k], y=r.losses[::k], name=odenet_label(a), mode="lines",
                                  line=dict(color=scheme_color(a))))
     fig = go.Figure(traces)
-    fig.update_layout(title="Training loss", xaxis_title="iteration", yaxis_title="one-step loss / Δt_data²",
-                      yaxis_type="log", template="plotly_white", height=340)
+    fig.update_layout(title="Training loss", xaxis_title="iteration (full-batch Adam)",
+                      yaxis_title="one-step loss / Δt_data²", template="plotly_white", height=340)
+    # a log axis over less than a decade gets a single tick with an SI prefix ("100μ"): labelled digits instead
+    fig.update_yaxes(type="log", exponentformat="e", dtick="D2")
     return fig
 
 
@@ -149,10 +152,10 @@ def fig_trajectories(rows: Sequence[Mapping], cfg: PendulumConfig, component: in
                            line=dict(color=scheme_color(a), dash=dash)),
                 row=j, col=1,
             )
-    fig.update_xaxes(title_text="t", row=len(trained), col=1)
+    fig.update_xaxes(title_text="t (s)", row=len(trained), col=1)
     for h, dash, nm in styles:  # legend entries for the line styles only
         fig.add_trace(go.Scatter(x=[None], y=[None], name=nm, mode="lines", line=dict(color="#7f7f7f", dash=dash)), row=1, col=1)
-    fig.update_yaxes(title_text="ρ(t)" if component == 0 else "v(t)")
+    fig.update_yaxes(title_text="ρ(t) (rad)" if component == 0 else "v(t) (rad/s)")
     fig.update_layout(template="plotly_white", height=220 * len(trained) + 160, margin=dict(l=60, r=20, t=60, b=110),
                       legend=LEGEND_BELOW)
     return fig
@@ -191,8 +194,15 @@ def fig_convergence(
     return loglog_style(fig, x_title="Δt", y_title="E(Δt) = ‖x_N − x(t_final)‖")
 
 
+def _two_lines(label: str) -> str:
+    """``RK4 (3/8 rule)`` as ``RK4<br>(3/8 rule)``: a tick label that needs no rotation on a phone."""
+    return label.replace(" (", "<br>(")
+
+
 def fig_interchange(rows: Sequence[Mapping], h_values: Optional[Sequence[float]] = None):
-    """Paper Fig. 3b: a heat map of log10 E, trained (rows) × evaluated (columns), one slider step per Δt."""
+    """Paper Fig. 3b: a heat map of log10 E, trained with (rows) × run with (columns), one slider step per Δt.  The
+    tick labels are the schemes on two lines (no rotated labels, which on a phone pushed into the slider), the cells'
+    numbers two digits, the colour bar thin: on a phone the cells keep readable numbers."""
     go = _go()
     h_values = sorted(dict.fromkeys(r["h"] for r in rows)) if h_values is None else h_values
     trained = list(dict.fromkeys(r["trained"] for r in rows))
@@ -201,17 +211,18 @@ def fig_interchange(rows: Sequence[Mapping], h_values: Optional[Sequence[float]]
     for h in h_values:
         z = [[math.log10(min(max(find_row(rows, trained=a, evaluated=b, h=h)["error"], 1e-300), 1e3)) for b in evaluated]
              for a in trained]
-        text = [[f"{find_row(rows, trained=a, evaluated=b, h=h)['error']:.2e}" for b in evaluated] for a in trained]
+        text = [[f"{find_row(rows, trained=a, evaluated=b, h=h)['error']:.1e}" for b in evaluated] for a in trained]
         frames[f"{h:g}·Δt_data"] = [go.Heatmap(
-            z=z, x=[scheme_label(b) for b in evaluated], y=[odenet_label(a) for a in trained], text=text,
-            texttemplate="%{text}", colorscale="Viridis", zmin=-4, zmax=1, colorbar=dict(title="log10 E"),
-            hovertemplate="trained %{y}<br>run with %{x}<br>E = %{text}<extra></extra>")]
+            z=z, x=[_two_lines(scheme_label(b)) for b in evaluated], y=[_two_lines(scheme_label(a)) for a in trained],
+            text=text, texttemplate="%{text}", textfont=dict(size=11), colorscale="Viridis", zmin=-4, zmax=1,
+            colorbar=dict(title=dict(text="log₁₀ E", side="right"), thickness=12),
+            hovertemplate="trained with %{y}<br>run with %{x}<br>E = %{text}<extra></extra>")]
     active = next((i for i, h in enumerate(h_values) if math.isclose(h, 1.0)), 0)
-    # no x-axis title: the title says what the columns are, and on a phone the rotated scheme names push an
-    # axis title into the slider
-    fig = slider_figure(frames, title="Trained with A (rows), run with B (columns)", slider_prefix="Δt = ",
-                        active=active, height=460)
+    # no x-axis title (the slider sits below the tick labels): the title says what the columns are
+    fig = slider_figure(frames, title="E at T_data: trained with (rows), run with (columns)", slider_prefix="Δt = ",
+                        yaxis_title="trained with", active=active, height=480)
     fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=0, side="bottom")
     return fig
 
 
@@ -240,7 +251,7 @@ def fig_rollout_explorer(rows: Sequence[Mapping], cfg: PendulumConfig, component
     active_step = next((i for i, h in enumerate(hs) if math.isclose(h, 1.0)), 0)
     fig = dropdown_slider_figure(
         frames, title="Trained ODE-Nets rolled out with the chosen scheme and Δt", dropdown_prefix="run with ",
-        slider_prefix="Δt = ", xaxis_title="t", yaxis_title="ρ(t)" if component == 0 else "v(t)",
+        slider_prefix="Δt = ", xaxis_title="t (s)", yaxis_title="ρ(t) (rad)" if component == 0 else "v(t) (rad/s)",
         static_traces=[_exact_traces(cfg, component)], active_step=active_step,
     )
     fig.update_yaxes(range=[-3.5, 3.5] if component == 0 else [-9, 9])
@@ -306,7 +317,7 @@ def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, stati
         fig.add_trace(go.Scatter(x=t, y=np.clip(path[:, 0], -50, 50), mode="lines", line=dict(color=scheme_color(scheme)),
                                  name=f"{odenet_label(trained)} run with {scheme_label(scheme)}"))
         fig.update_layout(template="plotly_white", height=380, title=f"Δt = {dt:g}, N_t = {N}: E(t = {cfg.T_data:g}) = "
-                          f"{err:.2e}{how}", xaxis_title="t", yaxis_title="ρ(t)", yaxis_range=[-3.5, 3.5])
+                          f"{err:.2e}{how}", xaxis_title="t (s)", yaxis_title="ρ(t) (rad)", yaxis_range=[-3.5, 3.5])
         return fig
 
     return live_app(controls, render, static_fallback_fig, title="Roll out a trained ODE-Net")

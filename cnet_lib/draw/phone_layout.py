@@ -26,7 +26,7 @@ PHONE_PX = 520
 
 _ROW_PX = 24  # one row of a horizontal legend
 _CHAR_PX = 6.5  # an average character of plotly's default 12 px font
-_PHONE_WIDTH = 350  # the book's text column on a 400 px phone
+_PHONE_WIDTH = 340  # the book's text column on a 390 px phone
 _SLIDER_DROP = 30  # a slider moves this far down, clear of the x-axis title
 
 
@@ -68,7 +68,7 @@ def phone_updates(fig) -> dict[str, Any]:
         updates["height"] = updates.get("height", fig.layout.height or 450) + _SLIDER_DROP
     for i, slider in enumerate(sliders):
         labels = [str(s.label) for s in slider.steps]
-        if sum(len(lab) * _CHAR_PX + 8 for lab in labels) > _PHONE_WIDTH - 80:
+        if sum(len(lab) * _CHAR_PX + 12 for lab in labels) > _PHONE_WIDTH - 110:
             updates[f"sliders[{i}].font.color"] = "rgba(0,0,0,0)"
             updates[f"sliders[{i}].currentvalue.font.color"] = "#444"  # it would inherit the transparent colour
     return updates

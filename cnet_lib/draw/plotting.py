@@ -161,6 +161,33 @@ def dropdown_slider_figure(
     return fig
 
 
+def menu_figure(
+    frames: Mapping[Hashable, Sequence[go.BaseTraceType]],
+    *,
+    title: str = "",
+    menu_prefix: str = "",
+    xaxis_title: str = "",
+    yaxis_title: str = "",
+    active: int = 0,
+    height: int = 480,
+) -> go.Figure:
+    """A figure with a dropdown over the entries of ``frames`` (label -> traces shown for it): for many labels of
+    different kinds, which a slider on a phone could only show one at a time."""
+    _check_frames(frames)
+    labels = list(frames)
+    if not 0 <= active < len(labels):
+        raise ValueError(f"active={active} is not an entry index (0..{len(labels) - 1})")
+    fig, owner = _traces_with_owners((), {i: frames[lab] for i, lab in enumerate(labels)})
+    vis = [[o == i for o in owner] for i in range(len(labels))]
+    for trace, v in zip(fig.data, vis[active]):
+        trace.visible = v
+    buttons = [dict(method="update", label=f"{menu_prefix}{lab}", args=[{"visible": vis[i]}]) for i, lab in enumerate(labels)]
+    fig.update_layout(updatemenus=[dict(type="dropdown", active=active, buttons=buttons, x=0.0, xanchor="left", y=1.02,
+                                        yanchor="bottom", showactive=True)])
+    book_layout(fig, title, xaxis_title, yaxis_title, height, top=45)
+    return fig
+
+
 def _traces_with_owners(static_traces: Sequence[go.BaseTraceType],
                         owned: Mapping[Hashable, Sequence[go.BaseTraceType]]) -> tuple[go.Figure, list]:
     """A figure holding ``static_traces`` and then the traces of each entry of ``owned``, and the owner

@@ -1,12 +1,12 @@
 """Answers for the live apps that come at once, with their sampling error said.
 
-A live app's control moves; evaluating a trained model on 1,000 test images takes seconds on two CPU
+A live app's control moves; evaluating a trained model on 1,000 held-out images takes seconds on two CPU
 cores (RK4-classic at N_t = 8: 8.9 s with the shipped `cpu` models, the book's page Measurements, *Live apps*).  So an answer
 comes, in order of preference,
 
 1. from what is already computed: the run's cached sweep (:func:`sweep_answer`: any scheme and N_t of its
    grid, or a compression it evaluated) or the cached robustness study (:func:`study_answer`: any single
-   perturbation of its grid on a model's own graph), measured on all of their test images;
+   perturbation of its grid on a model's own graph), measured on all of their held-out images;
 2. else from the first ``n`` of the app's images, ``n`` chosen so that the forward pass costs at most
    :data:`QUICK_FLOPS` floating-point operations on the device (:func:`quick_size`: a design constant per
    device type, so the count of images a first answer evaluates does not depend on how fast the machine
@@ -93,7 +93,7 @@ def quick_size(model, device: torch.device, n_max: int, evaluations: int = 1, n_
 
 def sweep_answer(rows: Sequence[Mapping], n_images: int, scheme: str, n_steps: int, compress: int = 0) -> Optional[Estimate]:
     """The accuracy of the manifestation (``scheme``, ``n_steps``), or of θ compressed to M = ``compress``
-    at N_t = M, from a run's cached sweep ``rows`` measured on ``n_images`` test images; ``None`` when the
+    at N_t = M, from a run's cached sweep ``rows`` measured on ``n_images`` held-out images; ``None`` when the
     sweep did not evaluate it."""
     if compress:
         row = find_row(rows, kind="compressed", scheme=scheme, n_steps=int(n_steps), n_basis=int(compress), default=None)

@@ -79,7 +79,7 @@ def _figure(model: str, scheme: str, n_steps, sigma, fmt: str, noise, clean: Est
     fig.update_layout(title=f"{run_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, {stored}, input noise τ = "
                             f"{noise:g} → {100 * (clean.accuracy - hit.accuracy):+.1f} points lost<br><sup>clean "
                             f"{clean.text()}; perturbed {hit.text()}{more}</sup>",
-                      yaxis_range=[0, 1.1], yaxis_title="test accuracy (bars: 95% interval)", template="plotly_white",
+                      yaxis_range=[0, 1.1], yaxis_title="held-out accuracy (bars: 95% interval)", template="plotly_white",
                       height=400)
     return fig
 
@@ -89,7 +89,7 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
     """A live app (model, σ, weight format, scheme, N_t, input noise): the perturbed model against the clean
     one, each accuracy with its ±.  Answered from ``study`` (the cached robustness study,
     :func:`cnet_lib.images.robustness_runs`) where it measured that graph and perturbation, else from a
-    sample of the first ``n_images`` test images refined to all of them in the background."""
+    sample of the first ``n_images`` held-out images refined to all of them in the background."""
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
     dev = study_device(first, device)

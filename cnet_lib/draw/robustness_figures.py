@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ..images.studies.robustness_measure import condition_name, summarise
 from ..runtime.vocabulary import run_color, run_dash, run_label, run_pattern
-from .plotting import book_layout, slider_figure
+from .plotting import book_layout, menu_figure, slider_figure
 
 __all__ = ["STORAGE_KINDS", "level_name", "fig_weight_noise", "fig_quantization", "fig_input_noise", "fig_drops",
            "fig_robustness_explorer"]
@@ -48,7 +48,7 @@ def fig_weight_noise(study, title: str = ""):
             hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
         fig.add_hline(y=clean, line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy under noise on the weights θ̂ (dotted: clean)",
-                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "test accuracy", height=500, legend_below=True)
+                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "held-out accuracy", height=500, legend_below=True)
     sigmas = sorted({c.level for conds in study.values() for c in conds if c.kind == "weight_noise"})
     fig.update_xaxes(type="log", tickvals=sigmas, ticktext=[f"{s:g}" for s in sigmas])
     return fig
@@ -74,8 +74,9 @@ def fig_quantization(study, title: str = ""):
                              textposition="outside", customdata=[r["bytes"] for r in rows],
                              hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
     book_layout(fig, title or "Weights rounded after training (integers: symmetric, per output channel)",
-                "", "test accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.05])
+                "", "held-out accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
+    # a bar's label smaller than 9 px (on a phone, 21 bars in 350 px) is left out rather than drawn unreadable
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], uniformtext=dict(minsize=9, mode="hide"))
     return fig
 
 
@@ -95,7 +96,7 @@ def fig_input_noise(study, title: str = ""):
             fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
                                      name=run_label(label) + suffix, line=dict(color=col, dash=dash)))
     book_layout(fig, title or "Accuracy under Gaussian noise on the input images", "input noise τ (normalised pixel units)",
-                "test accuracy", height=520, legend_below=True)
+                "held-out accuracy", height=520, legend_below=True)
     return fig
 
 
@@ -125,8 +126,9 @@ def fig_drops(judgement, title: str = ""):
 
 
 def fig_robustness_explorer(study, title: str = ""):
-    """The static counterpart of :func:`live_robustness_app`: a slider over every measured
-    perturbation, and for each model and graph its clean and perturbed accuracy (mean over seeds)."""
+    """The static counterpart of :func:`live_robustness_app`: a menu of every measured perturbation (all of its
+    labels readable on a phone, where a slider of eleven steps shows one), and for each model and graph its clean
+    and perturbed accuracy (mean over seeds)."""
     kinds = ("weight_noise",) + STORAGE_KINDS + ("input_noise",)
     first = summarise(next(iter(study.values())))
     steps = [(r["kind"], r["level"]) for r in first if r["kind"] in kinds]
@@ -143,7 +145,7 @@ def fig_robustness_explorer(study, title: str = ""):
                                  marker=dict(color=run_color(label), pattern_shape=run_pattern(label)), showlegend=True,
                                  text=[f"{clean:.3f}", f"{hit['accuracy']:.3f}"], textposition="outside"))
         frames[level_name(kind, level)] = traces
-    fig = slider_figure(frames, title=title or "Clean and perturbed accuracy of each model", slider_prefix="",
-                        yaxis_title="test accuracy", height=480)
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.1])
+    fig = menu_figure(frames, title=title or "Clean and perturbed accuracy of each model", menu_prefix="",
+                      yaxis_title="held-out accuracy", height=480)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.1], uniformtext=dict(minsize=9, mode="hide"))
     return fig

@@ -17,7 +17,7 @@ The names a chapter calls are re-exported here (explicitly, :data:`__all__`), so
 ``images.trained_runs(ctx.settings)``; everything else is imported from its module.
 """
 from . import data, runs, studies, training
-from .runs.image_presets import IMAGE_PRESETS, adaptive_grid, image_runs, robustness_grid, sweep_grid, timing_grid
+from .runs.image_presets import IMAGE_PRESETS, adaptive_grid, image_runs, live_images, robustness_grid, sweep_grid, timing_grid
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
 from .runs.study_run import StudyRun
@@ -31,7 +31,7 @@ from .studies.robustness_verdict import judge, judge_methods
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
 from .studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
 from .studies.sweep_cached import sweep_runs
-from .studies.sweep_measure import manifestation_sweep, table1_rows
+from .studies.sweep_measure import manifestation_sweep, table1_rows, sweep_images
 from .studies.sweep_verdict import judge_sweeps
 from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
                             manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
@@ -44,7 +44,7 @@ __all__ = [
     # the wings
     "data", "training", "runs", "studies",
     # presets and trained runs
-    "IMAGE_PRESETS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "trained_runs",
+    "IMAGE_PRESETS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "live_images", "trained_runs",
     "StudyRun", "study_data", "sample_batch",
     # training
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
@@ -53,7 +53,7 @@ __all__ = [
     "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
     "time_refinement",
     # the studies of the trained runs and their verdicts
-    "sweep_runs", "manifestation_sweep", "table1_rows", "judge_sweeps",
+    "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",

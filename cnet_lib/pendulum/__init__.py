@@ -34,12 +34,13 @@ from .pendulum_tables import (swing_text, rollout_text, local_error_text, conver
                               odenet_convergence_text, error_floor_text, interchange_text, control_text,
                               energy_gained_text, flow_period_text)
 from .pendulum_claims import (SAME_FIT, FALLS_APART, STEADY, SEVERAL, FLAT, SAME_FLOOR, ORDERS, BREAKS, SMALL_COST,
-                              MANY_TIMES, SAME_GAIN, ORDER_OFF, ORDER_ONE, word_orders, word_long_window, word_fit,
+                              MANY_TIMES, SAME_GAIN, ORDER_OFF, ORDER_ONE, times, span, word_orders, word_long_window,
+                              word_fit,
                               word_dip, word_rate_distances, word_odenet_curves, word_error_floor, word_interchange,
                               word_control, word_energy)
 from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
                              torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows, word_flows,
-                             format_flow_verdict, flow_table, torchdiffeq_table)
+                             format_flow_verdict, flow_table, torchdiffeq_table, word_torchdiffeq)
 from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
 from .scheme_batches import (multi_scheme_rollout)
 from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout, fast_tanh,

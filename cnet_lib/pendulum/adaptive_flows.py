@@ -40,7 +40,7 @@ from .trained_models import train_models
 
 __all__ = ["ADAPTIVE_PENDULUM", "adaptive_table_for", "PendulumFlow", "pendulum_flows", "flow_rows", "own_rows",
            "torchdiffeq_rows", "PendulumRule", "PENDULUM_RULE", "judge_flows", "word_flows", "format_flow_verdict",
-           "flow_table", "torchdiffeq_table"]
+           "flow_table", "torchdiffeq_table", "word_torchdiffeq"]
 
 ADAPTIVE_PENDULUM = {
     "smoke": dict(pairs=("bosh3", "dopri5"), tolerances=(1e-2, 1e-3), n_iters=40, controls=False),
@@ -249,3 +249,17 @@ def torchdiffeq_table(rows: Sequence[Mapping]) -> Rich:
             ("NFE torchdiffeq", "nfe_torchdiffeq", "{}")]
     return format_table(rows, cols, note="dopri5 in both, same rtol = atol; torchdiffeq: its own controller, RMS norm and "
                                          "error row (Shampine's), landing on T_data")
+
+
+def word_torchdiffeq(rows: Sequence[Mapping]) -> Rich:
+    """How far :func:`torchdiffeq_rows`'s two solutions lie apart, in units of the tolerance, and how that distance
+    scales with the tolerance: the least-squares slope of log(distance) on log(tol) over every rate (1 when the
+    distance is proportional to the tolerance)."""
+    pts = [(math.log10(r["tol"]), math.log10(r["difference"])) for r in rows if r["difference"] > 0]
+    ratios = [r["difference"] / r["tol"] for r in rows]
+    mx, my = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    decades = max(x for x, _ in pts) - min(x for x, _ in pts)
+    return paragraphs([f"The two solutions lie {min(ratios):.0f} to {max(ratios):,.0f} times the tolerance apart, and "
+                       f"the distance falls in proportion to it: slope {slope:.2f} of log(distance) on log(tol), over "
+                       f"{decades:.0f} decades of tolerance, every rate pooled."])

@@ -9,6 +9,7 @@ judged by (the module's constants).  Nothing here computes a measurement.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 from ..runtime.rich_text import Rich, paragraphs
@@ -18,7 +19,7 @@ from ..runtime.vocabulary import scheme_label
 from .odenet import odenet_label
 
 __all__ = ["SAME_FIT", "FALLS_APART", "STEADY", "SEVERAL", "FLAT", "SAME_FLOOR", "ORDERS", "BREAKS", "SMALL_COST",
-           "MANY_TIMES", "SAME_GAIN", "ORDER_OFF", "ORDER_ONE", "word_orders", "word_long_window", "word_fit", "word_dip", "word_rate_distances", "word_odenet_curves",
+           "MANY_TIMES", "SAME_GAIN", "ORDER_OFF", "ORDER_ONE", "times", "span", "word_orders", "word_long_window", "word_fit", "word_dip", "word_rate_distances", "word_odenet_curves",
            "word_error_floor", "word_interchange", "word_control", "word_energy"]
 
 SAME_FIT = 10.0
@@ -90,6 +91,25 @@ def _factor(values: Sequence[float]) -> float:
     return max(values) / min(values) if min(values) > 0 else float("inf")
 
 
+def times(x: float) -> str:
+    """A ratio as a sentence says it: two decimals below 10 (``0.81``), one below 100 (``20.3``), three significant
+    digits with thousands separators above (``1,540``, ``80,500``): no false precision, no ``80466``."""
+    if not math.isfinite(x):
+        return "infinitely many"
+    if abs(x) < 10:
+        return f"{x:.2f}"
+    if abs(x) < 100:
+        return f"{x:.1f}"
+    digits = int(math.floor(math.log10(abs(x)))) - 2
+    return f"{round(x, -digits):,.0f}"
+
+
+def span(lo: float, hi: float, fmt=times) -> str:
+    """``lo to hi``, or the one number when both print the same (never "715 to 715")."""
+    a, b = fmt(lo), fmt(hi)
+    return a if a == b else f"{a} to {b}"
+
+
 def word_fit(summary: Sequence[Mapping]) -> Rich:
     """Whether the trained models fit the data about equally well (:func:`~cnet_lib.pendulum.training_summary`
     rows): their final losses within :data:`SAME_FIT` of each other."""
@@ -112,10 +132,10 @@ def word_dip(dip: Sequence[Mapping]) -> Rich:
     s = []
     if euler is not None:
         verb = "falls apart" if euler["ratio"] >= FALLS_APART else "does not fall apart"
-        s.append(f"Halving the step, {odenet_label('euler')} {verb}: its error is multiplied by {euler['ratio']:.1f} "
+        s.append(f"Halving the step, {odenet_label('euler')} {verb}: its error is multiplied by {times(euler['ratio'])} "
                  f"(threshold {FALLS_APART:g}).")
     steady = [r for r in others if r["ratio"] <= STEADY]
-    s += [f"{odenet_label(r['trained'])}: its error is multiplied by {r['ratio']:.2f}, "
+    s += [f"{odenet_label(r['trained'])}: its error is multiplied by {times(r['ratio'])}, "
           + ("unchanged or better" if r in steady else f"more than {STEADY:g}: worse") + "." for r in others]
     dip_seen = euler is not None and euler["ratio"] >= FALLS_APART and len(steady) == len(others)
     s.append("That is the dip." if dip_seen else "So this run does not show the dip in full.")
@@ -125,7 +145,7 @@ def word_dip(dip: Sequence[Mapping]) -> Rich:
 def word_rate_distances(rows: Sequence[Mapping]) -> Rich:
     """Whether the Euler-trained G is at least :data:`SEVERAL` times closer to the modified rate than to f and
     every other G closer to f (:func:`~cnet_lib.pendulum.rate_distances` rows)."""
-    s = [f"{odenet_label(r['trained'])}: closer to {r['closer_to']} by a factor {r['factor']:.1f}." for r in rows]
+    s = [f"{odenet_label(r['trained'])}: closer to {r['closer_to']} by a factor {times(r['factor'])}." for r in rows]
     euler = find_row(rows, trained="euler", default=None)
     ok = (euler is not None and euler["closer_to"] != "f" and euler["factor"] >= SEVERAL
           and all(r["closer_to"] == "f" for r in rows if r["trained"] != "euler"))
@@ -151,17 +171,19 @@ def word_odenet_curves(rows: Sequence[Mapping]) -> Rich:
             rest = [r["error"] for r in mine if r["h"] != 1.0]
             v = bool(rest) and min(rest) >= FALLS_APART * at_1["error"]
             s.append(f"{odenet_label(a)}: " + (f"a V with its tip at Δt_data (every other step at least "
-                                               f"{min(rest) / at_1['error']:.0f} times worse)." if v else
+                                               f"{times(min(rest) / at_1['error'])} times worse)." if v else
                                                "no V at Δt_data in this run."))
         elif a == "midpoint" and small and large:
             flat, rise = _factor(small) <= FLAT, max(large) >= FLAT * max(small)
             s.append(f"{odenet_label(a)}: {'flat' if flat else 'not flat'} for Δt ≤ Δt_data (within a factor "
-                     f"{_factor(small):.1f}), and {'rising' if rise else 'not rising'} beyond (up to "
-                     f"{max(large) / max(small):.1f} times).")
+                     f"{times(_factor(small))}), and {'rising' if rise else 'not rising'} beyond (up to "
+                     f"{times(max(large) / max(small))} times).")
         elif mine:
             errors = [r["error"] for r in mine]
-            s.append(f"{odenet_label(a)}: {'flat' if _factor(errors) <= FLAT else 'not flat'} over every step (within "
-                     f"a factor {_factor(errors):.1f}).")
+            flat = _factor(errors) <= FLAT
+            s.append(f"{odenet_label(a)}: errors from {min(errors):.1e} to {max(errors):.1e} over every step, "
+                     + (f"flat (within a factor {times(_factor(errors))})." if flat else
+                        f"a factor {times(_factor(errors))} apart: not flat within {FLAT:g}."))
     return paragraphs(s)
 
 
@@ -171,12 +193,14 @@ def word_error_floor(rows: Sequence[Mapping], trained: str = "rk4_38") -> Rich:
     scheme's truncation error on f (:data:`ORDERS`: orders of magnitude)."""
     r = find_row(rows, trained=trained)
     same = max(r["error_own"], r["error_flow"]) / min(r["error_own"], r["error_flow"]) <= SAME_FLOOR
+    equal = f"{r['error_own']:.2e}" == f"{r['error_flow']:.2e}"
     above = r["error_own"] / r["error_numerical"]
+    verdict = ("the same to three digits: the floor." if equal else
+               f"the same within a factor {SAME_FLOOR:g}: the floor." if same else "not the same in this run.")
     return paragraphs([
         f"{odenet_label(trained)}: with its own scheme E = {r['error_own']:.2e}, along the exact flow of its G "
-        f"{r['error_flow']:.2e}: " + ("the same (within a factor " f"{SAME_FLOOR:g}), the floor." if same else
-                                     "not the same in this run."),
-        f"That is {above:.0f} times {scheme_label(trained)}'s truncation error on f at the same step"
+        f"{r['error_flow']:.2e}: {verdict}",
+        f"That is about {times(above)} times {scheme_label(trained)}'s truncation error on f at the same step"
         + (" (orders of magnitude above it)." if above >= ORDERS else ".")])
 
 
@@ -189,11 +213,11 @@ def word_interchange(matrix: Sequence[Mapping]) -> Rich:
              if "euler" not in (r["trained"], r["evaluated"]) and r["trained"] != r["evaluated"]]
     s = []
     if euler:
-        s.append(f"{odenet_label('euler')} run with any other scheme: {min(euler):.0f} to {max(euler):.0f} times its own "
+        s.append(f"{odenet_label('euler')} run with any other scheme: {span(min(euler), max(euler))} times its own "
                  "error: " + ("it breaks." if min(euler) >= BREAKS else f"not always {BREAKS:g} times: it does not "
                                                                          "always break in this run."))
     if swaps:
-        s.append(f"The other models swapped among themselves: {min(swaps):.2f} to {max(swaps):.2f} times their own "
+        s.append(f"The other models swapped among themselves: {span(min(swaps), max(swaps))} times their own "
                  "error: " + (f"a small cost (at most {SMALL_COST:g} times)." if max(swaps) <= SMALL_COST else
                               f"more than {SMALL_COST:g} times: a visible cost in this run."))
     return paragraphs(s)
@@ -210,12 +234,12 @@ def word_control(rows: Sequence[Mapping]) -> Rich:
     own = [r["ratio_to_own"] for r in at_coarse]
     to_f = [r["ratio_to_numerical"] for r in at_coarse]
     return paragraphs([
-        f"At Δt_data = {fine:g} the swapped models make {min(at_fine):.2f} to {max(at_fine):.2f} times their "
+        f"At Δt_data = {fine:g} the swapped models make {span(min(at_fine), max(at_fine))} times their "
         "own-scheme error: " + ("as good as their own-scheme versions." if max(at_fine) <= SMALL_COST else
                                 f"more than {SMALL_COST:g} times: the swap already costs accuracy here."),
-        f"At Δt_data = {coarse:g}: {min(own):.1f} to {max(own):.1f} times their own-scheme error"
+        f"At Δt_data = {coarse:g}: {span(min(own), max(own))} times their own-scheme error"
         + (" (many times)." if min(own) >= MANY_TIMES else "."),
-        f"Against the less accurate scheme on f at Δt_data = {coarse:g}: {min(to_f):.2f} to {max(to_f):.2f} times its "
+        f"Against the less accurate scheme on f at Δt_data = {coarse:g}: {span(min(to_f), max(to_f))} times its "
         "error: " + ("the swapped models end up closer to the exact state than it." if max(to_f) < 1 else
                      "the prediction holds in order of magnitude." if 0.1 <= min(to_f) and max(to_f) <= 10 else
                      "not even the order of magnitude of the prediction.")])

@@ -109,9 +109,11 @@ def local_error_text(rows: Sequence[Mapping], slopes: Sequence[Mapping]) -> str:
 
 
 def convergence_text(rows: Sequence[Mapping]) -> str:
-    """Global errors of :func:`~cnet_lib.pendulum.integrator_convergence`: a line per scheme, a column per Δt."""
-    wide, dts = _pivot(rows, "scheme", "dt", "error")
-    return format_table(wide, [("scheme", lambda r: scheme_label(r["scheme"]), "{}")] + _pivot_columns(dts, "Δt={:g}", "{:.2e}"))
+    """Global errors of :func:`~cnet_lib.pendulum.integrator_convergence`: a line per Δt, a column per scheme (the
+    narrow way round: a page holds four schemes side by side, not seven step sizes)."""
+    wide, schemes = _pivot(rows, "dt", "scheme", "error")
+    return format_table(sorted(wide, key=lambda r: r["dt"]), [("Δt", "dt", "{:g}")] + [
+        (scheme_label(s), (lambda r, s=s: r["cells"].get(s)), "{:.2e}") for s in schemes])
 
 
 def slopes_text(slopes: Sequence[Mapping], rows: Sequence[Mapping] = ()) -> str:
@@ -178,20 +180,23 @@ def rate_distance_text(rows: Sequence[Mapping]) -> str:
 
 def odenet_convergence_text(odenet_rows: Sequence[Mapping], numerical_rows: Sequence[Mapping],
                             slopes: Sequence[Mapping] = (), fit_h: Optional[Sequence[float]] = None) -> str:
-    """E(Δt = h·Δt_data) of each ODE-Net with its own scheme (:func:`~cnet_lib.pendulum.odenet_convergence`),
-    each followed by its scheme on the true f (:func:`~cnet_lib.pendulum.integrator_convergence`);
-    a column per h, and the ODE-Nets' fitted slopes (keyed by ``trained``) over ``fit_h``."""
-    merged = []
+    """E(Δt = h·Δt_data) at T_data of each ODE-Net with its own scheme (:func:`~cnet_lib.pendulum.odenet_convergence`),
+    each beside its scheme on the true f (:func:`~cnet_lib.pendulum.integrator_convergence`): a line per h, a column
+    per model (the narrow way round), and a last line with the ODE-Nets' fitted slopes (keyed by ``trained``) over
+    ``fit_h``."""
+    merged, models = [], []
     for a in dict.fromkeys(r["trained"] for r in odenet_rows):
+        models += [odenet_label(a), f"{scheme_label(a)} on f"]
         merged += [dict(model=odenet_label(a), h=r["h"], error=r["error"]) for r in odenet_rows if r["trained"] == a]
         merged += [dict(model=f"{scheme_label(a)} on f", h=r["h"], error=r["error"]) for r in numerical_rows if r["scheme"] == a]
-    wide, hs = _pivot(merged, "model", "h", "error")
-    slope = {odenet_label(r["trained"]): _finite(r["slope"]) for r in slopes}
-    columns = [("E(Δt = h·Δt_data) at T_data", "model", "{}")] + _pivot_columns(hs, "h={:g}", "{:.1e}")
+    wide = [{"h": f"{h:g}", **{r["model"]: f"{r['error']:.1e}" for r in merged if r["h"] == h}}
+            for h in sorted(dict.fromkeys(r["h"] for r in merged))]
     if slopes:
-        span = f", h in [{fit_h[0]:g}, {fit_h[1]:g}]" if fit_h else ""
-        columns.append((f"fitted slope{span}", lambda r: slope.get(r["model"]), "{:.2f}"))
-    return format_table(wide, columns)
+        slope = {odenet_label(r["trained"]): _finite(r["slope"]) for r in slopes}
+        span = f" in [{fit_h[0]:g}, {fit_h[1]:g}]" if fit_h else ""
+        wide.append({"h": f"fitted slope, h{span}",
+                     **{m: f"{slope[m]:.2f}" for m in models if slope.get(m) is not None}})
+    return format_table(wide, [("h (Δt = h·Δt_data)", "h", "{}")] + [(m, (lambda r, m=m: r.get(m)), "{}") for m in models])
 
 
 def error_floor_text(rows: Sequence[Mapping], flow_h: float) -> str:

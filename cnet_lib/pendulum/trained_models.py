@@ -177,7 +177,11 @@ def obtain_study(base: PendulumConfig, configs: Sequence[tuple], settings: Optio
 
 
 def _provenance(fits: Sequence[ODENetFit], prov: dict) -> str:
-    machine = prov["trained_on"].get("device_name") or prov["trained_on"].get("device", "?")
+    on = prov["trained_on"]
+    if str(on.get("device", "")).startswith("cuda"):
+        machine = f"a {on.get('device_name') or 'CUDA'} GPU"
+    else:
+        machine = f"a {on['cpu_count']}-core CPU" if on.get("cpu_count") else "a CPU"
     return f"{len(fits)} trained at once in {duration(prov['seconds'])} on {machine}, {prov['date']}"
 
 

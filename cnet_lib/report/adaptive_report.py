@@ -28,20 +28,30 @@ def adaptive_table(study: Mapping) -> Rich:
             ("rejected per batch", "rejected", "{:.1f}")]
     g = study["grid"]
     return format_table(adaptive_rows(study), cols, left=2,
-                        note=f"{study['n']} test images in batches of {g['batch_size']}; tol = rtol = atol; NFE = rate "
+                        note=f"{study['n']:,} held-out images in batches of {g['batch_size']}; tol = rtol = atol; NFE = rate "
                              "evaluations of a block (R(x, θ(t)) calls), per image's forward pass; changed = predicted "
                              "class differs from the model's own graph")
+
+
+def _fixed_steps(r: Mapping, study: Mapping) -> str:
+    """``RK4 (classic), N_t = 9*/9*/9*``: a block's N_t marked when it is not a multiple of its M, so that its steps
+    straddle the jumps of θ(t)."""
+    m = (study["runs"].get(r["run"]) or {}).get("n_basis") or []
+    marks = [f"{n}{'*' if i < len(m) and n % m[i] else ''}" for i, n in enumerate(r["n_steps"])]
+    return f"{scheme_label(r['scheme'])}, N_t = {'/'.join(marks)}"
 
 
 def equal_cost_table(study: Mapping) -> Rich:
     """:func:`cnet_lib.images.studies.adaptive_measure.equal_cost_rows` as a table."""
     cols = [("model", lambda r: run_label(r["run"]), "{}"), ("adaptive", lambda r: f"{r['pair']}, tol {r['tol']:g}", "{}"),
             ("accuracy", "accuracy", "{:.4f}"), ("NFE", "nfe", "{:.1f}"),
-            ("fixed steps", lambda r: f"{scheme_label(r['scheme'])}, N_t = {'/'.join(map(str, r['n_steps']))}", "{}"),
+            ("fixed steps", lambda r: _fixed_steps(r, study), "{}"),
             ("accuracy ", "fixed_accuracy", "{:.4f}"), ("NFE ", "fixed_nfe", "{:.0f}"), ("same class (%)", "agree", "{:.1f}")]
     return format_table(equal_cost_rows(study), cols, left=2,
                         note="fixed steps of equal cost: per block N_t = round(NFE / 4) of RK4-classic, the adaptive "
-                             "solve's mean rate evaluations; same class = both graphs predict the same class")
+                             "solve's mean rate evaluations; * an N_t that is not a multiple of the block's M: its steps "
+                             "straddle jumps of θ(t), where a step loses its order (the adaptive solve stops at every "
+                             "jump); same class = both graphs predict the same class")
 
 
 def _class_sentence(c: ModelClass, rule: AdaptiveRule, label: str) -> str:
@@ -64,7 +74,7 @@ def word_adaptive(v: AdaptiveVerdict, labels: Optional[Mapping[str, str]] = None
     rule alone, is set apart in a notebook, and says that one trained model per method stands behind it."""
     lab = {v.a: run_label(v.a), v.b: run_label(v.b), **(labels or {})}
     r, ca, cb = v.rule, v.classes[v.a], v.classes[v.b]
-    s = [f"Both models on the same {ca.n} test images. Rule, fixed before the numbers: a model is continuous when "
+    s = [f"Both models on the same {ca.n:,} held-out images. Rule, fixed before the numbers: a model is continuous when "
          f"its trained graph and {r.pair} at the tightest tolerance agree in accuracy within ±{r.min_effect:g} point "
          "(95% interval, paired), discrete when they differ by at least that much, significantly."]
     s += [_class_sentence(ca, r, lab[v.a]), _class_sentence(cb, r, lab[v.b])]

@@ -38,7 +38,7 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
     significantly."""
     lab = {j.a: run_label(j.a), j.b: run_label(j.b), **(labels or {})}
     A, B, t = lab[j.a], lab[j.b], j.test
-    s = [f"Both models are measured on the same {j.n} test images: {A} {j.clean[j.a]:.1f}% clean, "
+    s = [f"Both models are measured on the same {j.n:,} held-out images: {A} {j.clean[j.a]:.1f}% clean, "
          f"{B} {j.clean[j.b]:.1f}% clean. A perturbation is judged by each model's drop from its own clean "
          "accuracy, the two drops compared image by image."]
     for label in (j.a, j.b):
@@ -101,15 +101,15 @@ def _verdict_line(j: Judgement, A: str, B: str) -> str:
         "below minimum": f"a significant difference smaller than the stated minimum ({p['diff']:+.2f} points, 95% "
                          f"interval {_interval(p)}): too small to count for or against the expectation.",
         "inconclusive": f"inconclusive ({p['diff']:+.2f} points, 95% interval {_interval(p)}): these numbers neither "
-                        "support nor rule out the expectation; more test images narrow the interval.",
+                        "support nor rule out the expectation; more held-out images narrow the interval.",
         "unmeasured": "the primary condition was not measured; no verdict.",
     }[j.outcome] if p is not None else "the primary condition was not measured; no verdict."
     return head + body + clean
 
 
-FOOTING = ("the 95% interval and p (unadj.) are the same single test (the interval excludes 0 exactly when p (unadj.) "
-           "< α); p (Holm) is adjusted for the tests of its family, and significance is read from it (the primary "
-           "row is one test: nothing to adjust)")
+FOOTING = ("the 95% interval and p are unadjusted, one test each (the interval excludes 0 exactly when p < α); "
+           "p, Holm is adjusted for the tests of its family, and significance is read from it (the primary row is one "
+           "test: nothing to adjust)")
 """What the drops table says about which of its numbers are adjusted."""
 
 
@@ -118,21 +118,22 @@ def drops_table(j: Judgement) -> Rich:
     each model loses, the paired difference with its **unadjusted** 95% interval and p, the p
     **Holm-adjusted** within the family (the primary row: "one test"), and whether it is significant at
     the judgement's α after that adjustment; the note says which numbers are adjusted (:data:`FOOTING`)."""
-    def role(r):
-        return "PRIMARY" if r["role"] == "primary" else (r["family"] + (" (unmeasured)" if r["role"] == "unmeasured" else ""))
+    def name(r):
+        return r["name"] + (" (PRIMARY)" if r["role"] == "primary" else " (unmeasured)" if r["role"] == "unmeasured" else "")
 
     def holm(r):
         if r["p_holm"] is None:
             return "—"
         return "one test" if r["role"] == "primary" else f"{r['p_holm']:.2g}"
 
-    cols = [("perturbation", "name", "{}"), ("test", role, "{}"), ("A loses", "drop_a", "{:.2f}"),
+    cols = [("perturbation", name, "{}"), ("A loses", "drop_a", "{:.2f}"),
             ("B loses", "drop_b", "{:.2f}"), ("B − A", "diff", "{:+.2f}"),
-            ("95% interval (unadj.)", lambda r: "—" if r["ci95"] is None else _interval(r), "{}"),
-            ("p (unadj.)", lambda r: "—" if r["p"] is None else f"{r['p']:.2g}", "{}"), ("p (Holm)", holm, "{}"),
-            (f"significant (Holm, α = {j.test.alpha:g})", lambda r: "yes" if r["significant"] else "no", "{}")]
-    return format_table(j.rows, cols, note=f"A = {run_label(j.a)}, B = {run_label(j.b)}; points of accuracy on {j.n} test "
-                        f"images; {FOOTING}; the PRIMARY row alone decides")
+            ("95% interval", lambda r: "—" if r["ci95"] is None else _interval(r), "{}"),
+            ("p", lambda r: "—" if r["p"] is None else f"{r['p']:.2g}", "{}"), ("p, Holm", holm, "{}"),
+            ("significant", lambda r: "yes" if r["significant"] else "no", "{}")]
+    return format_table(j.rows, cols, note=f"A = {run_label(j.a)}, B = {run_label(j.b)}; points of accuracy on {j.n:,} "
+                        f"held-out images; {FOOTING}; significant: after Holm, at α = {j.test.alpha:g}; families: "
+                        "weight noise, quantization (and stored formats), input noise; the PRIMARY row alone decides")
 
 
 def word_methods(m: MethodJudgement, labels: Optional[Mapping[str, str]] = None) -> Rich:

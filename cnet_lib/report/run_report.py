@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..images.runs.study_run import training_time
+from ..images.studies.study_cache import ran_on
 from ..runtime.rich_text import Rich, heading, join_rich
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import basis_label, run_label
@@ -58,7 +59,7 @@ def configs_table(configs: Mapping[str, Any]) -> Rich:
 
 def runs_table(runs: Mapping[str, Any]) -> Rich:
     """The trained runs (``{run name: StudyRun}``), one column per run: the model (width, scheme, basis,
-    M, N_t, ε, parameters) and its training (epochs, images, final test accuracy)."""
+    M, N_t, ε, parameters) and its training (epochs, images, final held-out accuracy)."""
     fields = {}
     for run in runs.values():
         cfg, blocks = run.config, run.model.blocks
@@ -72,24 +73,24 @@ def runs_table(runs: Mapping[str, Any]) -> Rich:
             "parameters": run.model.n_parameters(),
             "epochs": len(run.history),
             "training images": cfg.n_train or "all",
-            "test accuracy": f"{run.final_accuracy:.3f}",
+            "held-out accuracy": f"{run.final_accuracy:.3f}",
         }
     return _by_run(fields)
 
 
 def histories_table(runs: Mapping[str, Any]) -> Rich:
     """Every run's training history (``{run name: StudyRun}``): one line per epoch (N_t and M of the
-    first block, parameters, learning rate, training loss, test accuracy, seconds of training), then
+    first block, parameters, learning rate, training loss, held-out accuracy, seconds of training), then
     the run's total training time and the machine that measured it (:func:`training_time`)."""
     parts = []
     for run in runs.values():
         table = format_table(run.history, [
             ("epoch", "epoch", "{}"), ("N_t", lambda h: _uniform(h["n_steps"]), "{}"),
             ("M", lambda h: _uniform(h["n_basis"]), "{}"), ("params", "n_parameters", "{}"), ("lr", "lr", "{:g}"),
-            ("loss", "train_loss", "{:.3f}"), ("test acc", "test_acc", "{:.4f}"), ("seconds", "train_seconds", "{:.2f}"),
+            ("loss", "train_loss", "{:.3f}"), ("held-out acc", "test_acc", "{:.4f}"), ("seconds", "train_seconds", "{:.2f}"),
             *refined_column(run.history)], left=0)
         tt = training_time(run)
-        where = f" on {tt['device_name']} ({tt['device']})" if tt["device"] else ""
+        where = f" on {ran_on({'environment': tt})}" if tt["device"] else ""
         parts.append(join_rich([heading(run.label), table, f"{tt['epochs']} epochs, {_seconds(tt['train_seconds'])} "
                                 f"of training (evaluation excluded){where}"]))
     return join_rich(parts, sep="\n\n")

@@ -35,10 +35,12 @@ def contrast_over_seeds_table(c: SeedContrast) -> Rich:
     """The contrast table: per graph, each method's accuracy as mean [min, max] over the seeds (%), then
     the blocks' worth and the worst loss off the trained graph; the note says how many seeds."""
     extra = [{"graph": "blocks worth (points)", **{r: spread(c.gaps[r]) for r in (c.euler, c.rk4)}},
-             {"graph": "worst loss off own graph (points)", **{r: spread(c.drops[r]) for r in (c.euler, c.rk4)}}]
+             {"graph": "worst loss off own graph, counted graphs (points)",
+              **{r: spread(c.drops[r]) for r in (c.euler, c.rk4)}}]
     cols = [("graph", "graph", "{}")] + [(run_label(r), (lambda row, r=r: _cell(row[r])), "{}") for r in (c.euler, c.rk4)]
     return format_table(c.rows + extra, cols, note=f"{_seeds_phrase(c.seeds)}; accuracy in %, mean [min, max] over the "
-                        "seeds; graphs of order ≥ 2 and the loss off the trained graph as in the verdict")
+                        "seeds; graphs of order ≥ 2 at N_t ≥ 3; the worst loss counts those at N_t ≥ the trained N_t "
+                        "(graphs at least as fine as the trained one), as the verdict does")
 
 
 def word_contrast_over_seeds(c: SeedContrast) -> Rich:
@@ -69,16 +71,19 @@ def word_contrast_over_seeds(c: SeedContrast) -> Rich:
 def robustness_over_seeds_table(r: SeedRobustness) -> Rich:
     """The rows over seeds: each method's drop as mean [min, max], B − A, Welch's interval and p, Holm's p
     within the family; the note says how many seeds and what the unit is."""
-    def role(row):
-        return "PRIMARY" if row["role"] == "primary" else row["family"]
+    def name(row):
+        return row["name"] + (" (PRIMARY)" if row["role"] == "primary" else "")
 
-    cols = [("perturbation", "name", "{}"), ("test", role, "{}"),
+    cols = [("perturbation", name, "{}"),
             ("A loses", lambda row: _cell(row["a"], "{:.2f}"), "{}"), ("B loses", lambda row: _cell(row["b"], "{:.2f}"), "{}"),
             ("B − A", "diff", "{:+.2f}"),
-            ("95% interval (Welch)", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
-            ("p (unadj.)", "p", "{:.2g}"), ("p (Holm)", "p_holm", "{:.2g}"),
+            ("95% interval", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
+            ("p", "p", "{:.2g}"),
+            ("p, Holm", lambda row: "one test" if row["role"] == "primary" else row["p_holm"] and f"{row['p_holm']:.2g}",
+             "{}"),
             ("", lambda row: "significant" if row["significant"] else "", "{}")]
-    unit = ("Welch's t-test with the training seed as the unit; Holm within each family; the PRIMARY row alone decides"
+    unit = ("Welch's t-test with the training seed as the unit (95% interval and p unadjusted); Holm within each "
+            "family; the PRIMARY row alone decides"
             if len(r.seeds) >= 2 else "one model per method: no test about the training methods")
     return format_table(r.rows, cols, note=f"{_seeds_phrase(r.seeds)}; A = {run_label(r.a)}, B = {run_label(r.b)}; "
                         f"points lost from each model's own clean accuracy, mean [min, max] over the seeds; {unit}")

@@ -17,7 +17,7 @@ __all__ = ["sweep_table", "sweeps_table", "sweep_summary_table", "table1_table",
 
 def word_sweeps(v: Verdict, n_test: Optional[int] = None, preset: Optional[str] = None) -> Rich:
     """Sentences that state what :func:`cnet_lib.images.studies.sweep_verdict.judge_sweeps` found, quoting the
-    numbers (``n_test`` test images, of ``preset``), as paragraphs; the VERDICT set apart in a notebook."""
+    numbers (``n_test`` held-out images, of ``preset``), as paragraphs; the VERDICT set apart in a notebook."""
     return paragraphs(_sweep_sentences(v, n_test, preset))
 
 
@@ -27,7 +27,7 @@ def _sweep_sentences(v: Verdict, n_test: Optional[int], preset: Optional[str]) -
     s: list[str] = []
     where = f" (preset {preset})" if preset else ""
     if n_test:
-        s.append(f"These accuracies{where} are measured on {n_test} test images: one image is "
+        s.append(f"These accuracies{where} are measured on {n_test:,} held-out images: one image is "
                  f"{100.0 / n_test:.2f} points, and the sampling error of an accuracy near 50% is about "
                  f"±{100 * math.sqrt(0.25 / n_test):.1f} points.")
     for name in (v.euler, v.rk4):
@@ -76,20 +76,22 @@ def sweep_table(rows: Sequence[dict]) -> Rich:
 
 
 def table1_table(rows: Sequence[dict]) -> Rich:
-    """The rows of :func:`cnet_lib.images.studies.sweep_measure.table1_rows` as a table."""
+    """The rows of :func:`cnet_lib.images.studies.sweep_measure.table1_rows` as a table per model (under its name),
+    narrow enough for the page: the graph, its cost, the measured speed-up and the accuracy."""
     graph = {"trained": "trained", "manifestation": "same θ", "compressed": "θ compressed", "identity": "blocks removed"}
-    return format_table(rows, [
-        ("model", "model", "{}"), ("graph", lambda r: graph[r["kind"]], "{}"), ("scheme", "scheme", "{}"),
-        ("N_t", lambda r: r.get("n_steps") or None, "{}"), ("M", lambda r: r.get("n_basis") or None, "{}"),
-        ("units", "units", "{}"), ("params", "n_parameters", "{}"), ("ms/image", "ms_per_image", "{:.3f}"),
-        ("speed-up", "speedup", "{:.2f}x"), ("accuracy", lambda r: 100 * r["accuracy"], "{:.1f}%"),
-        ("Δ points", "delta_points", "{:+.1f}")], left=3)
+    cols = [("graph", lambda r: graph[r["kind"]], "{}"), ("scheme", "scheme", "{}"),
+            ("N_t", lambda r: r.get("n_steps") or None, "{}"), ("M", lambda r: r.get("n_basis") or None, "{}"),
+            ("units", "units", "{}"), ("params", "n_parameters", "{}"), ("speed-up", "speedup", "{:.2f}x"),
+            ("accuracy", lambda r: 100 * r["accuracy"], "{:.1f}%"), ("Δ points", "delta_points", "{:+.1f}")]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    return join_rich([join_rich([heading(m), format_table([r for r in rows if r["model"] == m], cols, left=2)])
+                      for m in models], sep="\n\n")
 
 
 # --------------------------------------------------------------------------- sweeps
 def sweep_summary_table(sweeps: Mapping[str, Sequence[dict]], grid: Optional[Mapping] = None,
                          n_test: Optional[int] = None) -> Rich:
-    """What was swept (``grid``, ``n_test`` test images, when given) and, per model, the accuracy on its
+    """What was swept (``grid``, ``n_test`` held-out images, when given) and, per model, the accuracy on its
     own graph and with every OdeBlock replaced by the identity."""
     rows = []
     for name, sweep in sweeps.items():
@@ -103,7 +105,7 @@ def sweep_summary_table(sweeps: Mapping[str, Sequence[dict]], grid: Optional[Map
         head.append(f"grid: schemes {list(grid['schemes'])}, N_t {list(grid['n_steps'])}, "
                     f"compressed M {list(grid.get('compress', ()))}")
     if n_test is not None:
-        head.append(f"{n_test} test images")
+        head.append(f"{n_test:,} held-out images")
     return join_rich(["; ".join(head), table])
 
 

@@ -44,7 +44,7 @@ def word_resnet_manifestation(result: Mapping, label: str = "the model") -> Rich
              f"basis {result['basis']}",
              f"its Euler, N_t = M graph as a ResNet: {result['units_per_stage']} residual units per stage, "
              f"step h per stage {result['steps']}",
-             f"ResNet against the Euler, N_t = M graph: identical logits on {n} test images: {result['identical']} "
+             f"ResNet against the Euler, N_t = M graph: identical logits on {n} held-out images: {result['identical']} "
              f"(largest difference {result['max_difference']:.1e})"]
     if not _is_euler_nt_m(result):
         lines.append(f"own graph against the Euler, N_t = M graph: largest logit change {result['max_logit_change']:.3f}; "

@@ -17,7 +17,7 @@ from typing import Optional, Union
 import torch
 
 __all__ = ["DeviceLike", "default_device", "resolve_device", "same_device", "amp_dtype", "Precision", "precision_for",
-           "cpu_name", "environment"]
+           "cpu_name", "environment", "full_float32"]
 
 DeviceLike = Union[str, torch.device, None]
 
@@ -141,3 +141,17 @@ def environment(device: DeviceLike) -> dict:
     if device.type == "cuda":
         env["cuda"] = str(torch.version.cuda)
     return env
+
+
+@contextlib.contextmanager
+def full_float32():
+    """Inside: CUDA convolutions and matrix products in full float32, not TF32 (cuDNN's convolutions use TF32
+    by default on Ampere and later GPUs, a 10-bit mantissa).  A study that says it ran in float32 runs inside
+    this, and records ``"tf32": False``; the flags are restored on the way out.  Nothing changes on a CPU."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

@@ -7,9 +7,10 @@ of the library is a :class:`Rich`: a ``str`` (its plain-text face, unchanged for
 built book show when the object is *displayed* (``display(table)`` or a cell's last value; IPython calls
 :meth:`Rich._repr_html_`).  In the HTML face
 
-* a table is an HTML ``<table>`` whose cells wrap; numbers never break, text does; a table too wide for
-  a phone (:data:`STACK_CHARS`) becomes, below :data:`NARROW_PX` of screen width, one block per row
-  with every cell labelled by its column (CSS only: no script);
+* a table is an HTML ``<table>`` whose cells wrap at spaces only (no word ever breaks in the middle; numbers
+  never wrap); a table too wide for a phone (:data:`STACK_CHARS`) scrolls sideways in its own box below
+  :data:`NARROW_PX` of screen width, its first column pinned, instead of becoming a block per row (CSS only: no
+  script);
 * sentences are paragraphs (``<p>``), which wrap to the page.
 
 No display library is imported here: IPython finds ``_repr_html_`` by itself.
@@ -26,31 +27,32 @@ __all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich
 
 STACK_CHARS = 44
 """A table whose widest row (cells plus two characters between columns) is longer than this many
-characters is laid out row by row on a narrow screen."""
+characters is *wide*: on a narrow screen it scrolls sideways in its own box, its first column pinned."""
 
 NARROW_PX = 640
-"""Below this width of the screen (CSS pixels), wide tables are laid out row by row."""
+"""Below this width of the screen (CSS pixels), wide tables scroll in their own box."""
 
 STYLE = (
     "<style>"
-    ".cnet-rich table.cnet-table{border-collapse:collapse;margin:.3em 0 .6em 0;font-size:.9em;max-width:100%}"
+    ".cnet-rich table.cnet-table{border-collapse:collapse;margin:.3em 0 .6em 0;font-size:.88em;max-width:100%}"
     ".cnet-rich table.cnet-table caption{caption-side:top;text-align:left;font-weight:600;padding:.2em 0}"
-    ".cnet-rich table.cnet-table th,.cnet-rich table.cnet-table td{padding:.15em .55em;"
-    "border-bottom:1px solid rgba(128,128,128,.35);vertical-align:top;text-align:left;overflow-wrap:anywhere}"
+    # a word never breaks in the middle ("sche|me", "rk4_c|lassic"): cells wrap at spaces only
+    ".cnet-rich table.cnet-table th,.cnet-rich table.cnet-table td{padding:.15em .45em;"
+    "border-bottom:1px solid rgba(128,128,128,.35);vertical-align:top;text-align:left;overflow-wrap:normal;"
+    "word-break:normal;hyphens:manual}"
     ".cnet-rich table.cnet-table th{font-weight:600}"
     ".cnet-rich table.cnet-table .cnet-num{text-align:right;font-variant-numeric:tabular-nums}"
     ".cnet-rich table.cnet-table td.cnet-num{white-space:nowrap}"
-    ".cnet-rich p{margin:.25em 0 .5em 0;max-width:100%;overflow-wrap:anywhere}"
+    ".cnet-rich p{margin:.25em 0 .5em 0;max-width:100%;overflow-wrap:break-word}"
     ".cnet-rich p.cnet-note{font-size:.9em;opacity:.85}"
     ".cnet-rich p.cnet-conclusion{padding:.3em .6em;border-left:3px solid #4a7ab5}"
+    ".cnet-rich .cnet-scroll{max-width:100%}"
     f"@media (max-width:{NARROW_PX}px){{"
-    ".cnet-rich table.cnet-stack,.cnet-rich table.cnet-stack tbody,.cnet-rich table.cnet-stack tr,"
-    ".cnet-rich table.cnet-stack td{display:block;width:auto}"
-    ".cnet-rich table.cnet-stack thead{display:none}"
-    ".cnet-rich table.cnet-stack tr{border-bottom:1px solid rgba(128,128,128,.5);padding:.25em 0}"
-    ".cnet-rich table.cnet-stack td,.cnet-rich table.cnet-stack td.cnet-num{border:none;text-align:left;"
-    "white-space:normal;padding:0 .3em}"
-    ".cnet-rich table.cnet-stack td[data-label]::before{content:attr(data-label) \": \";font-weight:600}"
+    ".cnet-rich .cnet-scroll{overflow-x:auto}"
+    ".cnet-rich table.cnet-wide{font-size:.8em;max-width:none}"
+    ".cnet-rich table.cnet-wide th,.cnet-rich table.cnet-wide td{white-space:nowrap}"
+    ".cnet-rich table.cnet-wide tr>:first-child{position:sticky;left:0;background:var(--pst-color-background,#fff);"
+    "white-space:normal;min-width:7em;max-width:11em}"
     "}</style>"
 )
 """The CSS of the HTML face, carried by every :class:`Rich` so that Jupyter and Colab need nothing else."""
@@ -126,13 +128,13 @@ def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], text: str, 
     """A table whose plain-text face is ``text`` (already laid out, see
     :func:`cnet_lib.runtime.rows.format_table`) and whose HTML face is a ``<table>`` of ``header`` and
     ``rows`` (cells as strings): numeric columns (``numeric``, by default :func:`numeric_columns`)
-    right-aligned and never broken, text columns left-aligned and wrapping, ``note`` a small paragraph
+    right-aligned and never broken, text columns left-aligned and wrapping at spaces, ``note`` a small paragraph
     under it, ``caption`` a caption above it.  A table whose widest row is longer than
-    :data:`STACK_CHARS` characters is laid out row by row on a narrow screen."""
+    :data:`STACK_CHARS` characters scrolls in its own box on a narrow screen."""
     numeric = list(numeric_columns(rows) if numeric is None else numeric)
     numeric += [False] * (len(header) - len(numeric))
     width = max([sum(len(c) + 2 for c in row) for row in [list(header), *map(list, rows)]] or [0])
-    cls = "cnet-table cnet-stack" if width > STACK_CHARS else "cnet-table"
+    cls = "cnet-table cnet-wide" if width > STACK_CHARS else "cnet-table"
 
     def cell(tag: str, value: str, i: int) -> str:
         num = ' class="cnet-num"' if numeric[i] else ""
@@ -144,7 +146,7 @@ def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], text: str, 
                                for row in rows) + "</tbody>"
     cap = f"<caption>{_esc(caption)}</caption>" if caption else ""
     foot = f'<p class="cnet-note">{_esc(note)}</p>' if note else ""
-    return Rich(text, f'<table class="{cls}">{cap}{head}{body}</table>{foot}')
+    return Rich(text, f'<div class="cnet-scroll"><table class="{cls}">{cap}{head}{body}</table></div>{foot}')
 
 
 def paragraphs(sentences: Iterable[str], width: Optional[int] = None, conclusion_prefix: str = "VERDICT") -> Rich:

@@ -52,7 +52,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # sized for <= 5 min on 2 cores over the three graphs
         "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2, 3), bits=(8, 4), quantization=("theta", "weights"),
                            float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1, 2)),
-        "training_time": ("about 42 min for both models on the project's 2-core CPU machine "
+        "training_time": ("about 42 min for both models on a 2-core CPU "
                           "(measured: RK4 refined 31 min, Euler 11 min)"),
         "timing": dict(rounds=5, steps=3, warmup=2),
     },

@@ -10,6 +10,7 @@ shipped model.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -20,7 +21,7 @@ from ..training.train_state import CHECKPOINT
 from .run_folders import identity_hash
 
 __all__ = ["SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
-           "install_shipped", "shipping_presets"]
+           "install_shipped", "shipping_presets", "plain_description"]
 
 SHIPPED = Path(__file__).resolve().parents[2] / "shipped"
 MANIFEST = "manifest.json"
@@ -104,10 +105,30 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
     if verbose:
         took = duration(manifest.get("train_seconds", 0))
         print(f"{label}: using the model shipped with the book for this preset ({took} of training on "
-              f"{manifest.get('machine', {}).get('device_name', 'a CPU')}; {manifest.get('data', {}).get('description', '')}"
-              f"). To train it yourself instead (about {took} on such a machine): "
-              "trained_runs(ctx.settings, use_shipped=False). How it was trained: the manifest.json beside it.")
+              f"{_machine(manifest.get('machine') or {})}; "
+              f"{plain_description(manifest.get('data', {}).get('description', ''))}). To train it yourself instead "
+              f"(about {took} on such a machine): trained_runs(ctx.settings, use_shipped=False).")
     return True
+
+
+def _machine(machine: dict) -> str:
+    """A manifest's machine as a reader names it: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core CPU``."""
+    if str(machine.get("device", "")).startswith("cuda"):
+        name = machine.get("device_name") or "CUDA"
+        return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
+    return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "a CPU"
+
+
+def plain_description(text: str) -> str:
+    """A shipped manifest's description of its data in a reader's words: the folders and command lines it
+    records in parentheses (``(JPEG-derived pixels, ../shared/data-large)``) are left out, and "the project's"
+    copy is "a" copy."""
+    def keep(m: "re.Match") -> str:
+        items = [i.strip() for i in m.group(1).split(",") if "/" not in i and "`" not in i and i.strip()]
+        return f" ({', '.join(items)})" if items else ""
+
+    text = re.sub(r"\s*\(([^()]*)\)", keep, text)
+    return text.replace("the project's ", "a ").strip()
 
 
 def shipping_presets() -> list:

@@ -74,9 +74,9 @@ def study_device(run: StudyRun, device: DeviceLike = None) -> torch.device:
 
 def training_time(run: StudyRun) -> dict:
     """How long a run trained and where: ``{"epochs", "train_seconds"`` (the sum over its history,
-    evaluation excluded), ``"device", "device_name"`` (from the run's results file, which a shipped
+    evaluation excluded), ``"device", "device_name", "cpu_count"`` (from the run's results file, which a shipped
     model brings along; ``None`` when it has none)``}``."""
     env = (read_results(run.out_dir) or {}).get("environment")
     env = env if isinstance(env, dict) else {}
     return {"epochs": len(run.history), "train_seconds": sum(h["train_seconds"] for h in run.history),
-            "device": env.get("device"), "device_name": env.get("device_name")}
+            "device": env.get("device"), "device_name": env.get("device_name"), "cpu_count": env.get("cpu_count")}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from ...runtime.files import shown_path
+from ...runtime.device import full_float32
 from ..runs.image_presets import adaptive_grid
 from ..runs.run_folders import short_hash
 from ..runs.study_inputs import study_data
 from ..runs.study_run import StudyRun, study_device
 from .adaptive_measure import adaptive_study, check_adaptive_grid
 from .checks import check_study_inputs
+from .shipped_studies import announce_recompute, shipped_stand_ins
 from .study_cache import Described, StudyFile, cached_study
 
 __all__ = ["ADAPTIVE_PREFIX", "checked_study", "adaptive_cache", "adaptive_key_grid", "adaptive_study_path",
@@ -70,7 +71,7 @@ def adaptive_study_path(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = 
 
 def adaptive_runs(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, *, device=None, verbose: bool = True,
                   progress: bool = False) -> dict:
-    """The adaptive-step study of ``runs`` (all on the same test images), computed once and cached (see the
+    """The adaptive-step study of ``runs`` (all on the same held-out images), computed once and cached (see the
     module doc): the dict of :func:`cnet_lib.images.studies.adaptive_measure.adaptive_study`, with ``"key"``,
     ``"environment"``, ``"seconds"`` and ``"created_utc"``.  ``grid`` defaults to the preset's
     (:func:`cnet_lib.images.runs.image_presets.adaptive_grid`) and is checked first; ``device`` defaults to the
@@ -81,17 +82,20 @@ def adaptive_runs(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, 
     path, key = adaptive_cache(runs, g, dev)
 
     def compute():
+        announce_recompute(first, ADAPTIVE_PREFIX, DESCRIBED.what)
         data = study_data(first.config, first.settings, dev, with_train=False)
         say = (lambda line: print(f"  {line}", flush=True)) if progress else None
-        study = adaptive_study({n: runs[n].model.to(dev) for n in names}, data.test_x, data.test_y, data.mean,
-                               data.std, g, threads=first.config.threads, progress=say)
-        return None, study
+        with full_float32():  # the chapter says float32: no TF32 convolutions on a GPU either
+            study = adaptive_study({n: runs[n].model.to(dev) for n in names}, data.test_x, data.test_y, data.mean,
+                                   data.std, g, threads=first.config.threads, progress=say)
+        return None, {**study, "tf32": False}
 
     done = cached_study(StudyFile(path, key), compute, DESCRIBED, fields=("runs", "labels", "n"), device=dev,
-                        batch_size=g["batch_size"], read=checked_study, verbose=verbose)
+                        batch_size=g["batch_size"], read=checked_study,
+                        also=shipped_stand_ins(first, ADAPTIVE_PREFIX, key), verbose=verbose)
     study = done.record
     if verbose and done.computed:
         n_eval = sum(len(r["rows"]) for r in study["runs"].values())
-        print(f"adaptive-step study: {n_eval} evaluations on {study['n']} test images in {study['seconds']:.1f} s"
-              + (f" (cached in {shown_path(path)})" if done.kept else ""))
+        print(f"adaptive-step study: {n_eval} evaluations on {study['n']} held-out images in {study['seconds']:.1f} s"
+              + (" (kept for the next time)" if done.kept else ""))
     return study

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from ...core.validation import check_int
-from ...runtime.files import shown_path
+from ...runtime.device import full_float32
 from ..runs.image_presets import robustness_grid
 from ..runs.run_folders import short_hash
 from ..runs.study_inputs import study_data
 from ..runs.study_run import StudyRun, study_device
 from .checks import check_robustness_grid, check_study_inputs
 from .robustness_measure import conditions_from_json, conditions_to_json, robustness_study
+from .shipped_studies import announce_recompute, shipped_stand_ins
 from .study_cache import Described, StudyFile, cached_study
 
 __all__ = ["ROBUSTNESS_PREFIX", "ROBUSTNESS_GRAPHS", "robustness_cache", "robustness_runs"]
@@ -60,17 +61,20 @@ def robustness_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *
     path, key = robustness_cache(runs, g, dev)
 
     def compute():
+        announce_recompute(first, ROBUSTNESS_PREFIX, DESCRIBED.what)
         data = study_data(first.config, first.settings, dev, with_train=False)
         say = (lambda what: print(f"  {what}", flush=True)) if progress else None
-        study = robustness_study({n: runs[n].model.to(dev) for n in names}, data.test_x, data.test_y, data.mean,
-                                 data.std, graphs=graphs, grid=g, batch_size=batch_size, progress=say)
-        return study, {"n_test": len(data.test_y), "study": {k: conditions_to_json(v) for k, v in study.items()}}
+        with full_float32():  # the chapter says float32: no TF32 convolutions on a GPU either
+            study = robustness_study({n: runs[n].model.to(dev) for n in names}, data.test_x, data.test_y, data.mean,
+                                     data.std, graphs=graphs, grid=g, batch_size=batch_size, progress=say)
+        return study, {"n_test": len(data.test_y), "tf32": False,
+                       "study": {k: conditions_to_json(v) for k, v in study.items()}}
 
     done = cached_study(StudyFile(path, key), compute, DESCRIBED, fields=("study",), device=dev, batch_size=batch_size,
                         read=lambda record: {label: conditions_from_json(rows) for label, rows in record["study"].items()},
-                        verbose=verbose)
+                        also=shipped_stand_ins(first, ROBUSTNESS_PREFIX, key), verbose=verbose)
     if verbose and done.computed:
         print(f"robustness study: {sum(len(c.correct) for v in done.value.values() for c in v)} evaluations on "
-              f"{done.record['n_test']} test images in {done.record['seconds']:.1f} s"
-              + (f" (cached in {shown_path(path)})" if done.kept else ""))
+              f"{done.record['n_test']} held-out images in {done.record['seconds']:.1f} s"
+              + (" (kept for the next time)" if done.kept else ""))
     return done.value

@@ -73,12 +73,14 @@ def _contrast_rows(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], r
     order = list(dict.fromkeys(k[0] for k in keys))
     keys.sort(key=lambda k: (order.index(k[0]), k[1]))
 
-    def row(graph: str, pick) -> dict:
-        return {"graph": graph, **{run: spread([100 * pick(s[run])["accuracy"] for s in sweeps_by_seed.values()])
-                                   for run in runs}}
+    def row(graph: str, pick, counted: bool = True) -> dict:
+        return {"graph": graph, "counted": counted,
+                **{run: spread([100 * pick(s[run])["accuracy"] for s in sweeps_by_seed.values()]) for run in runs}}
 
+    trained = min(find_row(first[run], kind="trained")["n_steps"] for run in runs)
     out = [row("own graph (trained)", lambda rows: find_row(rows, kind="trained"))]
-    out += [row(f"{s}, N_t = {n}", lambda rows, s=s, n=n: find_row(rows, kind="manifestation", scheme=s, n_steps=n))
+    out += [row(f"{s}, N_t = {n}" + ("" if n >= trained else " (below the trained N_t: not counted)"),
+                lambda rows, s=s, n=n: find_row(rows, kind="manifestation", scheme=s, n_steps=n), n >= trained)
             for s, n in keys]
     out.append(row("blocks removed", lambda rows: find_row(rows, kind="identity")))
     return out

@@ -26,12 +26,11 @@ import torch
 
 from ...runtime.checkpoint import remove_stale_temporaries
 from ...runtime.device import environment
-from ...runtime.files import shown_path
 from ...runtime.json_cache import keyed, read_cache, write_cache
 from ...runtime.locks import folder_lock
 from ...runtime.memory import out_of_memory_hint
 
-__all__ = ["StudyFile", "Described", "Cached", "cached_study", "provenance", "utc_now"]
+__all__ = ["StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on", "precision", "utc_now"]
 
 _UNREADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
 
@@ -73,11 +72,34 @@ def utc_now() -> str:
 
 
 def provenance(record: Mapping) -> str:
-    """Where, when and in how long a cached study was computed, in words."""
-    env = record.get("environment") or {}
-    where = env.get("device_name") or env.get("device") or "an unrecorded machine"
+    """Where, when and in how long a cached study was computed, in words (the machine as a reader would name
+    it, never a folder of it)."""
     when = (record.get("created_utc") or "")[:10] or "an unrecorded date"
-    return f"computed on {where}, {when}, in {record.get('seconds', 0):.0f} s"
+    return f"computed on {ran_on(record)}, {when}, in {record.get('seconds', 0):.0f} s"
+
+
+def ran_on(record: Mapping) -> str:
+    """Where a study's record says it ran, in words: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core x86_64 CPU`` (a CPU
+    by its cores and architecture, as the book's measurements name machines, not by its brand)."""
+    env = record.get("environment") or {}
+    name = env.get("device_name") or ""
+    if str(env.get("device", "")).startswith("cuda"):
+        name = name or "CUDA"
+        return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
+    arch = next((a for a in ("x86_64", "aarch64", "arm64") if a in str(env.get("platform", ""))), "")
+    cores = env.get("cpu_count")
+    return " ".join(w for w in ("a", f"{cores}-core" if cores else "", arch, "CPU") if w)
+
+
+def precision(record: Mapping) -> str:
+    """The arithmetic a study's record says it ran in: bf16 autocast, float32 with TF32 convolutions (CUDA
+    without ``"tf32": false``: cuDNN's default, which the studies of the ``gpu`` preset ran with), or float32."""
+    env, key = record.get("environment") or {}, record.get("key") or {}
+    if key.get("amp"):
+        return "bf16 autocast"
+    if str(env.get("device", "")).startswith("cuda") and record.get("tf32", True):
+        return "float32 with TF32 convolutions, PyTorch's default on CUDA"
+    return "float32"
 
 
 def _whole(record: dict) -> dict:
@@ -113,8 +135,7 @@ def cached_study(file: StudyFile, compute: Callable[[], tuple], described: Descr
             found = _read(candidate, described, fields, read)
             if found is not None:
                 if verbose:
-                    print(f"{described.noun} loaded from {shown_path(candidate.path)} ({provenance(found[1])})"
-                          + candidate.note)
+                    print(f"{described.noun} read from its file ({provenance(found[1])}){candidate.note}")
                 return Cached(found[0], found[1], computed=False, kept=False)
         t0 = time.perf_counter()
         with out_of_memory_hint(device, described.doing, batch_size):

@@ -13,12 +13,12 @@ from typing import Mapping, Optional
 
 from ...core.validation import check_int
 from ...runtime.device import amp_dtype
-from ...runtime.files import shown_path
 from ..runs.image_presets import sweep_grid
 from ..runs.run_folders import short_hash
 from ..runs.study_inputs import study_data
 from ..runs.study_run import StudyRun, study_device
 from .checks import check_study_inputs
+from .shipped_studies import announce_recompute, shipped_stand_ins
 from .study_cache import Described, StudyFile, cached_study
 from .sweep_measure import check_grid_keys, checked_rows, fit_grid, manifestation_sweep
 
@@ -49,6 +49,13 @@ def _shipped_bf16_sweep(run: StudyRun, key: Mapping, dev) -> tuple:
     return (StudyFile(run.out_dir / f"{SWEEP_PREFIX}{short_hash(alt, 12)}.json", alt, BF16_NOTE),)
 
 
+def _shipped_sweeps(run: StudyRun, key: Mapping, dev) -> tuple:
+    """Every sweep shipped with ``run`` that measured what ``key`` asks for, on whatever device it ran
+    (:func:`cnet_lib.images.studies.shipped_studies.shipped_stand_ins`), the bf16 one for a GPU without bf16 first."""
+    first = _shipped_bf16_sweep(run, key, dev)
+    return first + tuple(f for f in shipped_stand_ins(run, SWEEP_PREFIX, key) if f.path not in {g.path for g in first})
+
+
 def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, device=None, progress: bool = False,
                verbose: bool = True, batch_size: int = 500) -> dict[str, list[dict]]:
     """The manifestation sweep of every run, computed once and cached beside its checkpoint.
@@ -71,6 +78,7 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
         path, key = sweep_cache(run, g, dev)
 
         def compute(run=run, name=name, cfg=cfg, g=g, dev=dev):
+            announce_recompute(run, SWEEP_PREFIX, f"{run.label}: the sweep")
             data = study_data(cfg, run.settings, dev, with_train=False)
             rows = manifestation_sweep(run.model.to(dev), data.test_x, data.test_y, data.mean, data.std,
                                        amp=cfg.amp, progress=progress, batch_size=batch_size, graphs=cfg.cuda_graphs,
@@ -80,9 +88,9 @@ def sweep_runs(runs: Mapping[str, StudyRun], grid: Optional[dict] = None, *, dev
         described = Described(f"{run.label}: the sweep", f"{run.label}: sweep", f"sweeping {run.label}")
         done = cached_study(StudyFile(path, key), compute, described, fields=("rows",), device=dev,
                             batch_size=batch_size, read=lambda record: checked_rows(record["rows"]),
-                            also=_shipped_bf16_sweep(run, key, dev), verbose=verbose, indent=1)
+                            also=_shipped_sweeps(run, key, dev), verbose=verbose, indent=1)
         if verbose and done.computed:
-            print(f"{run.label}: swept {len(done.value)} evaluations on {done.record['n_test']} test images in "
-                  f"{done.record['seconds']:.1f} s" + (f" (cached in {shown_path(path)})" if done.kept else ""))
+            print(f"{run.label}: swept {len(done.value)} evaluations on {done.record['n_test']} held-out images in "
+                  f"{done.record['seconds']:.1f} s" + (" (kept for the next time)" if done.kept else ""))
         out[name] = done.value
     return out

@@ -39,7 +39,7 @@ from ..training.evaluation import evaluate
 from ..training.train_state import load_model
 
 __all__ = ["DEFAULT_GRID", "ROW_FIELDS", "check_grid_keys", "checked_rows", "fit_grid", "manifestation_sweep",
-           "sweep_checkpoint", "write_sweep", "table1_rows"]
+           "sweep_checkpoint", "write_sweep", "table1_rows", "sweep_images"]
 
 DEFAULT_GRID = dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16),
                     compress=(1, 2, 4), compress_schemes=None)
@@ -307,3 +307,11 @@ def table1_rows(sweeps: Mapping[str, Sequence[dict]], schemes: Optional[Sequence
                         "speedup": tr["seconds"] / r["seconds"] if r["seconds"] > 0 else float("nan"),
                         "delta_points": 100.0 * (r["accuracy"] - tr["accuracy"])})
     return out
+
+
+def sweep_images(rows: Sequence[dict]) -> int:
+    """How many images a sweep's ``rows`` were measured on: each row's seconds over its milliseconds per image (a
+    shipped sweep was measured where its model was studied, not on this machine's data folder, whose test split may
+    be another size)."""
+    row = next(r for r in rows if r.get("ms_per_image"))
+    return round(1000.0 * row["seconds"] / row["ms_per_image"])
