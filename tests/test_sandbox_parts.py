@@ -260,3 +260,19 @@ def test_numbers_in_the_limits_are_checked():
         Limits(memory_bytes=2**20)
     assert math.isclose(Limits().memory_bytes / 2**30, 2.0)
     assert importlib.util.find_spec("cnet_lib.teacher.sandbox") is not None
+
+
+def test_a_runtime_under_tmp_is_bound_on_top_of_the_sandboxs_own_tmp(monkeypatch, tmp_path):
+    """CI may check the project out under /tmp (a clean clone in /tmp/...: its .venv is the runtime). The sandbox's
+    private /tmp is mounted first and the runtime, the library and the job's files on top of it; mounted last, the
+    tmpfs hid them (bwrap: 'execvp /tmp/.../.venv/bin/python: No such file or directory')."""
+    venv = tmp_path / "clone" / ".venv"
+    monkeypatch.setattr(isolation, "runtime_paths", lambda: [venv])
+    iso = isolation.Isolation("user", "/usr/bin/bwrap", "", frozenset({"--size"}))
+    cmd = isolation.bwrap_command(iso, library=(tmp_path / "students", tmp_path / "clone" / "cnet_lib"), overlays=(),
+                                  hidden=(), files=[(tmp_path / "job.json", "/grader/job.json")], empty=tmp_path / "empty",
+                                  tmp_bytes=2**20, env={}, argv=[str(venv / "bin" / "python")])
+    tmpfs = cmd.index("--tmpfs")
+    assert cmd[tmpfs + 1] == "/tmp" and cmd.count("--tmpfs") == 1
+    binds = [i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 2].startswith(str(tmp_path))]
+    assert binds and all(i > tmpfs for i in binds), (tmpfs, [cmd[i + 2] for i in binds])

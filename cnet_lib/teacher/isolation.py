@@ -122,6 +122,8 @@ def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overl
         cmd += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
         cmd += ["--disable-userns"] if "--disable-userns" in iso.options else []
     cmd += _system_binds()
+    # /tmp first: what is bound below lands on top of it (a checkout, a venv or the runner under /tmp stays visible)
+    cmd += (["--size", str(int(tmp_bytes))] if "--size" in iso.options else []) + ["--perms", "1777", "--tmpfs", "/tmp"]
     cmd += _parents(runtime, ()) + [a for p in runtime for a in ("--ro-bind", str(p), str(p))]
     if library is not None:
         cmd += _parents([library[1]], runtime) + ["--ro-bind", str(library[0]), str(library[1])]
@@ -130,7 +132,6 @@ def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overl
     cmd += _parents([Path(inside) for _, inside in files], runtime)
     cmd += [a for src, inside in files for a in ("--ro-bind", str(src), inside)]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
-    cmd += (["--size", str(int(tmp_bytes))] if "--size" in iso.options else []) + ["--perms", "1777", "--tmpfs", "/tmp"]
     cmd += ["--chdir", "/tmp", "--clearenv"] + [a for k, v in sorted(env.items()) for a in ("--setenv", k, str(v))]
     drop = [iso.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
             "--bounding-set=-all", "--no-new-privs", "--"] if iso.mode == "root" else []
