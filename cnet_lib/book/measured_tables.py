@@ -231,15 +231,23 @@ def threads_table(root: Optional[Path] = None) -> Rich:
                         left=4, note=_note(["bench_threads.json"], machine_words(r["machine"]), r["date"]))
 
 
+def _or_dash(value, word) -> str:
+    """``word(value)``, or a dash where nothing was recorded."""
+    return "—" if value is None else word(value)
+
+
 def ci_table(root: Optional[Path] = None) -> Rich:
     """CI on a clean clone, run after run (``bash .ci/run``): the commit, its wall time, pytest's share and the
     tests, with the machine's load (``benchmarks/results/ci.json``)."""
     r = result("ci.json", root)
     return format_table(r["runs"], [("commit", "commit", "{}"), ("date", "date", "{}"),
+                                    ("machine", lambda run: run.get("machine", r["machine"]), "{}"),
                                     ("wall", lambda run: duration(run["wall_seconds"]), "{}"),
-                                    ("pytest", lambda run: duration(run["pytest_seconds"]), "{}"), ("passed", "passed", "{}"),
-                                    ("skipped", "skipped", "{}"), ("what changed", "note", "{}")], left=2,
-                        note=_note(["ci.json"], r["machine"], "the dates above"))
+                                    ("pytest", lambda run: _or_dash(run["pytest_seconds"], duration), "{}"),
+                                    ("passed", lambda run: _or_dash(run["passed"], str), "{}"),
+                                    ("skipped", lambda run: _or_dash(run["skipped"], str), "{}"),
+                                    ("what changed", "note", "{}")], left=2,
+                        note="benchmarks/results/ci.json; each row on the machine and the date it names")
 
 
 def page_weight_table(root: Optional[Path] = None) -> Rich:
