@@ -18,6 +18,7 @@ from cnet_lib.book.paper_comparison import PAPER_TABLE1, book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
 from cnet_lib.report.pendulum_claims_report import span, times
+from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
 from smoke_data import smoke_settings
 
@@ -227,6 +228,15 @@ def history_numbers() -> dict:
         for n in sorted({e["n_steps"][0] for e in h}):
             out[f"{run}_epoch_{n}"] = f"{_median(e['train_seconds'] for e in h if e['n_steps'][0] == n):.1f}"
     return out
+
+
+def training_numbers() -> dict:
+    """What training the published preset's image models took (their manifests: seed 0, on the GPU of the session)
+    and the GPU session's T4 estimate (``benchmarks/results/gpu_session-<preset>.json``), as the book rounds a
+    duration."""
+    seconds = sum(read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["train_seconds"] for run in ("rk4_refined", "euler_fixed"))
+    session = json.loads((ROOT / "benchmarks" / "results" / f"gpu_session-{PUBLISHED_PRESET}.json").read_text(encoding="utf-8"))
+    return {"both_train": duration(seconds), "t4_chapters": duration(60 * session["t4_estimate"]["image_chapters_minutes"])}
 
 
 def refinement_numbers() -> dict:
