@@ -166,7 +166,7 @@ def image_apps(settings: Settings, repeats: int, n_images: int) -> dict:
 def pendulum_apps(preset: str, repeats: int) -> dict:
     cfg = pendulum.config_for(preset)
     models = pendulum.train_models(cfg, progress=False)
-    rows = pendulum.rollout_table(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=True)  # as the chapter does
+    rows = pendulum.rollout_rows(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=True)  # as the chapter does
     with contextlib.redirect_stdout(io.StringIO()):
         app = draw.live_rollout_app(models, cfg, static_fallback_fig=_blank(), rows=rows)
         before = draw.live_rollout_app(models, cfg, static_fallback_fig=_blank())  # rolled out on every move, as before

@@ -13,11 +13,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from cnet_lib import images, pendulum
+from cnet_lib import images, pendulum, report
 from cnet_lib.book.paper_comparison import PAPER_TABLE1, book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
-from cnet_lib.pendulum.pendulum_claims import span, times
+from cnet_lib.report.pendulum_claims_report import span, times
+from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
 from smoke_data import smoke_settings
 
@@ -46,12 +47,12 @@ def pendulum_numbers(runs_dir: str) -> dict:
     cfg = pendulum.config_for(PUBLISHED_PRESET)
     models = pendulum.train_models(cfg, settings=settings(runs_dir), progress=False)
     summary = pendulum.training_summary(models)
-    rows = pendulum.rollout_table(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=False)
-    dip = {r["trained"]: r for r in pendulum.dip_table(rows)}
+    rows = pendulum.rollout_rows(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=False)
+    dip = {r["trained"]: r for r in pendulum.dip_rows(rows)}
     dist = {r["trained"]: r for r in pendulum.rate_distances(models, cfg)}
     curves = pendulum.odenet_convergence(rows)
     numerical = pendulum.integrator_convergence(cfg.train_schemes, cfg.h_values, cfg.dt_data, cfg.T_data)
-    floor = find_row(pendulum.error_floor_table(models, rows, cfg), trained="rk4_38")
+    floor = find_row(pendulum.error_floor_rows(models, rows, cfg), trained="rk4_38")
     matrix = pendulum.interchange_matrix(rows, 1.0)
     control = pendulum.dt_data_control(cfg, models, settings=settings(runs_dir))
     dt_c = max(cfg.control_dt_data)
@@ -126,7 +127,7 @@ def adaptive_pendulum_numbers(runs_dir: str) -> dict:
     rows = pendulum.flow_rows(flows, cfg, table)
     judged = {(r["trained"], r["dt_data"]): r for r in pendulum.judge_flows(rows, pendulum.own_rows(flows, cfg))}
     checked = pendulum.torchdiffeq_rows(flows, cfg, table["tolerances"])
-    said = str(pendulum.word_torchdiffeq(checked))
+    said = str(report.word_torchdiffeq(checked))
     lo, hi = re.search(r"lie (\S+) to (\S+) times", said).groups()
     nfe = max(abs(r["nfe"] - r["nfe_torchdiffeq"]) / min(r["nfe"], r["nfe_torchdiffeq"]) for r in checked)
     return {"td_lo": lo, "td_hi": hi, "td_slope": re.search(r"slope (\S+) of", said).group(1),
@@ -227,6 +228,15 @@ def history_numbers() -> dict:
         for n in sorted({e["n_steps"][0] for e in h}):
             out[f"{run}_epoch_{n}"] = f"{_median(e['train_seconds'] for e in h if e['n_steps'][0] == n):.1f}"
     return out
+
+
+def training_numbers() -> dict:
+    """What training the published preset's image models took (their manifests: seed 0, on the GPU of the session)
+    and the GPU session's T4 estimate (``benchmarks/results/gpu_session-<preset>.json``), as the book rounds a
+    duration."""
+    seconds = sum(read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["train_seconds"] for run in ("rk4_refined", "euler_fixed"))
+    session = json.loads((ROOT / "benchmarks" / "results" / f"gpu_session-{PUBLISHED_PRESET}.json").read_text(encoding="utf-8"))
+    return {"both_train": duration(seconds), "t4_chapters": duration(60 * session["t4_estimate"]["image_chapters_minutes"])}
 
 
 def refinement_numbers() -> dict:

@@ -14,6 +14,7 @@ from cnet_lib.book.exercises import check_error_ratio
 from cnet_lib.images.studies import adaptive_cached as AC
 from cnet_lib.images.studies import adaptive_measure as AS
 from cnet_lib.report import adaptive_report as AT
+from cnet_lib.report import pendulum_flows_report as PF
 from cnet_lib.images.studies import adaptive_verdict as AV
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.data.fake_data import write_fake_cifar
@@ -170,7 +171,7 @@ def test_pendulum_flows_against_torchdiffeq_and_the_exact_solution():
     assert [o["nfe_own"] for o in own] == [1000, 2000, 4000]  # s × N_t, N_t = T_data / Δt_data = 1000
     td = AF.torchdiffeq_rows(flows[:2], cfg, (1e-6,))
     assert all(r["difference"] < 1e-3 and 1 / 1.3 < r["nfe"] / r["nfe_torchdiffeq"] < 1.3 for r in td)
-    assert "‖ours − torchdiffeq‖" in AF.torchdiffeq_table(td) and "E adaptive" in AF.flow_table(rows)
+    assert "‖ours − torchdiffeq‖" in PF.torchdiffeq_table(td) and "E adaptive" in PF.flow_table(rows)
     assert len(draw.fig_flow_errors(rows, own).layout.sliders[0].steps) == 2
 
 
@@ -192,8 +193,10 @@ def test_the_pendulum_rule_decides_every_outcome(euler, rk4, klasses, tail):
     r_rows, r_own = _flow("rk4_38", "rk4_38", rk4, 2.4e-3)
     judged = AF.judge_flows(e_rows + r_rows, [e_own, r_own])
     assert tuple(j["klass"] for j in judged) == klasses
-    words = AF.word_flows(judged, config_for("smoke"))
-    assert tail in words[-1] and words[-1].startswith("VERDICT") and f"{judged[0]['ratio']:.3g}" in words[1]
+    said = PF.word_flows(judged, config_for("smoke"))
+    verdict = said.html.split('<p class="cnet-conclusion">')[-1]
+    assert said.html.count('<p class="cnet-conclusion">') == 1 and verdict.startswith("<strong>VERDICT")
+    assert tail in " ".join(verdict.split()) and f"{judged[0]['ratio']:.3g}" in said
     assert AF.PENDULUM_RULE == AF.PendulumRule("dopri5", 2.0, 0.1)
 
 

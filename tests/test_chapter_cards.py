@@ -134,7 +134,6 @@ def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_mad
     """The setup cell says which image models the preset uses and how to choose the other way; the first
     image chapter makes the choice in its code (use_shipped=...) and says so beside it."""
     from cnet_lib.book.notebook import preset_lines
-    from cnet_lib.images.runs.image_presets import expected_training
     from cnet_lib.images.runs.shipped import shipping_presets
 
     shipping = shipping_presets()
@@ -146,7 +145,7 @@ def test_the_choice_between_shipped_and_trained_models_is_stated_where_it_is_mad
                 assert "models that ship with the book" in said and "use_shipped=False" in said
             else:
                 assert "train their own models" in said and f"CNET_PRESET={shipping[0]}" in said
-            assert expected_training(preset) in said
+            assert M.training_words(preset) in said
     assert "their numbers mean nothing" in "\n".join(preset_lines("smoke", False, False))
     first = next(nb for nb in toc_notebooks(ROOT) if CC.CARDS[nb.stem].image_models)
     cells = read_notebook(first)["cells"]

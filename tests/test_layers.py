@@ -13,13 +13,16 @@ Each rule is one test that lists every module that breaks it: no module imports 
 nor a sibling folder of its own layer (the two studies never import each other); every import of a cnet_lib
 module stands at the top of its module (no hidden imports in functions) and names a module that exists; no
 module imports another's private names; display code (IPython, ipywidgets, notebook progress bars) and plotly
-live only in ``draw`` and ``book``; no module star-imports; a module that defines or re-exports public names
+live only in ``draw`` and ``book``; the study packages return numbers (no ``format_*``, ``word_*``, ``*_text`` or
+``*_table`` function in them, and no import of the tables' and sentences' makers: their words are ``report``'s);
+no module star-imports; a module that defines or re-exports public names
 says which in ``__all__``; the import graph has no cycle.  There is no per-module rank and no exemption: a new
 folder is placed by adding it to :data:`LAYERS`.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,13 @@ WINGS = {"images": ("data", "training", "runs", "studies")}
 DRAWING = ("draw", "book")
 """The folders that may import display libraries and plotly."""
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto")
+STUDIES = ("pendulum", "images")
+"""The study packages: they return numbers, and the reporting layer (``report``) words them."""
+WORDING = re.compile(r"^_?(format_\w+|word_\w+|\w+_text|\w+_table)$")
+"""The names of functions that word or format results (``report``'s rule: a ``*_table`` returns a table, a ``word_*``
+sentences); a study's function that returns rows is named ``*_rows``."""
+WORDING_MAKERS = {"cnet_lib.runtime.rich_text": None, "cnet_lib.runtime.rows": {"format_table"}}
+"""What builds tables and sentences: a module (every name of it) or the names of a module."""
 
 
 def _modules(package: Path = PACKAGE) -> dict[str, Path]:
@@ -197,6 +207,25 @@ def display_imports(modules=None) -> list[str]:
     return problems
 
 
+def wording_in_studies(modules=None) -> list[str]:
+    """Functions of a study package named as wording (:data:`WORDING`), and its imports of what builds tables
+    and sentences (:data:`WORDING_MAKERS`)."""
+    problems = []
+    for module in sorted(modules or MODULES):
+        if folder(module) not in STUDIES:
+            continue
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and WORDING.match(node.name):
+                problems.append(f"{module}.{node.name} (line {node.lineno}) words or formats results: move it to "
+                                "cnet_lib/report/ (a *_table returns a table, a word_* returns sentences) and let the "
+                                "study return numbers (rows: name it *_rows)")
+        for target, _, _, names in _own_imports(module):
+            if target in WORDING_MAKERS and (WORDING_MAKERS[target] is None or set(names) & WORDING_MAKERS[target]):
+                what = ", ".join(sorted(set(names) & WORDING_MAKERS[target])) if WORDING_MAKERS[target] else target
+                problems.append(f"{module} imports {what} from {target}: tables and sentences are cnet_lib/report/'s")
+    return problems
+
+
 def star_imports(modules=None) -> list[str]:
     problems = []
     for module in sorted(modules or MODULES):
@@ -283,6 +312,10 @@ def test_display_code_only_in_the_drawing_layers():
     _report(display_imports(), f"display code and plotly live only in {', '.join(DRAWING)}")
 
 
+def test_the_studies_return_numbers_and_report_words_them():
+    _report(wording_in_studies(), "the study packages return numbers: their tables and sentences live in cnet_lib/report/")
+
+
 def test_no_star_imports():
     _report(star_imports(), "names are imported by name, never with *")
 
@@ -297,12 +330,16 @@ def test_the_import_graph_has_no_cycle():
 
 def test_the_contract_sees_what_it_forbids():
     """The checks above are not vacuous: a deferred, upward import, a sibling study's import, a later wing's
-    import, a star import, public names without __all__ and a module in a folder of no layer are all found from
-    the files alone, every one of them in a single run of each check."""
+    import, a star import, wording in a study, public names without __all__ and a module in a folder of no layer
+    are all found from the files alone, every one of them in a single run of each check."""
     global MODULES
     probes = {PACKAGE / "core" / "_layer_probe.py": "def f():\n    from ..images.training.train_loop import train\n"
                                                     "    from ..runtime.rows import _private\n",
-              PACKAGE / "pendulum" / "_study_probe.py": "from ..images.studies import theta\nfrom .physics import *\n",
+              PACKAGE / "pendulum" / "_study_probe.py": "from ..images.studies import theta\nfrom .physics import *\n"
+                                                        "from ..runtime.rows import find_row, format_table\n"
+                                                        "from ..runtime.rich_text import paragraphs\n\n\n"
+                                                        "def dip_table(rows):\n    return rows\n\n\n"
+                                                        "def word_dip(rows):\n    return rows\n",
               PACKAGE / "images" / "data" / "_wing_probe.py": "from ..runs import run_store\n\n\ndef public():\n"
                                                               "    return run_store\n",
               PACKAGE / "_nowhere" / "__init__.py": ""}
@@ -323,6 +360,11 @@ def test_the_contract_sees_what_it_forbids():
         assert "inside a function" in hidden_or_missing_imports(probed)[0]
         assert "_private" in private_imports(probed)[0]
         assert "import *" in star_imports(probed)[0]
+        wording = wording_in_studies(probed)
+        assert len(wording) == 4 and all("_study_probe" in line for line in wording), wording
+        assert any(".dip_table (line" in w for w in wording) and any(".word_dip (line" in w for w in wording)
+        assert any("imports format_table from cnet_lib.runtime.rows" in w for w in wording), wording
+        assert any("imports cnet_lib.runtime.rich_text from" in w for w in wording), wording
         assert ("cnet_lib.images.data._wing_probe defines run_store, public and has no __all__: say which names are its "  # probes: stale on purpose
                 "public ones") in missing_all(probed)
         with pytest.raises(AssertionError, match="is in no layer"):

@@ -226,15 +226,15 @@ def smoke_study():
 
     cfg = config_for("smoke")
     models = ps.train_models(cfg, progress=False)
-    rows = ps.rollout_table(models, cfg.eval_schemes, (0.5, 1.0), cfg, keep_paths=True)
+    rows = ps.rollout_rows(models, cfg.eval_schemes, (0.5, 1.0), cfg, keep_paths=True)
     return cfg, models, rows
 
 
 def test_smoke_study_dip(smoke_study):
     """Paper Fig. 2: ODE-Net(Euler) is far worse at Δt_data/2; midpoint and RK4 are not."""
-    from cnet_lib.pendulum import dip_table
+    from cnet_lib.pendulum import dip_rows
 
-    dip = {r["trained"]: r for r in dip_table(smoke_study[2])}
+    dip = {r["trained"]: r for r in dip_rows(smoke_study[2])}
     assert dip["euler"]["ratio"] >= 20, dip["euler"]
     for a in ("midpoint", "rk4_38"):
         assert dip[a]["ratio"] <= 2, dip[a]
@@ -256,7 +256,7 @@ def test_smoke_study_tables_and_figures(smoke_study):
     from cnet_lib import pendulum as ps
 
     cfg, models, rows = smoke_study
-    floor = {r["trained"]: r for r in ps.error_floor_table(models, rows, cfg)}
+    floor = {r["trained"]: r for r in ps.error_floor_rows(models, rows, cfg)}
     # the RK4-trained model's error is its flow's error, far above RK4's truncation error on f
     assert floor["rk4_38"]["error_flow"] > 100 * floor["rk4_38"]["error_numerical"]
     assert abs(floor["rk4_38"]["error_own"] / floor["rk4_38"]["error_flow"] - 1) < 0.1

@@ -7,7 +7,7 @@ Two kinds (book/CONTRIBUTING.md, item 9):
 * sentences whose numbers depend on the preset or on training (fitted slopes over the preset's step sizes,
   the dip, the floor, the interchange, the speed-up of refinement, the verdicts): worded by the library
   from the numbers a chapter has just computed
-  (:mod:`cnet_lib.pendulum.pendulum_claims`, :func:`cnet_lib.report.refinement_report.word_speedup`, the verdict modules),
+  (:mod:`cnet_lib.report.pendulum_claims_report`, :func:`cnet_lib.report.refinement_report.word_speedup`, the verdict modules),
   so they cannot disagree with them; here each wording is checked to say what its numbers say, on both
   sides of its threshold, and the chapters are checked to display them.
 """
@@ -22,7 +22,7 @@ from cnet_lib import pendulum
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.core.schemes import get_scheme
 from cnet_lib.images.studies import theta
-from cnet_lib.pendulum import pendulum_claims as PC
+from cnet_lib.report import pendulum_claims_report as PC
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMES = ["euler", "midpoint", "rk4_classic", "rk4_38"]
@@ -43,7 +43,7 @@ def test_integrator_claims_are_worded_from_the_numbers():
     """The fitted slopes and the long window of *Numerical integrators* are worded from the chapter's own
     numbers in every preset (its step sizes differ by preset), not typed as "1, 2, 4, 4"."""
     code, text = _code("pendulum_integrators"), _markdown("pendulum_integrators")
-    assert "pendulum.word_orders(slopes)" in code and "pendulum.word_long_window(rows_long, slopes_long)" in code
+    assert "report.word_orders(slopes)" in code and "report.word_long_window(rows_long, slopes_long)" in code
     assert "1, 2, 4, 4" not in text and "slopes 1, 2, 4 and 4" not in text
     slopes = [dict(scheme=s, slope=v) for s, v in zip(SCHEMES, (1.004, 1.988, 3.981, 3.975))]
     assert "Each rounds to its scheme's order (1, 2, 4, 4)" in PC.word_orders(slopes)
@@ -81,7 +81,7 @@ def test_trained_model_claims_are_worded_from_the_numbers():
     code, text = _code("resnet_euler"), _markdown("resnet_euler")
     for fn in ("word_fit", "word_dip", "word_rate_distances", "word_odenet_curves", "word_error_floor",
                "word_interchange", "word_control", "word_energy"):
-        assert f"pendulum.{fn}(" in code, fn
+        assert f"report.{fn}(" in code, fn
     assert "With the default preset the Euler-trained" not in text and "the table of periods shows (with the default" not in text
     assert "report.word_speedup" in Path(ROOT / "book" / "CONTRIBUTING.md").read_text(encoding="utf-8")
     assert "report.refinement_cost_table(timing" in _code("refinement_training")

@@ -69,6 +69,8 @@ CLAIMS: dict[str, list[str]] = {
         "the first {live_images} in the `gpu` preset, where the sweep used all {sweep_n}",
     ],
     "book/refinement_training": [
+        "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "
+        "chapters in about {t4_chapters} on a T4 (an estimate)",
         "trained with RK4-classic on {bench_train} training images for {bench_epochs} epochs",
         "from a median {rk4_refined_epoch_1} s an epoch at $N_t = 1$ to {rk4_refined_epoch_2} s at $N_t = 2$ and "
         "{rk4_refined_epoch_4} s at $N_t = 4$",
@@ -146,7 +148,7 @@ def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
     return {**P.integrator_numbers(), **P.pendulum_numbers(runs), **P.image_numbers(runs), **P.paper_numbers(),
             **P.adaptive_pendulum_numbers(runs),
-            **P.refinement_numbers(), **P.history_numbers()}
+            **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers()}
 
 
 @pytest.mark.parametrize("page", sorted(CLAIMS))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from cnet_lib.book import measurements as M
 from cnet_lib.images.runs import run_folders as RF
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP
@@ -175,14 +176,66 @@ def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_p
 
 def test_the_gpu_preset_ships_and_says_how_long_training_it_takes(tmp_path, capsys):
     """The gpu preset's models ship (a reader on a GPU waits for nothing); asked to train, the notice gives
-    the measured H100 time and the T4 estimate (issue 24)."""
+    the measured H100 time (issue 24), and the setup cell the T4 estimate beside it where the repository's
+    measurements are."""
     assert "gpu" in SHIPPING, "the gpu preset's models are not in cnet_lib/shipped/: " + _retrain("gpu")
     cfgs = {run: dataclasses.replace(cfg, out_dir=str(tmp_path / run)) for run, cfg in image_runs("gpu").items()}
     RS.training_notice(cfgs, use_shipped=False)
     out = capsys.readouterr().out
-    assert "not trained yet for the 'gpu' preset" in out and "88 s on an H100 (measured" in out and "26 min on a T4" in out
+    assert "not trained yet for the 'gpu' preset" in out and "88 s on an H100 (measured" in out
+    assert "26 min on a T4 (an estimate)" in M.training_words("gpu")
     seconds = {m: json.loads((SHP.SHIPPED / f"gpu-{m}" / SHP.MANIFEST).read_text())["train_seconds"] for m in cfgs}
     assert round(seconds["rk4_refined"]) == 63 and round(seconds["euler_fixed"]) == 25 and round(sum(seconds.values())) == 88
+
+
+def _recorded_training(folder: Path) -> tuple:
+    """``(seconds, machine, seed)`` of a shipped run, from its results file, after checking that its manifest
+    records the same seconds and machine."""
+    record = json.loads((folder / "results.json").read_text())
+    manifest = json.loads((folder / SHP.MANIFEST).read_text())
+    seconds = sum(h["train_seconds"] for h in record["history"])
+    assert seconds == pytest.approx(manifest["train_seconds"], rel=1e-12), f"{folder.name}: its two records disagree"
+    assert record["environment"] == manifest["machine"], f"{folder.name}: its two records name other machines"
+    return seconds, record["environment"], record["seed"]
+
+
+@pytest.mark.parametrize("preset", SHIPPING)
+def test_the_training_time_words_are_the_shipped_records(preset):
+    """The training time the setup cell and the training notice quote is the shipped models' records: the total and
+    each run's seconds as the book rounds a duration, the machine, the training seed; one machine and one seed."""
+    recorded = {run: _recorded_training(SHP.SHIPPED / f"{preset}-{run}") for run in image_runs(preset)}
+    said = SHP.expected_training(preset)
+    total = duration(sum(s for s, _, _ in recorded.values()))
+    assert f"{total} on " in said or f"about {total} for both models" in said, (said, total)
+    assert f"RK4 refined {duration(recorded['rk4_refined'][0])}," in said and f"Euler {duration(recorded['euler_fixed'][0])})" in said
+    (_, machine, seed), = {(0, json.dumps(m, sort_keys=True), s) for _, m, s in recorded.values()}
+    machine = json.loads(machine)
+    name = machine["device_name"].split()[1] if machine["device"].startswith("cuda") else f"{machine['cpu_count']}-core CPU"
+    assert f" {name} " in said and ("training seed" not in said or f"training seed {seed}:" in said), said
+    assert said in M.training_words(preset)
+
+
+def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch):
+    """The words are computed from the records, not typed: shipped models that trained twice as long on another GPU
+    are quoted so; without them the preset says it was not measured, and without the GPU session's file (a Colab
+    reader's install) the T4 estimate is left out, nothing else."""
+    for run in image_runs("gpu"):
+        folder = tmp_path / f"gpu-{run}"
+        folder.mkdir()
+        for name in (SHP.MANIFEST, "results.json"):
+            (folder / name).write_bytes((SHP.SHIPPED / f"gpu-{run}" / name).read_bytes())
+        record = json.loads((folder / "results.json").read_text())
+        record["history"] = [dict(h, train_seconds=2 * h["train_seconds"]) for h in record["history"]]
+        record["environment"] = dict(record["environment"], device_name="NVIDIA A100 80GB PCIe")
+        (folder / "results.json").write_text(json.dumps(record))
+    before = SHP.expected_training("gpu")
+    monkeypatch.setattr(SHP, "SHIPPED", tmp_path)
+    said = SHP.expected_training("gpu")
+    assert said != before and said == ("both models in 2.9 min on an A100 (measured, training seed 0: RK4 refined "
+                                       "2.1 min, Euler 50 s)"), said
+    assert M.training_words("gpu", root=tmp_path) == said  # no benchmarks/results there: no T4 estimate
+    (tmp_path / "gpu-euler_fixed" / "results.json").unlink()
+    assert SHP.expected_training("gpu") == "not measured (no trained models of the 'gpu' preset ship with this install)"
 
 
 def test_the_gpu_preset_ships_three_training_seeds():

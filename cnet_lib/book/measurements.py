@@ -11,8 +11,9 @@ timed on a CPU (:func:`gpu_preset_on_cpu`) are the times the cards quote; with t
 (:func:`shipped_training`), they are what ``cnet book_plan`` expects a build to take (:func:`expected_build`).
 
 The files are the repository's, not the installed package's: a student's or a Colab reader's install has
-none, and nothing that runs there reads them.  Read once per process (the files do not change while a
-book is built).
+none.  The one reader that runs there, the setup cell's training time (:func:`training_words`), leaves out the
+T4 estimate where the files are absent; what it quotes as measured comes from the shipped models' own records.
+Read once per process (the files do not change while a book is built).
 """
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..images.runs.shipped import SHIPPED, read_manifest
+from ..images.runs.shipped import SHIPPED, expected_training, read_manifest
 from ..runtime.progress import duration
 
 __all__ = ["RESULTS", "results_dir", "result", "value", "machine_words", "book_builds", "gpu_chapters",
-           "gpu_preset_on_cpu", "shipped_training", "expected_build"]
+           "gpu_preset_on_cpu", "shipped_training", "expected_build", "t4_estimate", "training_words"]
 
 RESULTS = Path("benchmarks") / "results"
 """Where the measurements are, from the repository's root."""
@@ -133,6 +134,27 @@ def shipped_training(preset: str) -> Optional[dict]:
             "machine": machine_words(manifests[0]["machine"])}
 
 
+def t4_estimate(preset: str, root: Optional[Path] = None) -> Optional[float]:
+    """Minutes the image chapters of ``preset`` would take on a T4, as the GPU session estimated them
+    (``gpu_session-<preset>.json``, ``t4_estimate.image_chapters_minutes``: ``scripts/session_files.py``'s
+    ``t4_estimate``); ``None`` where there is none (no session for the preset, or an install without the
+    repository's measurements, such as a Colab reader's)."""
+    try:
+        minutes = value(f"gpu_session-{preset}.json:t4_estimate.image_chapters_minutes", root)
+    except (FileNotFoundError, KeyError):
+        return None
+    return float(minutes) if isinstance(minutes, (int, float)) and not isinstance(minutes, bool) else None
+
+
+def training_words(preset: str, root: Optional[Path] = None) -> str:
+    """How long training the image models of ``preset`` takes, as the setup cell says it: measured, from the shipped
+    models' records (:func:`cnet_lib.images.runs.shipped.expected_training`), and the T4 estimate where the
+    repository's measurements are at hand (:func:`t4_estimate`; left out elsewhere)."""
+    t4 = t4_estimate(preset, root)
+    words = expected_training(preset)
+    return words if t4 is None else f"{words}; the image chapters in about {duration(60 * t4)} on a T4 (an estimate)"
+
+
 def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> str:
     """How long a build of the book in ``preset`` takes, where measured (words): with the image models loaded
     (shipped or cached) or, when ``trains``, trained first."""
@@ -167,7 +189,8 @@ def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> st
         t = shipped_training("gpu")
         if t is None:
             return "minutes on an H100/H200-class GPU (not measured here: no gpu models ship)"
-        t4 = value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes", root)
+        t4 = t4_estimate("gpu", root)
+        estimate = "" if t4 is None else f"; about {duration(60 * t4)} on a T4 (an estimate, see the book's page On a GPU)"
         return (f"minutes on an H100/H200-class GPU (both models trained in {duration(t['train_seconds'])} on "
-                f"{t['machine']}, measured); about {duration(60 * t4)} on a T4 (an estimate, see the book's page On a GPU)")
+                f"{t['machine']}, measured){estimate}")
     return "hours on a GPU (not measured)"

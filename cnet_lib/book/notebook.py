@@ -22,11 +22,11 @@ from typing import Mapping, Optional
 import torch
 
 from ..draw.html_figures import BOOK_RENDERER, book_renderer, plotlyjs_html
-from ..images.runs.image_presets import expected_training
 from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
 from .faults import show_faults_briefly
+from .measurements import training_words
 from .notebook_bars import notebook_bar
 from .project import PACKAGE_NAME, PUBLISHED_PRESET
 
@@ -184,10 +184,10 @@ def preset_lines(preset: str, has_cuda: bool, colab: bool) -> list[str]:
         lines.append(f"the image chapters load the models that ship with the book for the '{preset}' preset, with their "
                      f"studies: {same}.")
         lines.append("to train them yourself instead: use_shipped=False where a chapter loads them (training time: "
-                     f"{expected_training(preset)}).")
+                     f"{training_words(preset)}).")
     else:
         lines.append("the image chapters train their own models in this session, so their numbers will differ "
-                     f"from the published book's. Training time: {expected_training(preset)}.")
+                     f"from the published book's. Training time: {training_words(preset)}.")
         if shipping:
             lines.append(f"to load shipped models instead: run %env CNET_PRESET={' or '.join(shipping)}, then this "
                          "cell again.")

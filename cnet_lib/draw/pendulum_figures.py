@@ -1,7 +1,7 @@
 """Figures and the live app of the pendulum chapters.
 
-The numbers come from the pendulum study (:mod:`cnet_lib.pendulum`), which returns tidy tables (printed
-as text by :mod:`cnet_lib.pendulum.pendulum_tables`); this module only draws them (plotly, from
+The numbers come from the pendulum study (:mod:`cnet_lib.pendulum`), which returns tidy rows (displayed
+as tables by :mod:`cnet_lib.report.pendulum_report`); this module only draws them (plotly, from
 precomputed values, so sliders and menus work in the static book) and describes the live rollout app
 (:func:`cnet_lib.draw.widgets.live_app` makes the widgets).  Colours and labels come from
 :mod:`cnet_lib.runtime.vocabulary`.
@@ -130,7 +130,7 @@ def fig_training_loss(models: Mapping[str, ODENetFit], max_points: int = 400):
 def fig_trajectories(rows: Sequence[Mapping], cfg: PendulumConfig, component: int = 0):
     """Paper Fig. 2: each ODE-Net(A) with its own scheme at Δt_data (solid) and Δt_data/2 (dashed).
 
-    ``rows`` must come from :func:`rollout_table` with ``keep_paths=True`` and h ∈ {1/2, 1}.
+    ``rows`` must come from :func:`~cnet_lib.pendulum.rollout_rows` with ``keep_paths=True`` and h ∈ {1/2, 1}.
     One subplot per trained model, stacked (so that it reads on a phone), drawn in its scheme's colour;
     ρ(t) by default (``component=1``: v(t)).  The legend explains the two line styles (in grey: they are not schemes).
     """
@@ -231,7 +231,7 @@ def fig_rollout_explorer(rows: Sequence[Mapping], cfg: PendulumConfig, component
 
     Each view shows every trained ODE-Net rolled out with the chosen scheme and Δt, over the
     exact solution; the legend gives each model's final error, on two short lines per model so that
-    it stays narrow and clear of the menu.  ``rows`` from :func:`rollout_table` with ``keep_paths=True``.
+    it stays narrow and clear of the menu.  ``rows`` from :func:`~cnet_lib.pendulum.rollout_rows` with ``keep_paths=True``.
     """
     go = _go()
     evaluated = list(dict.fromkeys(r["evaluated"] for r in rows))
@@ -286,7 +286,7 @@ def live_rollout_app(models: Mapping[str, ODENetFit], cfg: PendulumConfig, stati
                      h_choices: Optional[Sequence[float]] = None, rows: Optional[Sequence[Mapping]] = None):
     """A live app (Jupyter/Colab): pick Δt, the inference scheme and the trained model; it rolls out G.
 
-    With ``rows`` (:func:`cnet_lib.pendulum.rollout_table` with ``keep_paths=True``, as the chapter computes
+    With ``rows`` (:func:`cnet_lib.pendulum.rollout_rows` with ``keep_paths=True``, as the chapter computes
     them) a rollout they hold is drawn from them at once (its path thinned, its error E from the whole
     path); any other is rolled out on the spot (at Δt = Δt_data/8 that is 8,000 steps: seconds on a CPU).
     ``h_choices`` defaults to the Δt/Δt_data of ``rows``, else 1/8 to 8.  The static book shows

@@ -5,17 +5,17 @@ integrator?": the exact solution and data (:mod:`.physics`), the ODE-Net and its
 every ODE-Net of a study trained at once: :mod:`.stacked_step`, :mod:`.batched_training`, on the device
 :mod:`.study_training` measures faster; on disk and shipped: :mod:`.study_store`), their rollouts
 (:mod:`.rollouts`, several schemes at once: :mod:`.scheme_batches`) and flows (:mod:`.rate_flows`), the
-adaptive solves of many rates and tolerances at once (:mod:`.batched_adaptive`), the measures these share
-(:mod:`.path_errors`), the chapters' tables (:mod:`.pendulum_tables`), and what the second chapter says
-about its numbers, worded from them (:mod:`.pendulum_claims`).  Its figures and live
-app are in :mod:`cnet_lib.draw.pendulum_figures`.
+adaptive solves of many rates and tolerances at once (:mod:`.batched_adaptive`), the flows of the trained rates
+integrated to a tolerance (:mod:`.adaptive_flows`) and the measures these share (:mod:`.path_errors`).  It returns
+numbers: the chapters' tables and what they say about the numbers are the reporting layer's
+(:mod:`cnet_lib.report.pendulum_report`, :mod:`cnet_lib.report.pendulum_claims_report`,
+:mod:`cnet_lib.report.pendulum_flows_report`), its figures and live app are in :mod:`cnet_lib.draw.pendulum_figures`.
 
 Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
 a chapter writes ``pendulum.train_models(cfg)``.
 """
-from . import (adaptive_flows, batched_adaptive, batched_training, convergence, odenet, path_errors, pendulum_claims,
-               pendulum_presets, pendulum_tables, physics, rate_flows, rollouts, scheme_batches, stacked_step,
-               study_store, study_training, trained_models)
+from . import (adaptive_flows, batched_adaptive, batched_training, convergence, odenet, path_errors, pendulum_presets,
+               physics, rate_flows, rollouts, scheme_batches, stacked_step, study_store, study_training, trained_models)
 from .physics import (G, RHO0, PendulumData, exact_solution, true_rate, modified_rate, energy, period, make_data,
                       n_intervals)
 from .odenet import (TORCHDIFFEQ_METHODS, ODENet, ODENetFit, odenet_label, one_step, rollout, global_error,
@@ -26,21 +26,11 @@ from .convergence import (swing_facts, true_rate_rollout, true_rate_rollouts, lo
                           integrator_convergence, fit_slope, fit_slopes, halving_ratios)
 from .trained_models import (setup_facts, backend_agreement, training_summary, training_key, study_configs, job_for,
                              train_models, obtain_study, study_source)
-from .rollouts import (StackedRate, rollout_table, dip_table, interchange_matrix, odenet_convergence,
-                       error_floor_table, dt_data_control, summary)
+from .rollouts import (StackedRate, rollout_rows, dip_rows, interchange_matrix, odenet_convergence,
+                       error_floor_rows, dt_data_control, summary)
 from .rate_flows import (euler_correction_rms, rate_distances, energy_gained, flow_periods, flow_period)
-from .pendulum_tables import (swing_text, rollout_text, local_error_text, convergence_text, slopes_text, halving_text,
-                              setup_text, backend_text, training_text, dip_text, rate_distance_text,
-                              odenet_convergence_text, error_floor_text, interchange_text, control_text,
-                              energy_gained_text, flow_period_text)
-from .pendulum_claims import (SAME_FIT, FALLS_APART, STEADY, SEVERAL, FLAT, SAME_FLOOR, ORDERS, BREAKS, SMALL_COST,
-                              MANY_TIMES, SAME_GAIN, ORDER_OFF, ORDER_ONE, times, span, word_orders, word_long_window,
-                              word_fit,
-                              word_dip, word_rate_distances, word_odenet_curves, word_error_floor, word_interchange,
-                              word_control, word_energy)
 from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
-                             torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows, word_flows,
-                             format_flow_verdict, flow_table, torchdiffeq_table, word_torchdiffeq)
+                             torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows)
 from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
 from .scheme_batches import (multi_scheme_rollout)
 from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout, fast_tanh,
@@ -50,9 +40,8 @@ from .study_store import (STORE_FORMAT, SHIPPED_PENDULUM, study_key, study_hash,
                           save_study, load_study, read_study)
 from .study_training import (PROBE_ITERS, NOTICE_SECONDS, estimate_seconds, choose_device, training_notice)
 
-MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows, pendulum_tables,
-           pendulum_claims, adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training,
-           study_store, study_training)
+MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
+           adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training, study_store, study_training)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -3,7 +3,7 @@ integrators", and the reference curves of the ODE-Net chapter): rollouts, local 
 fitted orders.
 
 Tables are lists of dicts (one row per measurement, column names in the docstrings), so a reader can
-print them (:mod:`cnet_lib.pendulum.pendulum_tables`), filter them with a comprehension or hand them to
+display them as tables (:mod:`cnet_lib.report.pendulum_report`), filter them with a comprehension or hand them to
 pandas.  The models are tiny, so everything runs on the CPU in float64 with one torch thread.
 """
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The trained ODE-Nets rolled out with every scheme (the paper's Figs. 2 and 3): the rollout table and
-what the chapter reads from it (the dip, the interchange matrix, the error floor, the coarse-Δt_data
+"""The trained ODE-Nets rolled out with every scheme (the paper's Figs. 2 and 3): the rollouts' rows and
+what the chapter reads from them (the dip, the interchange matrix, the error floor, the coarse-Δt_data
 control).
 
-Tables are lists of dicts (one row per measurement, column names in the docstrings).  The models and the
+Rows are lists of dicts (one row per measurement, column names in the docstrings); their tables and sentences
+are the reporting layer's (:mod:`cnet_lib.report.pendulum_report`).  The models and the
 inference schemes of one Δt are rolled out together (:class:`StackedRate`,
 :func:`cnet_lib.pendulum.multi_scheme_rollout`), on the CPU in float64 with one torch thread.
 """
@@ -26,8 +27,8 @@ from .physics import exact_solution
 from .scheme_batches import multi_scheme_rollout
 from .trained_models import train_models
 
-__all__ = ["StackedRate", "rollout_table", "dip_table", "interchange_matrix", "odenet_convergence",
-           "error_floor_table", "dt_data_control", "summary"]
+__all__ = ["StackedRate", "rollout_rows", "dip_rows", "interchange_matrix", "odenet_convergence",
+           "error_floor_rows", "dt_data_control", "summary"]
 
 
 class StackedRate(nn.Module):
@@ -49,7 +50,7 @@ class StackedRate(nn.Module):
         return torch.bmm(self.A, torch.tanh(z)).squeeze(-1)
 
 
-def rollout_table(
+def rollout_rows(
     models: Mapping[str, ODENetFit],
     eval_schemes: Sequence[str],
     h_values: Sequence[float],
@@ -89,7 +90,7 @@ def rollout_table(
     return [found[ev, h, n] for ev in eval_schemes for h in h_values for n in names]
 
 
-def dip_table(rows: Sequence[Mapping]) -> list[dict]:
+def dip_rows(rows: Sequence[Mapping]) -> list[dict]:
     """Each ODE-Net(A) run with its own scheme A at Δt_data and at Δt_data/2 (paper Fig. 2).
 
     Rows: ``trained, error_dt_data, error_half, ratio`` with ratio = E(Δt_data/2) / E(Δt_data):
@@ -128,7 +129,7 @@ def odenet_convergence(rows: Sequence[Mapping]) -> list[dict]:
     ]
 
 
-def error_floor_table(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], cfg: PendulumConfig) -> list[dict]:
+def error_floor_rows(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], cfg: PendulumConfig) -> list[dict]:
     """What optimisation leaves behind, per ODE-Net(A).
 
     Rows: ``trained, final_loss, one_step_rms`` (√ mean ‖F(x_k) − x_{k+1}‖², the training
@@ -139,7 +140,7 @@ def error_floor_table(models: Mapping[str, ODENetFit], rows: Sequence[Mapping], 
     """
     names = list(models)
     num = {r["scheme"]: r["error"] for r in integrator_convergence(names, (1.0,), cfg.dt_data, cfg.T_data, cfg.rho0, cfg.g)}
-    flow = rollout_table(models, ("rk4_classic",), (cfg.flow_h,), cfg)
+    flow = rollout_rows(models, ("rk4_classic",), (cfg.flow_h,), cfg)
     out = []
     for a in names:
         res = models[a]
@@ -182,7 +183,7 @@ def dt_data_control(cfg: PendulumConfig, base_models: Optional[Mapping[str, ODEN
             models = train_models(cfg, schemes, dt_data=dtd, n_iters=cfg.control_iters, progress=progress,
                                   settings=settings)
         sub = replace(cfg, dt_data=dtd)
-        rows = rollout_table(models, schemes, (1.0,), sub)
+        rows = rollout_rows(models, schemes, (1.0,), sub)
         num = {r["scheme"]: r["error"] for r in integrator_convergence(schemes, (1.0,), dtd, cfg.T_data, cfg.rho0, cfg.g)}
         for a in schemes:
             own = find_row(rows, trained=a, evaluated=a)["error"]
@@ -215,7 +216,7 @@ def summary(rows: Sequence[Mapping], integrator_slopes: Sequence[Mapping] = ()) 
     ``swap_<A>_to_<B>``: E(A→B)/E(A→A) at Δt_data; ``slope_<scheme>``: fitted integrator slopes.
     """
     out = {}
-    for r in dip_table(rows):
+    for r in dip_rows(rows):
         out[f"dip_{r['trained']}"] = r["ratio"]
     for r in interchange_matrix(rows, 1.0):
         if r["trained"] != r["evaluated"]:

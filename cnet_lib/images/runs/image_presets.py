@@ -1,6 +1,7 @@
 """What each run-size preset means for the image chapters: the two training runs, the sweep grid,
-the robustness grid, and how long training takes.  Calibration edits numbers here only (how each
-preset was calibrated, and what it measured, is in ``CHANGELOG.md``: "Calibration history").
+the robustness grid, and how the time training takes is worded (the times themselves are the shipped models'
+records).  Calibration edits numbers here only (how each preset was calibrated, and what it measured, is in
+``CHANGELOG.md``: "Calibration history").
 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
 fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
@@ -17,7 +18,7 @@ from ...runtime.preset_names import preset_name, select_preset
 from ..training.train_config import TrainConfig
 
 __all__ = ["IMAGE_PRESETS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
-           "live_images", "timing_grid", "expected_training"]
+           "live_images", "timing_grid", "training_time_template"]
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
     # CI and nbmake: seconds on a small data set (or the fake one)
@@ -52,8 +53,9 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # sized for <= 5 min on 2 cores over the three graphs
         "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2, 3), bits=(8, 4), quantization=("theta", "weights"),
                            float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1, 2)),
-        "training_time": ("about 42 min for both models on a 2-core CPU "
-                          "(measured: RK4 refined 31 min, Euler 11 min)"),
+        # the words; the times and the machine are the shipped models' records (shipped.expected_training)
+        "training_time": ("about {total} for both models on {machine} "
+                          "(measured: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
         "timing": dict(rounds=5, steps=3, warmup=2),
     },
     # the image chapters in <= 30 min on a T4-class GPU, by estimate (``book/gpu.md``)
@@ -71,9 +73,11 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # 2 τ × 2 draws, about half the evaluations of the paper preset's grid (scripts/gpu_session.py)
         "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), quantization=("theta", "weights"),
                            float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1)),
-        # words only: not part of a run's identity hash (run_folders.identity_hash), so the shipped models stay valid
-        "training_time": ("both models in 88 s on an H100 (measured, training seed 0: RK4 refined 63 s, Euler 25 s); "
-                          "the image chapters in about 26 min on a T4 (an estimate)"),
+        # words only: not part of a run's identity hash (run_folders.identity_hash), so the shipped models stay valid;
+        # the times, the machine and the seed are the shipped models' records (shipped.expected_training), the T4
+        # estimate the GPU session's file, added where the repository's measurements are (book.measurements)
+        "training_time": ("both models in {total} on {machine} "
+                          "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
         "timing": dict(rounds=7, steps=20, warmup=3),
     },
     # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5); ``CHANGELOG.md``'s
@@ -131,8 +135,10 @@ def timing_grid(preset: str) -> dict:
     return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
 
 
-def expected_training(preset: str) -> str:
-    """How long training the image models of ``preset`` takes, where it was measured (words)."""
+def training_time_template(preset: str) -> str:
+    """How ``preset`` words the time its image models take to train: plain words, or a template whose ``{total}``,
+    ``{machine}``, ``{seed}`` and ``{<run>}`` the shipped models' records fill
+    (:func:`cnet_lib.images.runs.shipped.expected_training`)."""
     return select_preset(IMAGE_PRESETS, preset)["training_time"]
 
 

@@ -28,10 +28,10 @@ from ...runtime.vocabulary import run_label
 from ..training.train_config import TrainConfig
 from ..training.train_loop import train
 from ..training.train_state import CHECKPOINT, interrupted_message
-from .image_presets import expected_training, image_runs
+from .image_presets import image_runs
 from .run_folders import is_finished, run_dir, shipped_copy_dir
 from .run_loading import load_finished, own_finished, set_aside_damaged_checkpoint, set_aside_other_config
-from .shipped import REINSTALL, ShippedFileError, install_shipped, shipped_run, shipping_presets
+from .shipped import REINSTALL, ShippedFileError, expected_training, install_shipped, shipped_run, shipping_presets
 from .study_inputs import study_data, study_data_dir
 from .study_run import StudyRun
 from .theta_record import SnapshotRecorder

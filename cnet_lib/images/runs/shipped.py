@@ -12,16 +12,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from string import Formatter
 from typing import Optional
 
 from ...runtime.checkpoint import CheckpointError, atomic_copy, file_digest
 from ...runtime.progress import duration
+from ..training.results_file import read_results
 from ..training.train_config import TrainConfig
 from ..training.train_state import CHECKPOINT
+from .image_presets import image_runs, training_time_template
 from .run_folders import identity_hash
 
 __all__ = ["SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
-           "install_shipped", "shipping_presets", "plain_description"]
+           "install_shipped", "shipping_presets", "plain_description", "shipped_training_record", "expected_training"]
 
 SHIPPED = Path(__file__).resolve().parents[2] / "shipped"
 MANIFEST = "manifest.json"
@@ -111,12 +114,51 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
     return True
 
 
-def _machine(machine: dict) -> str:
-    """A manifest's machine as a reader names it: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core CPU``."""
+def _machine(machine: dict, short: bool = False) -> str:
+    """A manifest's machine as a reader names it: ``an NVIDIA H100 80GB HBM3 GPU``, ``a 2-core CPU``; ``short``: a
+    GPU by its model alone, ``an H100``."""
     if str(machine.get("device", "")).startswith("cuda"):
         name = machine.get("device_name") or "CUDA"
+        if short:
+            words = name.split()
+            model = words[1] if words[0] in ("NVIDIA", "Tesla") and len(words) > 1 else words[0]
+            return f"{'an' if model[:1].upper() in 'AEFHILMNORSX' else 'a'} {model}"
         return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
     return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "a CPU"
+
+
+def shipped_training_record(preset: str) -> Optional[dict]:
+    """How long the models that ship for ``preset`` trained, and where, from the results files they were trained
+    with (shipped beside them): ``{"seconds": {run: s}`` (each run's epochs, evaluation excluded, as
+    :func:`cnet_lib.images.runs.study_run.training_time` counts them), ``"machine"`` (the first run's environment),
+    ``"seed"}``; ``None`` unless every run of the preset ships a model of the preset as it is now, with its record."""
+    seconds, machine, seed = {}, None, None
+    for run, cfg in image_runs(preset).items():
+        folder = shipped_run(cfg)
+        record = read_results(folder) if folder is not None else None
+        times = [h.get("train_seconds") for h in (record or {}).get("history", [])]
+        if record is None or not times or not all(isinstance(t, (int, float)) for t in times):
+            return None
+        seconds[run] = float(sum(times))
+        machine = machine if machine is not None else (record.get("environment") or {})
+        seed = seed if seed is not None else record.get("seed")
+    return {"seconds": seconds, "machine": machine, "seed": seed}
+
+
+def expected_training(preset: str) -> str:
+    """How long training the image models of ``preset`` takes, where it was measured: the preset's words
+    (:func:`~cnet_lib.images.runs.image_presets.training_time_template`) with the shipped models' records filled in
+    (:func:`shipped_training_record`), each time rounded as the book says a duration
+    (:func:`cnet_lib.runtime.progress.duration`); "not measured" when the preset's words need a record and no
+    model of the preset ships."""
+    words = training_time_template(preset)
+    if not any(field for _, field, _, _ in Formatter().parse(words)):
+        return words
+    record = shipped_training_record(preset)
+    if record is None:
+        return f"not measured (no trained models of the '{preset}' preset ship with this install)"
+    return words.format(total=duration(sum(record["seconds"].values())), machine=_machine(record["machine"], short=True),
+                        seed=record["seed"], **{run: duration(s) for run, s in record["seconds"].items()})
 
 
 def plain_description(text: str) -> str:

@@ -14,34 +14,34 @@ import math
 from typing import Mapping, Optional, Sequence
 
 from ..core.schemes import get_scheme
-from ..runtime.rich_text import join_rich
+from ..pendulum.odenet import odenet_label
+from ..runtime.rich_text import Rich, join_rich
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import scheme_label
-from .odenet import odenet_label
 
 __all__ = [
-    "swing_text",
-    "rollout_text",
-    "local_error_text",
-    "convergence_text",
-    "slopes_text",
-    "halving_text",
-    "setup_text",
-    "backend_text",
-    "training_text",
-    "dip_text",
-    "rate_distance_text",
-    "odenet_convergence_text",
-    "error_floor_text",
-    "interchange_text",
-    "control_text",
-    "energy_gained_text",
-    "flow_period_text",
+    "swing_table",
+    "rollout_table",
+    "local_error_table",
+    "convergence_table",
+    "slopes_table",
+    "halving_table",
+    "setup_table",
+    "backend_table",
+    "training_table",
+    "dip_table",
+    "rate_distance_table",
+    "odenet_convergence_table",
+    "error_floor_table",
+    "interchange_table",
+    "control_table",
+    "energy_gained_table",
+    "flow_period_table",
 ]
 
 
 # --------------------------------------------------------------------------- helpers
-def _facts(items: Sequence[tuple]) -> str:
+def _facts(items: Sequence[tuple]) -> Rich:
     """A two-column table ``quantity | value`` from ``(quantity, value, format)`` triples."""
     rows = [dict(quantity=q, value=v, fmt=f) for q, v, f in items]
     return format_table(rows, [("quantity", "quantity", "{}"), ("value", lambda r: r["fmt"].format(r["value"]), "{}")])
@@ -68,7 +68,7 @@ def _finite(value: Optional[float]) -> Optional[float]:
 
 
 # --------------------------------------------------------------------------- "Numerical integrators"
-def swing_text(facts: Mapping) -> str:
+def swing_table(facts: Mapping) -> Rich:
     """The swing of :func:`~cnet_lib.pendulum.swing_facts`: g, ρ(0), the two periods, the energy."""
     return _facts([
         ("g", facts["g"], "{:g}"),
@@ -81,7 +81,7 @@ def swing_text(facts: Mapping) -> str:
     ])
 
 
-def rollout_text(report: Mapping) -> str:
+def rollout_table(report: Mapping) -> Rich:
     """One rollout on the true rate (:func:`~cnet_lib.pendulum.true_rate_rollout`): its error,
     energy and whether it went over the top."""
     t = f"{report['t_final']:g}"
@@ -97,7 +97,7 @@ def rollout_text(report: Mapping) -> str:
     ])
 
 
-def local_error_text(rows: Sequence[Mapping], slopes: Sequence[Mapping]) -> str:
+def local_error_table(rows: Sequence[Mapping], slopes: Sequence[Mapping]) -> Rich:
     """Local errors (:func:`~cnet_lib.pendulum.local_errors`), one line per scheme and a column per
     Δt, with the fitted slope (:func:`~cnet_lib.pendulum.local_slopes`) and the expected r + 1."""
     wide, dts = _pivot(rows, "scheme", "dt", "error")
@@ -108,7 +108,7 @@ def local_error_text(rows: Sequence[Mapping], slopes: Sequence[Mapping]) -> str:
                            ("r+1", lambda r: slope[r["scheme"]]["expected"], "{}")])
 
 
-def convergence_text(rows: Sequence[Mapping]) -> str:
+def convergence_table(rows: Sequence[Mapping]) -> Rich:
     """Global errors of :func:`~cnet_lib.pendulum.integrator_convergence`: a line per Δt, a column per scheme (the
     narrow way round: a page holds four schemes side by side, not seven step sizes)."""
     wide, schemes = _pivot(rows, "dt", "scheme", "error")
@@ -116,7 +116,7 @@ def convergence_text(rows: Sequence[Mapping]) -> str:
         (scheme_label(s), (lambda r, s=s: r["cells"].get(s)), "{:.2e}") for s in schemes])
 
 
-def slopes_text(slopes: Sequence[Mapping], rows: Sequence[Mapping] = ()) -> str:
+def slopes_table(slopes: Sequence[Mapping], rows: Sequence[Mapping] = ()) -> Rich:
     """Fitted slopes of :func:`~cnet_lib.pendulum.fit_slopes` (keyed by scheme) against each
     scheme's order, with the points and the Δt range of each fit; given the fitted ``rows``, also the
     range of their errors."""
@@ -129,14 +129,14 @@ def slopes_text(slopes: Sequence[Mapping], rows: Sequence[Mapping] = ()) -> str:
     return format_table(slopes, columns)
 
 
-def halving_text(ratios: Sequence[Mapping]) -> str:
+def halving_table(ratios: Sequence[Mapping]) -> Rich:
     """E(Δt)/E(Δt/2) of :func:`~cnet_lib.pendulum.halving_ratios` against 2^r."""
     return format_table(ratios, [("scheme", lambda r: scheme_label(r["scheme"]), "{}"), ("Δt", "dt", "{:g}"),
                                  ("E(Δt) / E(Δt/2)", "ratio", "{:.2f}"), ("2^r", "expected", "{}")])
 
 
 # --------------------------------------------------------------------------- "Is a ResNet a forward-Euler integrator?"
-def setup_text(facts: Mapping) -> str:
+def setup_table(facts: Mapping) -> Rich:
     """The data and training settings of :func:`~cnet_lib.pendulum.setup_facts`."""
     return _facts([
         ("preset", facts["preset"], "{}"),
@@ -150,13 +150,13 @@ def setup_text(facts: Mapping) -> str:
     ])
 
 
-def backend_text(rows: Sequence[Mapping]) -> str:
+def backend_table(rows: Sequence[Mapping]) -> Rich:
     """The largest difference between torchdiffeq's step and cnet_lib's (:func:`~cnet_lib.pendulum.backend_agreement`)."""
     return format_table(rows, [("scheme", lambda r: scheme_label(r["scheme"]), "{}"),
                                ("largest |torchdiffeq step − cnet_lib step|", "max_difference", "{:.1e}")])
 
 
-def training_text(rows: Sequence[Mapping]) -> str:
+def training_table(rows: Sequence[Mapping]) -> Rich:
     """Loss, one-step residual and time of each trained model (:func:`~cnet_lib.pendulum.training_summary`); the
     seconds are those of the batch its ``trained_with`` models were trained in together, on ``device``."""
     return format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("final loss", "final_loss", "{:.2e}"),
@@ -165,21 +165,21 @@ def training_text(rows: Sequence[Mapping]) -> str:
                                ("trained at once", lambda r: f"{r.get('trained_with', 1)} on {r.get('device', 'cpu')}", "{}")])
 
 
-def dip_text(rows: Sequence[Mapping]) -> str:
-    """Each model with its own scheme at Δt_data and Δt_data/2 (:func:`~cnet_lib.pendulum.dip_table`)."""
+def dip_table(rows: Sequence[Mapping]) -> Rich:
+    """Each model with its own scheme at Δt_data and Δt_data/2 (:func:`~cnet_lib.pendulum.dip_rows`)."""
     return format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("E(Δt_data)", "error_dt_data", "{:.2e}"),
                                ("E(Δt_data/2)", "error_half", "{:.2e}"), ("E(Δt_data/2) / E(Δt_data)", "ratio", "{:.2f}")])
 
 
-def rate_distance_text(rows: Sequence[Mapping]) -> str:
+def rate_distance_table(rows: Sequence[Mapping]) -> Rich:
     """Each trained G's distance to f and to the modified rate (:func:`~cnet_lib.pendulum.rate_distances`)."""
     return format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("closer to", "closer_to", "{}"),
                                ("by", "factor", "{:.1f}×"), ("RMS ‖G − f‖", "rms_to_f", "{:.2e}"),
                                ("RMS ‖G − (f + (Δt_data/2) f'f)‖", "rms_to_modified", "{:.2e}")], left=2)
 
 
-def odenet_convergence_text(odenet_rows: Sequence[Mapping], numerical_rows: Sequence[Mapping],
-                            slopes: Sequence[Mapping] = (), fit_h: Optional[Sequence[float]] = None) -> str:
+def odenet_convergence_table(odenet_rows: Sequence[Mapping], numerical_rows: Sequence[Mapping],
+                            slopes: Sequence[Mapping] = (), fit_h: Optional[Sequence[float]] = None) -> Rich:
     """E(Δt = h·Δt_data) at T_data of each ODE-Net with its own scheme (:func:`~cnet_lib.pendulum.odenet_convergence`),
     each beside its scheme on the true f (:func:`~cnet_lib.pendulum.integrator_convergence`): a line per h, a column
     per model (the narrow way round), and a last line with the ODE-Nets' fitted slopes (keyed by ``trained``) over
@@ -199,8 +199,8 @@ def odenet_convergence_text(odenet_rows: Sequence[Mapping], numerical_rows: Sequ
     return format_table(wide, [("h (Δt = h·Δt_data)", "h", "{}")] + [(m, (lambda r, m=m: r.get(m)), "{}") for m in models])
 
 
-def error_floor_text(rows: Sequence[Mapping], flow_h: float) -> str:
-    """What optimisation leaves behind (:func:`~cnet_lib.pendulum.error_floor_table`); ``flow_h``
+def error_floor_table(rows: Sequence[Mapping], flow_h: float) -> Rich:
+    """What optimisation leaves behind (:func:`~cnet_lib.pendulum.error_floor_rows`); ``flow_h``
     is the step (in units of Δt_data) at which the flow of G was followed with classic RK4."""
     table = format_table(rows, [("model", lambda r: odenet_label(r["trained"]), "{}"), ("one-step RMS", "one_step_rms", "{:.1e}"),
                                 ("E own scheme", "error_own", "{:.2e}"), ("E flow of G", "error_flow", "{:.2e}"),
@@ -209,7 +209,7 @@ def error_floor_text(rows: Sequence[Mapping], flow_h: float) -> str:
                      sep="\n\n")
 
 
-def interchange_text(rows: Sequence[Mapping]) -> str:
+def interchange_table(rows: Sequence[Mapping]) -> Rich:
     """E(A→B) / E(A→A) of :func:`~cnet_lib.pendulum.interchange_matrix`: a line per trained A, a
     column per inference scheme B."""
     wide, evaluated = _pivot(rows, "trained", "evaluated", "ratio_to_own")
@@ -222,7 +222,7 @@ def _less_accurate(row: Mapping) -> str:
     return row["trained"] if row["error_numerical_trained"] >= row["error_numerical_evaluated"] else row["evaluated"]
 
 
-def control_text(rows: Sequence[Mapping]) -> str:
+def control_table(rows: Sequence[Mapping]) -> Rich:
     """The swaps at coarser Δt_data (:func:`~cnet_lib.pendulum.dt_data_control`): E(A→B), E(A→A),
     the less accurate scheme's error on f, and E(A→B) over each of the two."""
     worse = set(_less_accurate(r) for r in rows)
@@ -235,7 +235,7 @@ def control_text(rows: Sequence[Mapping]) -> str:
     ], left=2)
 
 
-def energy_gained_text(rows: Sequence[Mapping]) -> str:
+def energy_gained_table(rows: Sequence[Mapping]) -> Rich:
     """The energy gained and the error of each rollout of :func:`~cnet_lib.pendulum.energy_gained`."""
     t = f"{rows[0]['t_final']:g}"
     return format_table(rows, [
@@ -245,7 +245,7 @@ def energy_gained_text(rows: Sequence[Mapping]) -> str:
     ], left=2)
 
 
-def flow_period_text(rows: Sequence[Mapping]) -> str:
+def flow_period_table(rows: Sequence[Mapping]) -> Rich:
     """The period of each flow at two energies (:func:`~cnet_lib.pendulum.flow_periods`)."""
     e0, e1 = rows[0]["energy_from"], rows[0]["energy_to"]
     return format_table(rows, [

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+from ..core.schemes import get_scheme
+from ..pendulum.odenet import odenet_label
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import find_row, select_rows
-from ..core.schemes import get_scheme
 from ..runtime.vocabulary import scheme_label
-from .odenet import odenet_label
 
 __all__ = ["SAME_FIT", "FALLS_APART", "STEADY", "SEVERAL", "FLAT", "SAME_FLOOR", "ORDERS", "BREAKS", "SMALL_COST",
            "MANY_TIMES", "SAME_GAIN", "ORDER_OFF", "ORDER_ONE", "times", "span", "word_orders", "word_long_window", "word_fit", "word_dip", "word_rate_distances", "word_odenet_curves",
@@ -124,7 +124,7 @@ def word_fit(summary: Sequence[Mapping]) -> Rich:
 
 
 def word_dip(dip: Sequence[Mapping]) -> Rich:
-    """The dip (:func:`~cnet_lib.pendulum.dip_table` rows): whether the Euler-trained model's error grows by at
+    """The dip (:func:`~cnet_lib.pendulum.dip_rows` rows): whether the Euler-trained model's error grows by at
     least :data:`FALLS_APART` when its step is halved while every other model's changes by at most
     :data:`STEADY`."""
     euler = find_row(dip, trained="euler", default=None)
@@ -188,7 +188,7 @@ def word_odenet_curves(rows: Sequence[Mapping]) -> Rich:
 
 
 def word_error_floor(rows: Sequence[Mapping], trained: str = "rk4_38") -> Rich:
-    """For the model trained with ``trained`` (:func:`~cnet_lib.pendulum.error_floor_table` rows): whether its
+    """For the model trained with ``trained`` (:func:`~cnet_lib.pendulum.error_floor_rows` rows): whether its
     own-scheme error is the error of G's exact flow (within :data:`SAME_FLOOR`) and how far it lies above the
     scheme's truncation error on f (:data:`ORDERS`: orders of magnitude)."""
     r = find_row(rows, trained=trained)
