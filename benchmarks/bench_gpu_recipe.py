@@ -14,6 +14,7 @@ that would start after the deadline is skipped and says so.
 
     python benchmarks/bench_gpu_recipe.py --out recipe.json --deadline-s 300     # on the GPU machine
     python benchmarks/bench_gpu_recipe.py --dry-run --out /tmp/recipe.json       # CPU, tiny sizes, fake data
+    python benchmarks/bench_gpu_recipe.py --trials next --skip-timing --out recipe-next.json --deadline-s 480
 
 The numbers are a probe, not the preset: the preset is chosen from them and written in
 ``cnet_lib/images/runs/image_presets.py`` by hand, with the file that measured it named there.
@@ -55,6 +56,14 @@ TRIALS = {  # in the order they run; the first is the candidate the preset is mo
     "euler_fixed-64": dict(channels=(64, 128, 256), scheme="euler", n_basis=4),
     "rk4_refined-32": dict(channels=(32, 64, 128), scheme="rk4_classic", n_basis=1, refine_at=(6, 12)),
 }
+_E40 = dict(epochs=40, warmup_epochs=6, cutout=8)
+NEXT_TRIALS = {  # the next probe (``--trials next``): 40 epochs as in gpu_recipe-h200-e40.json, with cutout 8 px;
+    # by the H200's step times (gpu_recipe-h200-e24.json) about 175 + 70 + 160 s of training there
+    "rk4_refined-64-e40-cutout8": dict(_E40, channels=(64, 128, 256), scheme="rk4_classic", n_basis=1, refine_at=(10, 20)),
+    "euler_fixed-64-e40-cutout8": dict(_E40, channels=(64, 128, 256), scheme="euler", n_basis=4),
+    "rk4_refined-48-e40-cutout8": dict(_E40, channels=(48, 96, 192), scheme="rk4_classic", n_basis=1, refine_at=(10, 20)),
+}
+PLANS = {"first": TRIALS, "next": NEXT_TRIALS}
 
 
 class Deadline(Exception):
@@ -130,7 +139,10 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=10, help="timed steps per width and N_t")
     p.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes, fake data: checks the script")
     p.add_argument("--skip-timing", action="store_true")
+    p.add_argument("--trials", choices=sorted(PLANS), default="first",
+                   help="first: TRIALS (the probe of gpu_recipe-h200-e24.json); next: NEXT_TRIALS (cutout, 40 epochs)")
     args = p.parse_args(argv)
+    plan = PLANS[args.trials]
     t_start = time.perf_counter()
     base = dict(RECIPE, dataset="cifar10", n_train=None, n_test=None, progress=False, seed=0)
     if args.dry_run:
@@ -138,14 +150,14 @@ def main(argv=None) -> int:
         tmp = tempfile.mkdtemp()
         write_fake_cifar(tmp, n_train=64, n_test=32, seed=0)
         base.update(data_dir=tmp, batch_size=16, epochs=3, warmup_epochs=1, device="cpu")
-        trials = {k: {**v, "channels": (2, 4, 4), "refine_at": (1, 2)} if "refine_at" in v else {**v, "channels": (2, 4, 4)}
-                  for k, v in TRIALS.items()}
+        tiny = dict(channels=(2, 4, 4), epochs=3, warmup_epochs=1)
+        trials = {k: {**v, **tiny, "refine_at": (1, 2)} if "refine_at" in v else {**v, **tiny} for k, v in plan.items()}
     else:
         if not torch.cuda.is_available():
             print("bench_gpu_recipe needs a CUDA GPU (or --dry-run on the CPU)", file=sys.stderr)
             return 2
         device = torch.device("cuda", torch.cuda.current_device())
-        graph_cls, widths, batch, trials = CG.graph_class(device), WIDTHS, RECIPE["batch_size"], TRIALS
+        graph_cls, widths, batch, trials = CG.graph_class(device), WIDTHS, RECIPE["batch_size"], plan
         base.update(device=str(device), data_dir=str(Settings.from_environment().data_dir))
     payload = {"benchmark": "bench_gpu_recipe", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
                "dry_run": args.dry_run, "recipe": RECIPE, "trials": {}, "timing": []}

@@ -57,15 +57,17 @@ def test_two_steps_are_timed_in_alternating_rounds():
 
 
 def test_bench_gpu_recipe_dry_run_writes_every_trial_and_starts_none_after_its_deadline(tmp_path):
-    """The recipe probe of issue 34 (benchmarks/bench_gpu_recipe.py) runs to the end on the CPU at tiny sizes,
-    records each trial's epochs, and with a deadline already passed starts no trial and says so."""
+    """The recipe probe of issue 34 (benchmarks/bench_gpu_recipe.py) runs to the end on the CPU at tiny sizes
+    (its next plan, with cutout), records each trial's epochs, and with a deadline already passed starts no trial
+    of the first plan and says so."""
     out = tmp_path / "recipe.json"
-    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu_recipe.py", "--dry-run", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu_recipe.py", "--dry-run", "--trials", "next", "--out",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["dry_run"] and result["timing"] and all(r["median_ms"] > 0 for r in result["timing"])
     assert all(t["status"] == "finished" and len(t["epochs"]) == 3 for t in result["trials"].values()), result["trials"]
+    assert all(t["config"]["cutout"] == 8 for t in result["trials"].values())  # the next probe trains with cutout
     late = tmp_path / "late.json"
     proc = subprocess.run([sys.executable, "benchmarks/bench_gpu_recipe.py", "--dry-run", "--skip-timing",
                            "--deadline-s", "0", "--out", str(late)], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -156,6 +156,38 @@ def test_iterate_batches_covers_and_normalises(fake10):
         next(B.iterate_batches(data.test_x, data.test_y, 8, data.mean, data.std, shuffle=True))
 
 
+def test_cutout_sets_one_clipped_square_to_the_mean_and_leaves_the_rest_as_without_it(fake10):
+    """cutout=0 draws nothing more (the batches of a run without it, bit for bit); cutout=s sets an s x s square
+    around a drawn centre (cut off at the image's edge) to 0 after normalisation, i.e. the mean colour, and
+    every other pixel is the batch without cutout; two ranks' shards put together are one process's batch."""
+    data = ID.load_dataset("cifar10", fake10)
+
+    def batches(cutout, shard=None):
+        g = torch.Generator().manual_seed(3)
+        return list(B.iterate_batches(data.train_x, data.train_y, 16, data.mean, data.std, g, shuffle=True,
+                                      train_augment=True, drop_last=True, cutout=cutout, shard=shard))
+
+    plain, cut = batches(0), batches(8)
+    g = torch.Generator().manual_seed(3)
+    old = list(B.iterate_batches(data.train_x, data.train_y, 16, data.mean, data.std, g, shuffle=True,
+                                 train_augment=True, drop_last=True))
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(plain, old))
+    for (xp, yp), (xc, yc) in zip(plain, cut):
+        assert torch.equal(yp, yc)
+        changed = (xp != xc).any(1)  # (B, H, W)
+        assert torch.all(xc.permute(0, 2, 3, 1)[changed] == 0)
+        for img in changed:
+            rows, cols = img.any(1).nonzero().flatten(), img.any(0).nonzero().flatten()
+            assert 1 <= len(rows) <= 8 and 1 <= len(cols) <= 8
+            assert img[rows.min():rows.max() + 1, cols.min():cols.max() + 1].all()  # one rectangle
+    params = torch.tensor([[0, 0], [0, 0], [0, 0], [0, 31], [0, 16]])  # centres (0, 0) and (31, 16)
+    mask = B.cutout_mask(params, 8, 32, 32)[:, 0]
+    assert mask[0].eq(0).sum() == 16 and mask[0, :4, :4].eq(0).all()  # the corner's square: 4 x 4 left
+    assert mask[1].eq(0).sum() == 8 * 5 and mask[1, 27:, 12:20].eq(0).all()
+    halves = [batches(8, shard=(r, 2)) for r in (0, 1)]
+    assert all(torch.equal(torch.cat([a[0], b[0]]), c[0]) for a, b, c in zip(*halves, cut))
+
+
 def test_balanced_subset():
     labels = torch.arange(1000) % 10
     idx = ID.balanced_subset(labels, 200, seed=0)

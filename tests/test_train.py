@@ -131,13 +131,14 @@ def test_onecycle_schedule_rises_then_falls_in_straight_lines():
 
 
 def test_recipe_fields_keep_old_identities_and_reach_the_optimizer_and_loss(data_dir):
-    """nesterov, label_smoothing and warmup_epochs are left out of a run's identity at their defaults (every
+    """nesterov, label_smoothing, warmup_epochs and cutout are left out of a run's identity at their defaults (every
     checkpoint and shipped model from before them keeps its hash), are in it otherwise, and are used."""
     plain = T.TrainConfig()
-    assert not {"nesterov", "label_smoothing", "warmup_epochs"} & set(plain.identity())
-    recipe = T.TrainConfig(nesterov=True, label_smoothing=0.1, lr_schedule="onecycle", warmup_epochs=2)
-    assert {"nesterov", "label_smoothing", "warmup_epochs"} <= set(recipe.identity())
+    assert not {"nesterov", "label_smoothing", "warmup_epochs", "cutout"} & set(plain.identity())
+    recipe = T.TrainConfig(nesterov=True, label_smoothing=0.1, lr_schedule="onecycle", warmup_epochs=2, cutout=8)
+    assert {"nesterov", "label_smoothing", "warmup_epochs", "cutout"} <= set(recipe.identity())
     for bad, match in ((dict(label_smoothing=1.0), "label_smoothing"), (dict(nesterov="yes"), "nesterov"),
+                       (dict(cutout=-1), "cutout"), (dict(cutout=32), "cutout"),
                        (dict(nesterov=True, momentum=0.0), "nesterov"), (dict(warmup_epochs=-1), "warmup_epochs")):
         with pytest.raises(ValueError, match=match):
             T.TrainConfig(**bad)

@@ -69,6 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup-epochs", type=int, help="onecycle: epochs of linear warm-up")
     p.add_argument("--nesterov", action="store_true", default=None, help="SGD with Nesterov momentum")
     p.add_argument("--label-smoothing", type=float, help="of the training cross-entropy, e.g. 0.1")
+    p.add_argument("--cutout", type=int, help="side in pixels of a random square set to the mean colour, e.g. 8")
     p.add_argument("--refine-at", type=int, nargs="*", help="completed-epoch counts at which M and N_t double")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="e.g. cpu, cuda (default: $CNET_DEVICE, else CUDA when available)")
@@ -81,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _CLI_FIELDS = ("data_dir", "dataset", "n_train", "n_test", "channels", "n_basis", "n_steps", "scheme", "basis",
                "epsilon", "epsilon_stitch", "skip_init", "epochs", "batch_size", "eval_batch_size", "lr", "momentum",
                "weight_decay", "lr_schedule", "lr_milestones", "lr_decay", "warmup_epochs", "nesterov", "label_smoothing",
-               "refine_at", "seed", "device", "amp", "cuda_graphs")
+               "cutout", "refine_at", "seed", "device", "amp", "cuda_graphs")
 
 
 def _out_dir(args: argparse.Namespace) -> str:

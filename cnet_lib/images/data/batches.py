@@ -1,5 +1,5 @@
-"""Batches of images for training and evaluation: normalisation, random crop and flip, all on the
-images' own device.
+"""Batches of images for training and evaluation: normalisation, random crop and flip (and, when asked,
+cutout), all on the images' own device.
 
 The whole split stays one ``uint8`` tensor ``(N, 3, 32, 32)`` on the training device; random crop (zero
 pad 4) + horizontal flip + normalisation are done for a whole batch at once with tensor indexing (no
@@ -14,7 +14,8 @@ import torch
 
 from ...runtime.distributed import shard_bounds
 
-__all__ = ["normalize", "draw_augmentation", "apply_augmentation", "augment", "iterate_batches", "n_batches"]
+__all__ = ["normalize", "draw_augmentation", "apply_augmentation", "cutout_mask", "augment", "iterate_batches",
+           "n_batches"]
 
 
 def normalize(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -34,6 +35,19 @@ def draw_augmentation(batch: int, generator: torch.Generator, pad: int = 4, flip
     dx = torch.randint(0, 2 * pad + 1, (batch,), generator=generator)
     fl = torch.rand(batch, generator=generator) < 0.5 if flip else torch.zeros(batch, dtype=torch.bool)
     return torch.stack([dy, dx, fl.long()])
+
+
+def cutout_mask(params: torch.Tensor, cutout: int, height: int, width: int) -> torch.Tensor:
+    """Cutout (DeVries and Taylor, 2017): a ``(B, 1, H, W)`` float mask, 0 on a ``cutout`` × ``cutout`` square
+    centred on the row and column in rows 3 and 4 of ``params`` (:func:`iterate_batches` draws them), cut off
+    where it passes the image's edge, 1 elsewhere.  Multiplying a normalised batch by it sets the square to the mean colour."""
+    cy, cx = params[3], params[4]
+    lo_y, lo_x = cy - cutout // 2, cx - cutout // 2
+    ys = torch.arange(height, device=params.device)[None, :]
+    xs = torch.arange(width, device=params.device)[None, :]
+    in_y = (ys >= lo_y[:, None]) & (ys < lo_y[:, None] + cutout)  # (B, H)
+    in_x = (xs >= lo_x[:, None]) & (xs < lo_x[:, None] + cutout)  # (B, W)
+    return (~(in_y[:, :, None] & in_x[:, None, :])).unsqueeze(1).float()
 
 
 def apply_augmentation(x: torch.Tensor, params: torch.Tensor, pad: int = 4) -> torch.Tensor:
@@ -62,6 +76,17 @@ def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4, flip: boo
     return apply_augmentation(x, draw_augmentation(len(x), generator, pad, flip), pad)
 
 
+def _draw_pass(starts, batch_size: int, n: int, generator: torch.Generator, cutout: int, shape) -> torch.Tensor:
+    """The augmentation numbers of one pass (:func:`iterate_batches`): each batch's crop and flip in turn, then,
+    with cutout, the squares' centres (rows, then columns) for the whole pass, so that the crops and flips are
+    those of a run without cutout."""
+    aug = torch.cat([draw_augmentation(min(batch_size, n - s), generator) for s in starts], dim=1)
+    if cutout > 0:
+        aug = torch.cat([aug, torch.randint(0, shape[0], (1, aug.shape[1]), generator=generator),
+                         torch.randint(0, shape[1], (1, aug.shape[1]), generator=generator)])
+    return aug
+
+
 def iterate_batches(
     x: torch.Tensor,
     y: Optional[torch.Tensor],
@@ -73,16 +98,19 @@ def iterate_batches(
     train_augment: bool = False,
     drop_last: bool = False,
     shard: Optional[tuple[int, int]] = None,
+    cutout: int = 0,
 ) -> Iterator[tuple[torch.Tensor, Optional[torch.Tensor]]]:
     """Yield normalised float batches ``(xb, yb)`` from uint8 ``x`` on its own device (``yb`` None when
     ``y`` is None: images without labels, e.g. for predictions).
 
     With ``shuffle`` the order is a permutation drawn from ``generator`` (CPU); with
-    ``train_augment`` every batch is randomly cropped and flipped.  ``drop_last`` drops a final
-    partial batch (never the only batch).
+    ``train_augment`` every batch is randomly cropped and flipped, and with ``cutout > 0`` as well a square
+    of that side set to the mean colour (:func:`cutout_mask`).  ``drop_last`` drops a final partial batch
+    (never the only batch).
 
     All random numbers of the pass are drawn when it starts, in the order a batch-by-batch
-    loop would draw them (the permutation, then each batch's :func:`draw_augmentation`), and
+    loop would draw them (the permutation, then each batch's :func:`draw_augmentation`; with cutout
+    then the squares' centres, rows then columns, for the whole pass), and
     reach the device in one copy: a GPU never waits for a per-batch host-to-device copy, and
     the results are those of :func:`augment` batch by batch, bit for bit.
 
@@ -98,10 +126,7 @@ def iterate_batches(
     order = torch.randperm(n, generator=generator) if shuffle else None
     stop = n - n % batch_size if drop_last and n >= batch_size else n
     starts = range(0, stop, batch_size)
-    aug = None
-    if train_augment:
-        aug = torch.cat([draw_augmentation(min(batch_size, n - s), generator) for s in starts], dim=1)
-        aug = aug.to(x.device)
+    aug = _draw_pass(starts, batch_size, n, generator, cutout, x.shape[-2:]).to(x.device) if train_augment else None
     if order is not None:
         order = order.to(x.device)
     for s in starts:
@@ -116,7 +141,10 @@ def iterate_batches(
             xb, yb = x[i], None if y is None else y[i]
         if aug is not None:
             xb = apply_augmentation(xb, aug[:, lo:hi])
-        yield normalize(xb, mean, std), yb
+        xb = normalize(xb, mean, std)
+        if aug is not None and cutout > 0:
+            xb = xb * cutout_mask(aug[:, lo:hi], cutout, xb.shape[-2], xb.shape[-1])
+        yield xb, yb
 
 
 def n_batches(n: int, batch_size: int, drop_last: bool = False) -> int:

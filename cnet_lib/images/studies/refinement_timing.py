@@ -61,7 +61,8 @@ def _batches(cfg: TrainConfig, device: torch.device, gen: torch.Generator):
     y = torch.randint(0, 10, (n,), generator=gen).to(device)
     mean, std = torch.full((3,), 0.5, device=device), torch.full((3,), 0.25, device=device)
     while True:
-        yield from iterate_batches(x, y, cfg.batch_size, mean, std, gen, shuffle=True, train_augment=True, drop_last=True)
+        yield from iterate_batches(x, y, cfg.batch_size, mean, std, gen, shuffle=True, train_augment=True, drop_last=True,
+                                   cutout=cfg.cutout)
 
 
 def _sync(device: torch.device) -> None:

@@ -29,7 +29,7 @@ LR_SCHEDULES = ("step", "cosine", "constant", "onecycle")
 
 # recipe fields added after runs shipped: left out of a run's identity while at these defaults, so every
 # checkpoint and shipped model written before them keeps its identity (and its hash)
-RECIPE_DEFAULTS = {"nesterov": False, "label_smoothing": 0.0, "warmup_epochs": 0}
+RECIPE_DEFAULTS = {"nesterov": False, "label_smoothing": 0.0, "warmup_epochs": 0, "cutout": 0}
 
 
 @dataclass
@@ -62,6 +62,7 @@ class TrainConfig:
     warmup_epochs: int = 0  # onecycle: epochs of linear warm-up to lr; the rest decays linearly towards 0
     nesterov: bool = False  # SGD with Nesterov momentum
     label_smoothing: float = 0.0  # of the cross-entropy (training only; accuracy is unaffected)
+    cutout: int = 0  # side in pixels of a random square set to the mean colour in each training image; 0: none
     refine_at: tuple[int, ...] = ()  # completed-epoch counts at which every OdeBlock doubles M and N_t
     seed: int = 0  # the training seed: initial weights, batch order, augmentation (and the n_train subset)
     # execution (not part of the run's identity)
@@ -107,6 +108,7 @@ class TrainConfig:
             raise ValueError(f"nesterov must be True or False, got {self.nesterov!r}")
         if self.nesterov and self.momentum == 0:
             raise ValueError("nesterov=True needs momentum > 0 (e.g. momentum=0.9)")
+        check_int("cutout", self.cutout, low=0, high=31, example=8)
         check_int("batch_size", self.batch_size, low=1, example=128)
         check_int("eval_batch_size", self.eval_batch_size, low=1, example=500)
         check_int("seed", self.seed, example=0)

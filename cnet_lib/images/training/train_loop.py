@@ -138,7 +138,7 @@ def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Ge
     _sync(device)
     t0, c0 = time.perf_counter(), time.process_time()
     batches = iterate_batches(data.train_x, data.train_y, cfg.batch_size, data.mean, data.std, gen, shuffle=True,
-                              train_augment=True, drop_last=True,
+                              train_augment=True, drop_last=True, cutout=cfg.cutout,
                               shard=(world.rank, world.size) if world.parallel else None)
     try:
         for i, (xb, yb) in enumerate(batches, 1):
