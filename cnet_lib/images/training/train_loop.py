@@ -286,7 +286,7 @@ def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Im
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg).to(device)
-    state = start_or_resume(cfg, model, ckpt_path, device, gen)
+    state = start_or_resume(cfg, model, ckpt_path, device, gen, writes=world.main)  # rank 0 alone fixes results.json
     env = environment(device)
     graph_cls = None if world.parallel else cuda_graphs.graph_class(device, cfg.cuda_graphs)
     precision = precision_for(device, cfg.amp, graphs=graph_cls is not None)
