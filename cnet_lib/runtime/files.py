@@ -91,8 +91,8 @@ def check_creatable(folder: PathLike, fix: str = "choose a folder you can write 
     writes raises :class:`FolderNotWritable` naming ``folder``, why, and ``fix``; anything else in the way (a file
     where a folder should be) is left for the write itself to say.  What fails here has made no folder and
     left no file (:func:`check_writable` makes the folder)."""
-    folder = Path(folder).absolute()
-    here = folder
+    folder = Path(folder)
+    here = folder.absolute()
     while not os.path.lexists(here) and here.parent != here:
         here = here.parent
     if not here.is_dir():
