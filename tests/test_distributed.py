@@ -218,3 +218,37 @@ def test_two_gpus_train_as_one_gpu_on_the_same_global_batches(smoke_data, tmp_pa
     rows = json.loads((out / RESULTS).read_text())["history"]
     assert [r["test_acc"] for r in rows] == pytest.approx([r["test_acc"] for r in ref.history], abs=2 / 128)
     assert rows[1]["replica_digests"][0] == rows[1]["replica_digests"][1]
+
+
+def test_rank_0_alone_sets_a_damaged_results_file_aside_when_two_ranks_resume(smoke_data, tmp_path):
+    """A run folder whose ``results.json`` is damaged (``{"epochs_done": null}``), resumed by two ranks.  Every rank
+    used to find the damage and act on it (two renames, the second failing with "cannot be moved aside", or
+    moving rank 0's rewritten file aside; the sentence said twice).  Now rank 0 alone sets it aside and writes it
+    again; the other ranks resume from the same checkpoint without touching it.  The probe makes a rank that finds
+    the damage wait for the others to find it too, so the old race happened every time (tests/ddp_probe.py).
+    One epoch in this process first, then one more epoch resumed by two ranks (2 steps each, 64 images)."""
+    from cnet_lib.cli import train as train_cli
+
+    out, race = tmp_path / "run", tmp_path / "race"
+    race.mkdir()
+    command = ["train", "--preset", "smoke", "--run", "rk4_refined", "--data-dir", smoke_data, "--device", "cpu",
+               "--out-dir", str(out), "--n-train", "64", "--quiet"]
+    assert train_cli.main([*command[1:], "--epochs", "1"]) == 0
+    (out / RESULTS).write_text('{"epochs_done": null}')
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           str(ROOT / "tests" / "ddp_probe.py"), "--", *command, "--epochs", "2", "--resume"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=240,
+                          env={**os.environ, "CNET_THREADS": "1", "OMP_NUM_THREADS": "1",
+                               "CNET_TEST_WRITES": str(tmp_path / "writes"), "CNET_TEST_RACE": str(race)})
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said[-4000:]
+    log = (tmp_path / "writes").read_text().splitlines()
+    assert [ln for ln in log if "set aside" in ln] == ["0 set aside"], log
+    assert said.count(f"{out / RESULTS} cannot be used") == 1 and "cannot be moved aside" not in said, said[-4000:]
+    assert len(list(out.glob(f"{RESULTS}.damaged-*"))) == 1
+    assert json.loads(next(out.glob(f"{RESULTS}.damaged-*")).read_text()) == {"epochs_done": None}
+    weights = sorted(ln.split()[::2] for ln in log if " weights " in ln)
+    assert [r for r, _ in weights] == ["0", "1"] and weights[0][1] == weights[1][1], log
+    assert weights[0][1] == D.state_digest(load_model(out, "cpu")[0]), "rank 0 saved the weights both ranks hold"
+    rows = json.loads((out / RESULTS).read_text())["history"]
+    assert len(rows) == 2 and rows[1]["replica_digests"][0] == rows[1]["replica_digests"][1]  # refined before epoch 2

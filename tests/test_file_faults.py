@@ -579,13 +579,56 @@ def test_a_malicious_checkpoint_is_refused_in_a_whole_sentence_without_torchs_ad
     assert _one_line(capsys.readouterr().err) == f"error: {msg}"
 
 
-def test_a_bad_n_train_writes_nothing(data_dir, tmp_path, capsys):
+def _damaged_data(tmp_path) -> str:
+    FD.write_fake_cifar(tmp_path / "damaged", n_train=100, n_test=40, seed=0)
+    batch = tmp_path / "damaged" / "cifar-10-batches-py" / "data_batch_2"
+    batch.write_bytes(batch.read_bytes()[:1000])
+    return str(tmp_path / "damaged")
+
+
+@pytest.mark.parametrize("fault, said", [
+    ("a bad --n-train", "cannot take a subset of 100000 from 100 examples"),
+    ("damaged data", "data_batch_2 is cut off or damaged"),
+    ("missing data", "cifar10 is not in"),
+])
+def test_a_run_the_data_refuses_writes_nothing(data_dir, tmp_path, capsys, monkeypatch, fault, said):
+    """Neither the run folder, nor the runs root made for it, nor its lock file: the data is read and checked
+    before any of them is made (a missing data set is looked for where it was asked to be downloaded)."""
     out = tmp_path / "runs" / "rk4"
     argv = [*TRAIN_ARGS, "--epochs", "1", "--data-dir", data_dir, "--out-dir", str(out)]
-    argv[argv.index("--n-train") + 1] = "100000"
+    if fault == "a bad --n-train":
+        argv[argv.index("--n-train") + 1] = "100000"
+    elif fault == "damaged data":
+        argv[argv.index("--data-dir") + 1] = _damaged_data(tmp_path)
+    else:  # a download that fails at once: a mirror with no archive
+        monkeypatch.setenv("CNET_CIFAR10_URL", (tmp_path / "none.tar.gz").as_uri())
+        argv[argv.index("--data-dir") + 1] = str(tmp_path / "no-data")
     assert train_cli.main(argv) == 1
-    assert "cannot take a subset of 100000" in _one_line(capsys.readouterr().err)
-    assert not out.exists() and [p.name for p in out.parent.iterdir()] == [".rk4.lock"]
+    assert said in _one_line(capsys.readouterr().err.split("\n  - ")[0])
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_chapter_whose_data_fails_makes_no_run_folder(tmp_path, capsys):
+    """The runs root keeps only the lock file (taken to learn whether the run must be trained at all)."""
+    root = tmp_path / "runs"
+    with pytest.raises(CF.CifarFileError, match="data_batch_2 is cut off or damaged"):
+        _runs(root, _damaged_data(tmp_path), runs=["euler_fixed"], verbose=False)
+    left = list(root.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(".smoke-euler_fixed-") and left[0].name.endswith(".lock")
+    assert left[0].is_file() and left[0].stat().st_size == 0
+
+
+@pytest.mark.parametrize("command", ["sweep", "robustness"])
+def test_a_sweep_or_robustness_study_the_data_refuses_writes_nothing(runs_copy, data_dir, tmp_path, capsys, command):
+    """They write their rows once, after the study; this guards that order (it held before issue 33's leftovers)."""
+    from cnet_lib.cli import robustness as robustness_cli
+
+    ckpt = _runs(runs_copy, data_dir, verbose=False)["euler_fixed"].checkpoint
+    cli = sweep_cli if command == "sweep" else robustness_cli
+    out = tmp_path / "out" / "rows.json"
+    assert cli.main([str(ckpt), "--n-test", "100000", "--data-dir", data_dir, "--out", str(out), "--quiet"]) == 1
+    assert "cannot take a subset of 100000 from 40 examples" in _one_line(capsys.readouterr().err)
+    assert not out.parent.exists()
 
 
 # ============================================================================ the pendulum's study store

@@ -512,14 +512,18 @@ def test_a_read_only_runs_folder_still_gets_the_shipped_models_in_a_private_fold
     assert not list(SHP.SHIPPED.parent.glob(".*.lock")) and not list(SHP.SHIPPED.glob(".*")), "the package is never written"
 
 
-def test_training_into_a_read_only_folder_stops_before_any_work(data_dir, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("refusing", ["the run folder", "a folder above it"])
+def test_training_into_a_read_only_folder_stops_before_any_work(data_dir, tmp_path, capsys, monkeypatch, refusing):
+    """Checked before the data is read, and without making anything (the runs root, a lock file)."""
     monkeypatch.setattr(TL, "load_dataset", lambda *a, **k: pytest.fail("the data was loaded first"))
-    out = tmp_path / "run"
-    out.mkdir()
-    with read_only(out):
+    out = tmp_path / "run" if refusing == "the run folder" else tmp_path / "shared" / "runs" / "run"
+    refused = out if refusing == "the run folder" else tmp_path / "shared"
+    refused.mkdir()
+    with read_only(refused):
         assert train_cli.main([*TRAIN_ARGS, "--data-dir", data_dir, "--out-dir", str(out)]) == 1
     err = _one_line(capsys.readouterr().err)
     assert f"cannot write to {out}" in err and "--out-dir" in err
+    assert not list(refused.iterdir())
 
 
 def test_a_full_disk_while_unpacking_blames_the_disk_not_the_archive(tmp_path, monkeypatch):

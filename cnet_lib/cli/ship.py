@@ -27,38 +27,154 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..images.runs.image_presets import robustness_grid, sweep_grid
+from ..images.runs.image_presets import image_runs, robustness_grid, sweep_grid
 from ..images.runs.run_folders import identity_hash
 from ..images.runs.run_store import trained_runs
-from ..images.runs.shipped import MANIFEST, SHIPPED
+from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
+from ..images.runs.study_run import StudyRun
 from ..images.runs.theta_record import SNAPSHOTS
 from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
 from ..images.studies.robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
 from ..images.studies.seed_cached import SEEDS_FILE
 from ..images.studies.sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
+from ..images.training.results_file import results_problem
 from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import atomic_write_text, file_digest
 from ..runtime.device import environment
+from ..runtime.records import DamagedRecord, kind_of, load_json, open_regular
 from ..runtime.settings import Settings
 from .command_line import UsageError, command_main
 
-__all__ = ["SUMMARY", "INTERRUPTED", "ship", "restudy", "add_arguments", "run", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "ShipError", "ship", "restudy", "add_arguments", "run", "main"]
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
 STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
 
 
+class ShipError(ValueError):
+    """A run file that ``ship`` reads or copies cannot be used; the message names it and says what to do."""
+
+
+_THEN = {CHECKPOINT: "the run is trained again", RESULTS: "it is written again from the run's checkpoint",
+         SNAPSHOTS: "it is rebuilt from the run's checkpoint (its first and last epochs)",
+         SEEDS_FILE: "the other seeds' numbers ship once it is written again (scripts/gpu_session.sh)"}
+"""What running ``ship`` again does about a file that is not there; any other file is a study, computed again."""
+_MISSING = "it is missing"
+
+
+def _unusable(path: Path, problem: str) -> ShipError:
+    """The one sentence for a run file that cannot be shipped: which, why, and what to do."""
+    then = _THEN.get(path.name, "the study is computed again")
+    todo = "run the same command again"
+    if problem != _MISSING:
+        todo = f"delete it (or move it aside) and {todo}"
+    return ShipError(f"{path} cannot be shipped: {problem}; {todo}: {then}")
+
+
+def _run_results(folder: Path) -> dict:
+    """``folder/results.json`` as the library reads it (:func:`cnet_lib.images.training.results_file.results_problem`:
+    no link followed, never blocking, bounded), with the fields a manifest takes from it checked too."""
+    record, problem = results_problem(folder)
+    if record is None:
+        raise _unusable(folder / RESULTS, problem or _MISSING)
+    env, seconds = record.get("environment"), record.get("train_seconds_total")
+    if not isinstance(env, dict) or isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise _unusable(folder / RESULTS, "its environment or train_seconds_total is not what training writes")
+    return record
+
+
+def _sources(folder: Path, names: Sequence[str]) -> list[Path]:
+    """The files of ``names`` that ``folder`` holds, each a plain file (a link, a pipe or a folder in the place of
+    one raises :class:`ShipError`: nothing is shipped through it)."""
+    found = []
+    for name in names:
+        try:
+            mode = os.lstat(folder / name).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise _unusable(folder / name, f"it is {kind_of(mode)}, not a file (nothing was read through it)")
+        found.append(folder / name)
+    return found
+
+
+def _unreadable(path: Path, err: OSError) -> ShipError:
+    missing = isinstance(err, FileNotFoundError)
+    return _unusable(path, _MISSING if missing else f"it cannot be read ({err.strerror or err})")
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """Copy the plain file ``src`` to ``dst``, opened without following a link or blocking."""
+    try:
+        fd = open_regular(src)
+    except DamagedRecord as err:
+        raise _unusable(src, str(err)) from None
+    except OSError as err:
+        raise _unreadable(src, err) from None
+    with os.fdopen(fd, "rb") as f_src, open(dst, "wb") as f_dst:
+        shutil.copyfileobj(f_src, f_dst, 1 << 20)
+
+
+def _study_seconds(path: Path) -> Optional[float]:
+    """The computing time a study file records (``None`` when it records none), read as records are
+    (:func:`cnet_lib.runtime.records.load_json`: no link followed, never blocking, bounded)."""
+    try:
+        record = load_json(path)
+    except DamagedRecord as err:
+        raise _unusable(path, str(err)) from None
+    except OSError as err:
+        raise _unreadable(path, err) from None
+    if not isinstance(record, dict):
+        raise _unusable(path, f"it holds a JSON {type(record).__name__}, not a study")
+    seconds = record.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))):
+        raise _unusable(path, f"its seconds is {str(seconds)[:20]!r}, not a time")
+    return None if seconds is None else float(seconds)
+
+
+def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> Path:
+    """Write the shipped folder ``folder`` of ``run``: the files of ``keep`` the run folder holds, checked
+    before ``folder`` is replaced, and the manifest (``record`` with the run's own fields and every file's
+    SHA-256)."""
+    results = _run_results(run.out_dir)
+    sources = _sources(run.out_dir, keep)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for src in sources:
+        _copy(src, folder / src.name)
+    cfg = run.config
+    manifest = {
+        "preset": cfg.preset, "run": run.name, "identity_hash": identity_hash(cfg), "command": record["command"],
+        "data": {"folder": Path(cfg.data_dir).name, "description": record["description"],
+                 "n_train": cfg.n_train, "n_test": cfg.n_test},
+        "machine": results["environment"] or environment(cfg.device or "cpu"),
+        "train_seconds": results["train_seconds_total"],
+        "threads_per_epoch": [h.get("torch_threads") for h in run.history],
+        "final_test_acc": run.final_accuracy,
+        "history": [{k: h[k] for k in ("epoch", "n_steps", "train_loss", "test_acc", "train_seconds")}
+                    for h in run.history],
+        **{k: record[k] for k in ("sweeps_and_robustness_seconds", "wall_seconds_of_this_command", "created_utc")},
+        "files": {f.name: file_digest(f) for f in sorted(folder.iterdir())},
+    }
+    atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
+    return folder
+
+
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED) -> list[Path]:
     """Train (or reload from the settings' runs folder), sweep and study the runs of the settings' preset, and
-    write the shipped folders."""
+    write the shipped folders.  A run file that cannot be shipped (damaged, not a file, a link) stops with one
+    sentence (:class:`ShipError`) before its shipped folder is replaced."""
     preset = settings.preset
     t0 = time.perf_counter()
     runs = trained_runs(settings, use_shipped=False, verbose=True, progress=False)
@@ -72,51 +188,40 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
     adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+    record = {"command": command, "description": data_description,
+              "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
+              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     written = []
     for name, run in runs.items():
-        folder = dest / f"{preset}-{name}"
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
         # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
         keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE]
-        for f in keep:
-            if (run.out_dir / f).is_file():
-                shutil.copyfile(run.out_dir / f, folder / f)
-        results = json.loads((run.out_dir / RESULTS).read_text())
-        manifest = {
-            "preset": preset, "run": name, "identity_hash": identity_hash(run.config),
-            "command": command,
-            "data": {"folder": Path(run.config.data_dir).name, "description": data_description,
-                     "n_train": run.config.n_train, "n_test": run.config.n_test},
-            "machine": results.get("environment") or environment(run.config.device or "cpu"),
-            "train_seconds": results.get("train_seconds_total"),
-            "threads_per_epoch": [h.get("torch_threads") for h in run.history],
-            "final_test_acc": run.final_accuracy,
-            "history": [{k: h[k] for k in ("epoch", "n_steps", "train_loss", "test_acc", "train_seconds")}
-                        for h in run.history],
-            "sweeps_and_robustness_seconds": finished - sweeps_t0,
-            "wall_seconds_of_this_command": finished - t0,
-            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "files": {f.name: file_digest(f) for f in sorted(folder.iterdir())},
-        }
-        atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
+        folder = _ship_run(run, dest / f"{preset}-{name}", keep, record)
         written.append(folder)
         print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
     return written
 
 
-def _study_seconds(path: Path) -> Optional[float]:
-    try:
-        return float(json.loads(path.read_text()).get("seconds"))
-    except (OSError, ValueError, TypeError):
-        return None
+def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
+    """The manifest of every run of ``preset`` shipped in ``dest``, read as records are
+    (:func:`cnet_lib.images.runs.shipped.read_manifest`); one that is missing or cannot be used raises one sentence."""
+    ship_again = f"ship the preset again (python -m cnet_lib ship {preset} --data-description ...)"
+    manifests = {}
+    for name in image_runs(preset):
+        folder = dest / f"{preset}-{name}"
+        if not os.path.lexists(folder / MANIFEST):
+            raise ShipError(f"{folder / MANIFEST} is missing: the {preset} preset's {name} is not shipped, so there is "
+                            f"nothing to restudy; {ship_again}, or restore the folder from git")
+        manifests[name] = read_manifest(folder, f"restore it from git (git checkout -- {folder}) or {ship_again}")
+    return manifests
 
 
 def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path]:
     """Recompute the studies of the shipped models of the settings' preset (not their training) and rewrite
-    the shipped folders' study files and manifests (see the module docstring)."""
+    the shipped folders' study files and manifests (see the module docstring).  The manifests are read first
+    (:func:`cnet_lib.images.runs.shipped.read_manifest`), and every study file before any shipped file is
+    replaced: one that cannot be used stops with one sentence."""
     preset = settings.preset
+    manifests = _shipped_manifests(preset, dest)
     runs = trained_runs(settings, use_shipped=True, verbose=True, progress=False)
     own = [name for name, run in runs.items() if not run.shipped]
     if own:
@@ -129,19 +234,18 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
     adaptive_runs(runs, verbose=True, progress=True, device=dev)
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
+    seconds = {name: {f.name: _study_seconds(f) for f in files} for name, files in studies.items()}
     written = []
     for name, run in runs.items():
-        folder = dest / f"{preset}-{name}"
-        manifest = json.loads((folder / MANIFEST).read_text())
+        folder, manifest = dest / f"{preset}-{name}", manifests[name]
         for old in folder.iterdir():
             if old.name.startswith(STUDY_PREFIXES):
                 old.unlink()
         for f in studies[name]:
-            shutil.copyfile(f, folder / f.name)
+            _copy(f, folder / f.name)
         manifest["studies"] = {
             "command": command, "machine": environment(dev),
-            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "seconds": {f.name: _study_seconds(f) for f in studies[name]},
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": seconds[name],
         }
         manifest["files"] = {f.name: file_digest(f) for f in sorted(folder.iterdir()) if f.name != MANIFEST}
         atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))

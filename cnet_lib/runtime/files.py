@@ -9,7 +9,9 @@ folder, damaged files set aside (never deleted), and a failed write said in word
 * :func:`set_aside` renames a damaged file to ``<name>.damaged-<time>``, next to where it was (a checkpoint of
   another run: ``<name>.other-config-<time>``).
 * :func:`write_problem` says why a write failed (a full disk, no permission, a read-only file
-  system) and :class:`FolderNotWritable` is the error for a folder that refuses writes.
+  system) and :class:`FolderNotWritable` is the error for a folder that refuses writes;
+  :func:`check_writable` makes a folder and checks it takes files, :func:`check_creatable` checks that it
+  could be made and written while making nothing.
 * :func:`shown_path` is a path as messages show it: ``~/...`` under the home folder, ``<tmp>/...`` under
   the system's temporary directory (a built book never shows the machine it was built on).
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Union
 
 __all__ = ["FolderNotWritable", "NO_SPACE", "REFUSED", "write_problem", "is_write_refused", "check_writable",
-           "process_tag", "written_by_a_gone_process", "set_aside", "private_temp_dir", "shown_path"]
+           "check_creatable", "process_tag", "written_by_a_gone_process", "set_aside", "private_temp_dir", "shown_path"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -68,14 +70,39 @@ def check_writable(folder: PathLike, fix: str = "choose a folder you can write t
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
-        os.close(fd)
-        os.unlink(probe)
+        _probe(folder)
     except OSError as err:
         if not is_write_refused(err):
             raise
         raise FolderNotWritable(err.errno, f"cannot write to {folder} ({write_problem(err)}): {fix}") from None
     return folder
+
+
+def _probe(folder: Path) -> None:
+    """Create a file in ``folder`` and remove it at once (raises the :class:`OSError` of a refused write)."""
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_creatable(folder: PathLike, fix: str = "choose a folder you can write to") -> None:
+    """Make sure ``folder`` can be written, or made, while creating nothing: a probe file is created and removed
+    at once in ``folder`` when it exists, else in the nearest folder above it that exists.  A folder that refuses
+    writes raises :class:`FolderNotWritable` naming ``folder``, why, and ``fix``; anything else in the way (a file
+    where a folder should be) is left for the write itself to say.  What fails here has made no folder and
+    left no file (:func:`check_writable` makes the folder)."""
+    folder = Path(folder)
+    here = folder.absolute()
+    while not os.path.lexists(here) and here.parent != here:
+        here = here.parent
+    if not here.is_dir():
+        return
+    try:
+        _probe(here)
+    except OSError as err:
+        if not is_write_refused(err):
+            raise
+        raise FolderNotWritable(err.errno, f"cannot write to {folder} ({write_problem(err)}): {fix}") from None
 
 
 def _host() -> str:

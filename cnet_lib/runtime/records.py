@@ -7,7 +7,8 @@ ordinary open blocks on it forever), a device, a file of gigabytes, or JSON nest
 exhausts Python's recursion limit.  So:
 
 * :func:`read_record` opens with ``O_NOFOLLOW | O_NONBLOCK`` (a link is refused, a pipe or a device never
-  blocks), checks with ``fstat`` that it holds a regular file of at most ``limit`` bytes, and reads that much;
+  blocks), checks with ``fstat`` that it holds a regular file of at most ``limit`` bytes, and reads that much
+  (:func:`open_regular` opens a file so, for a caller that copies it);
 * :func:`load_json` parses it, and a file nested too deeply (``RecursionError``), too large for the memory
   left (``MemoryError``), cut off or not JSON raises :class:`DamagedRecord`, whose message says which, in words;
 * :func:`write_record` replaces whatever is at the path (a file, a link, a pipe: unlinked, never opened) by a
@@ -23,7 +24,7 @@ import stat
 from pathlib import Path
 from typing import Any, Union
 
-__all__ = ["DamagedRecord", "RECORD_LIMIT", "kind_of", "read_record", "load_json", "write_record"]
+__all__ = ["DamagedRecord", "RECORD_LIMIT", "kind_of", "open_regular", "read_record", "load_json", "write_record"]
 
 PathLike = Union[str, os.PathLike]
 RECORD_LIMIT = 64 << 20
@@ -52,12 +53,10 @@ def _size_words(n: int) -> str:
     return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
-def read_record(path: PathLike, limit: int = RECORD_LIMIT) -> bytes:
-    """The bytes of the regular file ``path``, read without following a link or blocking.
-
-    A link, a folder, a pipe or a device at ``path``, or a file over ``limit`` bytes, raises
-    :class:`DamagedRecord`; a missing file raises :class:`FileNotFoundError`, and any other failure to open
-    or read it its :class:`OSError`."""
+def open_regular(path: PathLike) -> int:
+    """A read-only file descriptor of the regular file ``path`` (the caller closes it), opened without following
+    a link or blocking.  A link, a folder, a pipe or a device at ``path`` raises :class:`DamagedRecord` (nothing
+    is read through it); a missing file :class:`FileNotFoundError`, any other failure its :class:`OSError`."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError as err:
@@ -66,9 +65,25 @@ def read_record(path: PathLike, limit: int = RECORD_LIMIT) -> bytes:
             raise DamagedRecord(f"it is {kind}, not a file (nothing was read through it)") from None
         raise
     try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise DamagedRecord(f"it is {kind_of(mode)}, not a file (nothing was read from it)")
+    return fd
+
+
+def read_record(path: PathLike, limit: int = RECORD_LIMIT) -> bytes:
+    """The bytes of the regular file ``path``, read without following a link or blocking (:func:`open_regular`).
+
+    A link, a folder, a pipe or a device at ``path``, or a file over ``limit`` bytes, raises
+    :class:`DamagedRecord`; a missing file raises :class:`FileNotFoundError`, and any other failure to open
+    or read it its :class:`OSError`."""
+    fd = open_regular(path)
+    try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise DamagedRecord(f"it is {kind_of(st.st_mode)}, not a file (nothing was read from it)")
         if st.st_size > limit:
             raise DamagedRecord(f"it holds {_size_words(st.st_size)}, more than such a file ever does (at most "
                                 f"{_size_words(limit)})")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.checkpoint import CheckpointSaveError, file_digest
-from ...runtime.files import FolderNotWritable, check_writable, private_temp_dir, shown_path
+from ...runtime.files import FolderNotWritable, check_creatable, check_writable, private_temp_dir, shown_path
 from ...runtime.locks import folder_lock
 from ...runtime.settings import Settings
 from ...runtime.vocabulary import run_label
@@ -105,10 +105,11 @@ def _train_own(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbos
             raise FolderNotWritable(errno.EACCES, f"{label} must be trained, but the runs folder {folder.parent} "
                                                   f"cannot be written: {NOT_WRITABLE}")
         set_aside_other_config(folder, cfg, label)
-        check_writable(folder, NOT_WRITABLE)
+        check_creatable(folder, NOT_WRITABLE)  # made only once the data is read: data that fails leaves no folder
         if data_box[0] is None:
             data_box[0] = study_data(cfg, settings)
         data = data_box[0]
+        check_writable(folder, NOT_WRITABLE)
         if verbose:
             print(f"{label}: training {cfg.epochs} epochs on {len(data.train_y)} images "
                   f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {shown_path(folder)}")

@@ -9,7 +9,6 @@ shipped model.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from string import Formatter
@@ -17,6 +16,7 @@ from typing import Optional
 
 from ...runtime.checkpoint import CheckpointError, atomic_copy, file_digest
 from ...runtime.progress import duration
+from ...runtime.records import DamagedRecord, load_json
 from ..training.results_file import read_results
 from ..training.train_config import TrainConfig
 from ..training.train_state import CHECKPOINT
@@ -37,18 +37,26 @@ class ShippedFileError(CheckpointError):
     """A file shipped with the book does not match its manifest: the installed package is damaged."""
 
 
-def read_manifest(folder: Path) -> dict:
-    """The manifest of the shipped folder ``folder``; one that cannot be read raises
-    :class:`ShippedFileError` (the installed package is damaged)."""
+MANIFEST_LIMIT = 1 << 20
+"""The size limit of a manifest (1 MiB; the shipped ones hold a few KB)."""
+
+
+def read_manifest(folder: Path, fix: str = f"the installed package is damaged; {REINSTALL}") -> dict:
+    """The manifest of the shipped folder ``folder``, read without following a link or blocking, at most
+    :data:`MANIFEST_LIMIT` bytes (:func:`cnet_lib.runtime.records.load_json`); one that cannot be read or is not
+    a JSON object raises :class:`ShippedFileError` naming it, what is wrong and ``fix`` (by default: the installed
+    package is damaged, reinstall)."""
     path = folder / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
+        manifest = load_json(path, MANIFEST_LIMIT)
+    except DamagedRecord as err:
+        raise ShippedFileError(f"the shipped manifest {path} cannot be read: {err}; {fix}") from None
+    except OSError as err:
         raise ShippedFileError(f"the shipped manifest {path} cannot be read ({type(err).__name__}: "
-                               f"{str(err)[:80]}): the installed package is damaged; {REINSTALL}") from None
+                               f"{str(err)[:80]}): {fix}") from None
     if not isinstance(manifest, dict):
-        raise ShippedFileError(f"the shipped manifest {path} is not a manifest: the installed package is damaged; "
-                               f"{REINSTALL}")
+        raise ShippedFileError(f"the shipped manifest {path} is not a manifest (it holds a JSON "
+                               f"{type(manifest).__name__}): {fix}")
     return manifest
 
 

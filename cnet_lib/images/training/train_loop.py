@@ -28,7 +28,7 @@ from ...runtime.checkpoint import remove_stale_temporaries
 from ...runtime.cuda_graphs import StepRunner, train_step_key
 from ...runtime.device import Precision, environment, precision_for, resolve_device, same_device
 from ...runtime.distributed import World
-from ...runtime.files import check_writable
+from ...runtime.files import check_creatable, check_writable
 from ...runtime.locks import FolderBusy, folder_lock
 from ...runtime.memory import out_of_memory_hint
 from ...runtime.progress import progress_bar, progress_write
@@ -202,7 +202,9 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
     folder waits, saying for whom, and then continues or loads what the first one saved; without
     ``resume`` it stops at once with :class:`cnet_lib.runtime.locks.FolderBusy`.  A folder that
     cannot be written stops before any data is loaded
-    (:class:`cnet_lib.runtime.files.FolderNotWritable`), and running out of memory raises
+    (:class:`cnet_lib.runtime.files.FolderNotWritable`); the data is read and checked before the run folder,
+    the folder around it or its lock file is made, so a run the data refuses (a subset larger than the data
+    set, damaged or missing data) writes nothing; running out of memory raises
     :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
 
     Called on every rank of a process group of several (``torchrun``; :mod:`cnet_lib.runtime.distributed`),
@@ -221,16 +223,37 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
         if not world.main:  # rank 0 alone shows progress
             cfg = dataclasses.replace(cfg, progress=False)
     if not cfg.out_dir:
-        return _train(cfg, device, None, data, on_epoch, source, world)
+        return _train(cfg, device, None, _check_data(cfg, data, device, source), on_epoch, world)
     out = Path(cfg.out_dir)
     what = f"training {cfg.run_name or out.name}"
     fix = "choose another out_dir (--out-dir) that you can write to"
+    with distributed.main_first(lambda: _startable(out, cfg.resume, fix)):
+        pass  # what can be checked without writing, before the data is read
+    data = _check_data(cfg, data, device, source)  # before the lock: a run the data refuses writes nothing
     try:
         with distributed.main_first(lambda: _held(out, what, cfg.resume, fix)):
-            return _train(cfg, device, out, data, on_epoch, source, world)
+            return _train(cfg, device, out, data, on_epoch, world)
     except FolderBusy as err:
         raise FolderBusy(f"{err}: wait until it is done and run again with resume=True (--resume) to use or continue "
                          "its result, or choose another out_dir (--out-dir)") from None
+
+
+def _refuse_existing(ckpt_path: Path, resume: bool) -> None:
+    if ckpt_path.exists() and not resume:
+        raise FileExistsError(
+            f"{ckpt_path} already exists; pass resume=True (--resume) to continue or reload it, or choose "
+            "another out_dir (--out-dir), or delete it to start over"
+        )
+
+
+@contextlib.contextmanager
+def _startable(out: Path, resume: bool, fix: str):
+    """The checks of the run folder ``out`` that create nothing (rank 0 makes them, before the data is read):
+    it can be written or made (:func:`cnet_lib.runtime.files.check_creatable`), and without ``resume`` it holds
+    no checkpoint."""
+    check_creatable(out, fix)
+    _refuse_existing(out / CHECKPOINT, resume)
+    yield
 
 
 @contextlib.contextmanager
@@ -252,22 +275,18 @@ def _replicate(step: SGDStep, device: torch.device, what: str) -> list[str]:
     return digests
 
 
-def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: Optional[ImageData],
-           on_epoch: Optional[Callable[[dict], None]], source, world: World = World()) -> TrainResult:
-    """:func:`train` once the run folder ``out`` (if any) is held."""
+def _train(cfg: TrainConfig, device: torch.device, out: Optional[Path], data: ImageData,
+           on_epoch: Optional[Callable[[dict], None]], world: World = World()) -> TrainResult:
+    """:func:`train` once the data is checked and the run folder ``out`` (if any) is held."""
     ckpt_path = out / CHECKPOINT if out else None
-    if out and ckpt_path.exists() and not cfg.resume:
-        raise FileExistsError(
-            f"{ckpt_path} already exists; pass resume=True (--resume) to continue or reload it, or choose "
-            "another out_dir (--out-dir), or delete it to start over"
-        )
-    data = _check_data(cfg, data, device, source)
+    if out:
+        _refuse_existing(ckpt_path, cfg.resume)
     if out and world.main:  # what a save killed mid-write left (this folder is held: no other process is writing here)
         remove_stale_temporaries(out, (CHECKPOINT, RESULTS))
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg).to(device)
-    state = start_or_resume(cfg, model, ckpt_path, device, gen)
+    state = start_or_resume(cfg, model, ckpt_path, device, gen, writes=world.main)  # rank 0 alone fixes results.json
     env = environment(device)
     graph_cls = None if world.parallel else cuda_graphs.graph_class(device, cfg.cuda_graphs)
     precision = precision_for(device, cfg.amp, graphs=graph_cls is not None)

@@ -76,10 +76,14 @@ class RunState:
 
 
 def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[Path], device: torch.device,
-                    gen: torch.Generator) -> RunState:
+                    gen: torch.Generator, *, writes: bool = True) -> RunState:
     """A fresh optimizer at epoch 0, or the state of ``ckpt_path`` when resuming: the model is
     rebuilt at its initial configuration, the refinements before the saved epoch are replayed,
-    then weights, optimizer and random generators are loaded."""
+    then weights, optimizer and random generators are loaded.  A process that ``writes`` the run folder (one
+    process, or rank 0 of several) also writes a damaged or stale ``results.json`` again
+    (:func:`cnet_lib.images.training.results_file.restore_results`); the other ranks never touch it, so that one
+    process alone sets it aside and rewrites it.  Whether to resume depends on the checkpoint alone, which every
+    rank reads before rank 0 can write it again (after the first epoch, behind a collective)."""
     ck = None
     start = 0
     if cfg.resume and ckpt_path and ckpt_path.exists():
@@ -89,7 +93,8 @@ def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[
             raise CheckpointMismatchError(
                 f"{err}. To continue that run, run with the settings it was written for; to start this one, choose "
                 "another out_dir (--out-dir), or move the checkpoint aside") from None
-        restore_results(ckpt_path.parent, cfg, ck, ckpt_path)  # a damaged or stale results.json is written again
+        if writes:  # a damaged or stale results.json is written again
+            restore_results(ckpt_path.parent, cfg, ck, ckpt_path)
         start = int(ck["extra"]["epoch"])
         for e in cfg.refine_at:  # rebuild the graph the checkpoint was saved from
             if e < start:
