@@ -7,7 +7,9 @@ coarse-Δt_data controls, ``control_iters``) are trained in each of these modes,
   (what the chapters did before the batched training: the status quo, whatever ``--device``);
 * ``one_at_a_time``: one after another with :func:`cnet_lib.pendulum.train_batched`, one model per call, on
   ``--device``;
-* ``batched``: all at once with ``train_batched`` on ``--device``, eagerly;
+* ``batched``: all at once with ``train_batched`` on ``--device``, eagerly (one CPU thread);
+* ``batched_all_cores`` (a CPU with several cores): the same with a thread per core, which the chapters use
+  where a short probe measures it faster (:func:`cnet_lib.pendulum.choose_threads`);
 * ``batched_graph`` (CUDA only): all at once, each phase's iteration recorded as a CUDA graph and replayed.
 
 The ratios (``train_odenet`` / ``batched`` ...) come from this one run.  The batched results are compared
@@ -42,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # cnet_lib from th
 from _timing import machine  # noqa: E402
 
 from cnet_lib import pendulum  # noqa: E402
-from cnet_lib.runtime.threads import torch_threads  # noqa: E402
+from cnet_lib.runtime.threads import available_cores, torch_threads  # noqa: E402
 
 CALIBRATION = 0.02
 """The fraction of the iterations the calibration run trains, to predict each mode's time."""
@@ -73,6 +75,9 @@ def modes(device: torch.device) -> dict:
                                        for j in jobs],
         "batched": lambda jobs: pendulum.train_batched(jobs, device=device, progress=False, graphs=False),
     }
+    if device.type == "cpu" and available_cores() > 1:
+        out["batched_all_cores"] = lambda jobs: pendulum.train_batched(jobs, device=device, progress=False, graphs=False,
+                                                                       threads=available_cores())
     if device.type == "cuda":
         out["batched_graph"] = lambda jobs: pendulum.train_batched(jobs, device=device, progress=False, graphs=True)
     return out
@@ -150,6 +155,8 @@ def run(args) -> dict:
         "ratios_to_fastest_batched": {k: round(v / base, 2) for k, v in seconds.items()},
         "ratio_train_odenet_over_batched": round(seconds["train_odenet"] / seconds["batched"], 2),
         "ratio_one_at_a_time_over_batched": round(seconds["one_at_a_time"] / seconds["batched"], 2),
+        **({"ratio_train_odenet_over_batched_all_cores": round(seconds["train_odenet"] / seconds["batched_all_cores"], 2),
+            "cores": available_cores()} if "batched_all_cores" in seconds else {}),
         "agreement_with_train_odenet": {k: agreement(v, fits["train_odenet"]) for k, v in fits.items()
                                         if k != "train_odenet"},
     }

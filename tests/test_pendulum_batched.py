@@ -112,6 +112,22 @@ def test_the_device_is_chosen_by_measurement_and_a_long_training_is_announced(mo
     assert "%env" not in ST.training_notice("smoke", 5, torch.device("cpu"), {"cpu": 40.0})
 
 
+def test_the_threads_are_chosen_by_measurement_and_change_no_bit(monkeypatch):
+    """With the settings' threads, that count, unmeasured; without, one thread or every core, whichever the
+    probe measures faster; and two threads train what one does to round-off (the stacked products split
+    between them may sum in another order: the whole gpu preset differed in the 14th digit)."""
+    assert ST.choose_threads(JOBS, 3) == (3, {})
+    monkeypatch.setattr(ST, "available_cores", lambda: 1)
+    assert ST.choose_threads(JOBS) == (1, {})
+    monkeypatch.setattr(ST, "available_cores", lambda: 2)
+    monkeypatch.setattr(ST, "estimate_seconds", lambda jobs, device, n, graphs: {1: 2.0, 2: 1.5}[n])
+    assert ST.choose_threads(JOBS) == (2, {1: 2.0, 2: 1.5})
+    one, two = (P.train_batched(JOBS, device="cpu", progress=False, threads=n) for n in (1, 2))
+    for a, b in zip(one, two):
+        assert max(abs(x - y) / y for x, y in zip(a.losses, b.losses)) < TOLERANCE
+        assert all(_rel(p, q) < TOLERANCE for p, q in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+
+
 @pytest.fixture
 def small_study(monkeypatch):
     monkeypatch.setattr(TM, "_TRAINED", {})
@@ -236,7 +252,10 @@ def test_the_benchmark_runs_dry_and_records_the_ratio_and_the_agreement(tmp_path
     spec.loader.exec_module(bench)
     assert bench.main(["--dry-run", "--preset", "smoke", "--out", str(tmp_path / "r.json")]) == 0
     record = json.loads((tmp_path / "r.json").read_text())
-    assert record["dry_run"] and set(record["seconds"]) == {"train_odenet", "one_at_a_time", "batched"}
+    several = bench.available_cores() > 1  # then all at once on every core too, with its own ratio
+    assert record["dry_run"] and set(record["seconds"]) == {"train_odenet", "one_at_a_time", "batched"} | (
+        {"batched_all_cores"} if several else set())
+    assert (record.get("ratio_train_odenet_over_batched_all_cores", 0) > 0) == several
     assert record["ratio_train_odenet_over_batched"] > 0 and len(record["jobs"]) == 5
     assert record["agreement_with_train_odenet"]["batched"]["weights_rel"] < 1e-12
 

@@ -38,7 +38,8 @@ from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, bl
 from .batched_training import (TrainingJob, StackedAdam, train_batched)
 from .study_store import (STORE_FORMAT, SHIPPED_PENDULUM, study_key, study_hash, store_path, shipped_study_path,
                           save_study, load_study, read_study)
-from .study_training import (PROBE_ITERS, NOTICE_SECONDS, estimate_seconds, choose_device, training_notice)
+from .study_training import (PROBE_ITERS, NOTICE_SECONDS, estimate_seconds, choose_device, choose_threads,
+                             training_notice)
 
 MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
            adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training, study_store, study_training)

@@ -6,6 +6,10 @@ told apart from the cost of an iteration), for each phase of the training (the m
 adds up the phases.  :func:`choose_device` does it on the CPU and on the session's accelerator and keeps the
 faster: the pendulum's ODE-Nets are tiny, and in float64 a GPU is not faster for every study on every card, so
 the choice is measured, on the reader's machine, each time a study is trained (a fraction of a second).
+:func:`choose_threads` measures the CPU's side the same way, one thread against every core this process may
+use, where the settings leave the thread count to the library (the stacked models' products are split
+between the threads, which may change the last bits of a sum: the results agree to round-off,
+tests/test_pendulum_batched.py).
 :func:`training_notice` is what is said before a training estimated to take more than :data:`NOTICE_SECONDS`.
 """
 from __future__ import annotations
@@ -18,10 +22,11 @@ import torch
 
 from ..runtime.device import resolve_device
 from ..runtime.progress import duration
+from ..runtime.threads import available_cores
 from .batched_training import TrainingJob, train_batched
 from .pendulum_presets import PENDULUM_PRESETS
 
-__all__ = ["PROBE_ITERS", "NOTICE_SECONDS", "estimate_seconds", "choose_device", "training_notice"]
+__all__ = ["PROBE_ITERS", "NOTICE_SECONDS", "estimate_seconds", "choose_threads", "choose_device", "training_notice"]
 
 PROBE_ITERS = (8, 24)
 """The two lengths of the probe runs (iterations)."""
@@ -59,6 +64,19 @@ def estimate_seconds(jobs: Sequence[TrainingJob], device, threads: int = 1, grap
         per_iter = max(tb - ta, 1e-9) / (b - a)
         total += max(ta - a * per_iter, 0.0) + iters * per_iter
     return total
+
+
+def choose_threads(jobs: Sequence[TrainingJob], threads: Optional[int] = None) -> tuple:
+    """``(threads, {threads: estimated seconds on the CPU})``: ``threads`` where it is given (the settings'
+    ``threads``), else one thread or every available core, whichever :func:`estimate_seconds` measures faster
+    (``{}`` when nothing was measured)."""
+    if threads is not None:
+        return threads, {}
+    candidates = sorted({1, available_cores()})
+    if len(candidates) == 1:
+        return 1, {}
+    estimates = {n: estimate_seconds(jobs, torch.device("cpu"), n, graphs=False) for n in candidates}
+    return min(estimates, key=estimates.get), estimates
 
 
 def choose_device(jobs: Sequence[TrainingJob], device: Optional[torch.device], threads: int = 1,

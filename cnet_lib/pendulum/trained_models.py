@@ -26,7 +26,7 @@ from .batched_training import TrainingJob, train_batched
 from .odenet import ODENet, ODENetFit, one_step
 from .pendulum_presets import PendulumConfig
 from .study_store import load_study, read_study, save_study, shipped_study_path, store_path, study_key
-from .study_training import NOTICE_SECONDS, choose_device, training_notice
+from .study_training import NOTICE_SECONDS, choose_device, choose_threads, training_notice
 
 __all__ = ["setup_facts", "backend_agreement", "training_summary", "training_key", "study_configs", "job_for",
            "train_models", "obtain_study", "study_source"]
@@ -208,7 +208,7 @@ def _load(base: PendulumConfig, key: dict, path, use_shipped: bool) -> Optional[
 
 def _train(jobs: Sequence[TrainingJob], preset: str, settings: Optional[Settings], progress: bool) -> list:
     """``jobs`` trained at once on the device measured faster, announced first when that takes long."""
-    threads = (settings.threads or 1) if settings is not None else 1
+    threads, _ = choose_threads(jobs, settings.threads if settings is not None else None)
     graphs = settings.cuda_graphs if settings is not None else True
     device, estimates = choose_device(jobs, None if settings is None else settings.device, threads, graphs)
     if len(estimates) > 1 or max(estimates.values()) > NOTICE_SECONDS:
