@@ -7,7 +7,7 @@ The clone is made in a fresh temporary folder (``git clone`` of this repository,
 commit), so nothing of this working tree but its committed history is used: its set-up builds a fresh ``.venv``
 as the runner's does.  Recorded: the wall seconds of the whole ``.ci/run``, pytest's own seconds and its counts
 (read from pytest's last line, "N passed, K skipped ... in S s"), the machine's 1-minute load before and after,
-and the exit status.  A failed run is recorded too (its ``failed`` count says so) and makes the exit status 1.
+and the exit status; the whole output goes to ``<tmp>/cnet-ci-<commit>.log``.  A failed run is recorded too (its ``failed`` count says so) and makes the exit status 1.
 ``--dry-run`` runs ``bash .ci/run --collect-only -q`` (the set-up, then no test runs) and writes to ``--out``
 instead of the results file.  Each row names its machine (cores, architecture, AVX-512 or not): the rows come
 from more than one machine.
@@ -93,10 +93,14 @@ def main(argv=None) -> int:
         p.error("--dry-run writes to the file --out names, never to benchmarks/results/ci.json")
     row, text = run_ci(args.commit, args.dry_run)
     row["note"] = args.note
+    log = Path(tempfile.gettempdir()) / f"cnet-ci-{row['commit']}.log"  # the whole output, for the failures
+    log.write_text(text)
     if not args.out.is_file():
         args.out.write_text(json.dumps({"benchmark": "ci", "runs": []}))
     append_row(args.out, row)
-    print(text[-3000:])
+    print("\n".join(ln for ln in text.splitlines() if ln.startswith(("FAILED ", "ERROR "))))
+    print(text[-1500:])
+    print(f"the whole output: {log}")
     print(json.dumps(row, indent=1))
     return 0 if row["exit_status"] == 0 else 1
 
