@@ -4,7 +4,8 @@
     python benchmarks/bench_ci.py [--commit HEAD] [--note "what changed"] [--dry-run]
 
 The clone is made in a fresh temporary folder (``git clone`` of this repository, then ``git checkout`` of the
-commit), so nothing of this working tree but its committed history is used: its set-up builds a fresh ``.venv``
+commit), beside a link to this checkout's ``../shared`` (the offline data, where the CI runner has it), so
+nothing of this working tree but its committed history is used: its set-up builds a fresh ``.venv``
 as the runner's does.  Recorded: the wall seconds of the whole ``.ci/run``, pytest's own seconds and its counts
 (read from pytest's last line, "N passed, K skipped ... in S s"), the machine's 1-minute load before and after,
 and the exit status; the whole output goes to ``<tmp>/cnet-ci-<commit>.log``.  A failed run is recorded too (its ``failed`` count says so) and makes the exit status 1.
@@ -60,6 +61,8 @@ def run_ci(commit: str, dry_run: bool) -> tuple[dict, str]:
                          text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="cnet-ci-") as tmp:
         clone = Path(tmp) / "clone"
+        if (ROOT.parent / "shared").is_dir():  # the runner's checkout has the offline data at ../shared: so does this
+            (Path(tmp) / "shared").symlink_to(ROOT.parent / "shared")
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         subprocess.run(["git", "checkout", "-q", sha], cwd=clone, check=True)
         load_before = os.getloadavg()[0]

@@ -21,8 +21,16 @@ from cnet_lib.images.data.pack_writer import pixel_error, write_pack
 from cnet_lib.runtime.checkpoint import file_digest
 from smoke_data import SHARED_DATA
 
-# bounds on the small offline copy at quality 90 (measured there: max 45, mean 2.09, PSNR 39.1 dB)
-MAX_ABS, MEAN_ABS, PSNR_DB = 64, 3.0, 37.0
+# bounds on the small offline copy at quality 90 (measured there: max 45, mean 2.09, PSNR 39.1 dB), and the
+# largest mean error of one image (8: two unrelated photographs differ by far more)
+BOUNDS = {"offline": dict(max_abs=64, mean_abs=3.0, psnr_db=37.0, per_image=8),
+          # without the offline copy the fake images are uniform noise, which lossy WebP keeps far less well
+          # (measured: max 134, mean 18.3, PSNR 20.6 dB); two unrelated noise images differ by about 85 on average
+          "fake": dict(max_abs=160, mean_abs=25.0, psnr_db=18.0, per_image=40)}
+
+
+def _bounds(source) -> dict:
+    return BOUNDS["offline" if source == SHARED_DATA else "fake"]
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +62,11 @@ def test_the_pack_holds_the_same_labels_order_and_split_within_the_error_bound(s
         assert torch.equal(gy, ry), f"{split}: labels or their order differ"
         assert gx.shape == rx.shape and gx.dtype == torch.uint8
         err = pixel_error(rx.numpy(), gx.numpy())
-        assert err["max_abs"] <= MAX_ABS and err["mean_abs"] <= MEAN_ABS and err["psnr_db"] >= PSNR_DB, (split, err)
+        b = _bounds(source)
+        assert err["max_abs"] <= b["max_abs"] and err["mean_abs"] <= b["mean_abs"] and err["psnr_db"] >= b["psnr_db"], (
+            split, err)
         per_image = (gx.double() - rx.double()).abs().mean(dim=(1, 2, 3))
-        assert per_image.max() < 8, "an image far from its source: the order is off or images bled into each other"
+        assert per_image.max() < b["per_image"], "an image far from its source: the order is off or images bled into each other"
     manifest = json.loads((packed / "cifar-10-webp" / "manifest.json").read_text())
     assert manifest["error"]["max_abs"] == max(pixel_error(getattr(ref, f"{s}_x").numpy(),
                                                            getattr(got, f"{s}_x").numpy())["max_abs"] for s in ("train", "test"))
@@ -70,7 +80,7 @@ def test_a_subset_is_the_same_images_as_from_the_pickles(source, packed):
     ref = ID.load_dataset("cifar10", source, n_train=100, n_test=50, seed=3, download=False, progress=False)
     got = ID.load_dataset("cifar10", packed, n_train=100, n_test=50, seed=3, download=False, progress=False)
     assert torch.equal(ref.train_y, got.train_y) and torch.equal(ref.test_y, got.test_y)
-    assert (ref.test_x.double() - got.test_x.double()).abs().max() <= MAX_ABS
+    assert (ref.test_x.double() - got.test_x.double()).abs().max() <= _bounds(source)["max_abs"]
 
 
 def test_pickles_are_read_first_and_the_pack_where_they_are_absent(source, packed, tmp_path):
