@@ -44,39 +44,15 @@ from cnet_lib.runtime import records as R
 from cnet_lib.runtime.json_cache import read_cache
 from cnet_lib.runtime.locks import FolderNotWritable, LockFileError, folder_lock, lock_files, lock_holder
 from cnet_lib.runtime.settings import Settings
+from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
-GRID = dict(schemes=("euler",), n_steps=(1, 2), compress=(1,), compress_schemes=("euler",))
 TRAIN_ARGS = ["--dataset", "cifar10", "--n-train", "64", "--n-test", "32", "--channels", "2", "4", "4",
               "--batch-size", "32", "--scheme", "euler", "--device", "cpu", "--quiet"]
 WAIT = 120  # seconds a subprocess may take: a wide margin, never a measurement
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    FD.write_fake_cifar(root, n_train=100, n_test=40, seed=0)
-    return str(root)
-
-
-@pytest.fixture(scope="module")
-def trained(data_dir, tmp_path_factory):
-    """Both smoke runs, trained once into a runs root that tests copy before changing anything."""
-    root = tmp_path_factory.mktemp("runs")
-    RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY)
-    return root
-
-
-@pytest.fixture
-def runs_copy(trained, tmp_path):
-    root = tmp_path / "runs"
-    shutil.copytree(trained, root)
-    return root
-
-
-def _runs(root, data_dir, **kw):
-    return RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), **TINY, **kw)
+_runs = smoke_runs
 
 
 def _one_line(text: str) -> str:

@@ -46,38 +46,15 @@ from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_sta
 from cnet_lib.runtime.locks import folder_lock, lock_files
 from cnet_lib.runtime.memory import OutOfMemory, out_of_memory_hint
 from cnet_lib.runtime.settings import Settings
+from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained  # noqa: F401 (fixtures)
 from smoke_data import SHARED_DATA as SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
-GRID = dict(schemes=("euler",), n_steps=(1, 2), compress=(1,), compress_schemes=("euler",))
 WAIT = 300  # seconds a subprocess may take to reach a point: a wide margin, never a measurement
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    FD.write_fake_cifar(root, n_train=100, n_test=40, seed=0)
-    return str(root)
-
-
-@pytest.fixture(scope="module")
-def trained(data_dir, tmp_path_factory):
-    """Both smoke runs, trained once into a runs root that tests copy before changing anything."""
-    root = tmp_path_factory.mktemp("runs")
-    RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY)
-    return root
-
-
-@pytest.fixture
-def runs_copy(trained, tmp_path):
-    root = tmp_path / "runs"
-    shutil.copytree(trained, root)
-    return root
-
-
 def _runs(root, data_dir, **kw):
-    return RS.trained_runs(Settings(preset="smoke", runs_dir=root, data_dir=data_dir, device="cpu"), verbose=False, **TINY, **kw)
+    return smoke_runs(root, data_dir, verbose=False, **kw)
 
 
 def _env():
