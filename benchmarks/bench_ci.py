@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cnet_lib.runtime.checkpoint import atomic_write_text
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "ci.json"
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|deselected|xfailed|xpassed|tests? collected)")
@@ -80,9 +82,7 @@ def append_row(path: Path, row: dict) -> None:
     """Append ``row`` to the ``runs`` of the results file at ``path``, written atomically."""
     data = json.loads(path.read_text())
     data["runs"].append(row)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def main(argv=None) -> int:

@@ -107,6 +107,7 @@ def test_bad_batches_are_refused():
 def test_the_device_is_chosen_by_measurement_and_a_long_training_is_announced(monkeypatch):
     device, estimates = ST.choose_device(JOBS, torch.device("cpu"))
     assert device == torch.device("cpu") and list(estimates) == ["cpu"] and 0 < estimates["cpu"] < 5
+    assert ST.choose_device(JOBS, torch.device("cpu"), cpu_seconds=1.25) == (torch.device("cpu"), {"cpu": 1.25})
     text = ST.training_notice("paper", 9, torch.device("cpu"), {"cpu": 250.0, "cuda:0": 400.0})
     assert "about 4.2 min" in text and "cuda:0: about 6.7 min" in text and "%env CNET_PRESET=gpu" in text
     assert "%env" not in ST.training_notice("smoke", 5, torch.device("cpu"), {"cpu": 40.0})

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from ..images.runs.shipped import SHIPPED, expected_training, read_manifest
+from ..runtime.device import gpu_words
 from ..runtime.progress import duration
 
 __all__ = ["RESULTS", "results_dir", "result", "value", "machine_words", "book_builds", "gpu_chapters",
@@ -66,10 +67,6 @@ def value(spec: str, root: Optional[Path] = None) -> Any:
     return v
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1].upper() in "AEFHILMNORSX" else "a"
-
-
 def machine_words(machine: Mapping) -> str:
     """``"a 2-core x86_64 CPU"`` or ``"an H100"``: the machine a results file names (its ``machine`` entry, as
     :func:`cnet_lib.runtime.device.environment` or a benchmark writes it)."""
@@ -77,9 +74,7 @@ def machine_words(machine: Mapping) -> str:
     if gpu is None and machine.get("cuda") and not str(machine["cuda"])[:1].isdigit():
         gpu = machine["cuda"]  # benchmarks that write the GPU's name under "cuda"
     if gpu:
-        words = str(gpu).split()
-        model = words[1] if words[0] in ("NVIDIA", "Tesla") and len(words) > 1 else words[0]
-        return f"{_article(model)} {model}"
+        return gpu_words(gpu)
     arch = machine.get("processor") or next((a for a in ("x86_64", "aarch64", "arm64")
                                              if a in str(machine.get("platform", ""))), "")
     return f"a {machine.get('cpu_count', '?')}-core {arch + ' ' if arch else ''}CPU"

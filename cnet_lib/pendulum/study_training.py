@@ -80,10 +80,12 @@ def choose_threads(jobs: Sequence[TrainingJob], threads: Optional[int] = None) -
 
 
 def choose_device(jobs: Sequence[TrainingJob], device: Optional[torch.device], threads: int = 1,
-                  graphs: bool = True) -> tuple:
+                  graphs: bool = True, cpu_seconds: Optional[float] = None) -> tuple:
     """``(device, {device name: estimated seconds})``: the CPU, or ``device`` (the session's) where that is an
-    accelerator and its estimate is smaller."""
-    estimates = {"cpu": estimate_seconds(jobs, torch.device("cpu"), threads, graphs)}
+    accelerator and its estimate is smaller.  ``cpu_seconds``: the CPU's estimate at ``threads`` where it was
+    measured already (:func:`choose_threads`), so the CPU is not probed twice."""
+    cpu = cpu_seconds if cpu_seconds is not None else estimate_seconds(jobs, torch.device("cpu"), threads, graphs)
+    estimates = {"cpu": cpu}
     device = None if device is None else resolve_device(device)
     if device is not None and device.type != "cpu":
         estimates[str(device)] = estimate_seconds(jobs, device, threads, graphs)

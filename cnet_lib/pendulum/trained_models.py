@@ -208,9 +208,10 @@ def _load(base: PendulumConfig, key: dict, path, use_shipped: bool) -> Optional[
 
 def _train(jobs: Sequence[TrainingJob], preset: str, settings: Optional[Settings], progress: bool) -> list:
     """``jobs`` trained at once on the device measured faster, announced first when that takes long."""
-    threads, _ = choose_threads(jobs, settings.threads if settings is not None else None)
+    threads, cpu = choose_threads(jobs, settings.threads if settings is not None else None)
     graphs = settings.cuda_graphs if settings is not None else True
-    device, estimates = choose_device(jobs, None if settings is None else settings.device, threads, graphs)
+    device, estimates = choose_device(jobs, None if settings is None else settings.device, threads, graphs,
+                                      cpu_seconds=cpu.get(threads))
     if len(estimates) > 1 or max(estimates.values()) > NOTICE_SECONDS:
         print(training_notice(preset, len(jobs), device, estimates))
     return train_batched(jobs, device=device, progress=progress, threads=threads, graphs=graphs,

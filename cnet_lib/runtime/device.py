@@ -17,7 +17,7 @@ from typing import Optional, Union
 import torch
 
 __all__ = ["DeviceLike", "default_device", "resolve_device", "same_device", "amp_dtype", "Precision", "precision_for",
-           "cpu_name", "environment", "full_float32"]
+           "cpu_name", "gpu_words", "environment", "full_float32"]
 
 DeviceLike = Union[str, torch.device, None]
 
@@ -124,6 +124,14 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def gpu_words(name: str) -> str:
+    """A GPU as a reader names it, by its model alone with its article: ``"NVIDIA H100 80GB HBM3"`` -> ``"an H100"``,
+    ``"Tesla T4"`` -> ``"a T4"``."""
+    words = str(name).split()
+    model = words[1] if words[0] in ("NVIDIA", "Tesla") and len(words) > 1 else words[0]
+    return f"{'an' if model[:1].upper() in 'AEFHILMNORSX' else 'a'} {model}"
 
 
 def environment(device: DeviceLike) -> dict:

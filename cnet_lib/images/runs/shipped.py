@@ -15,6 +15,7 @@ from string import Formatter
 from typing import Optional
 
 from ...runtime.checkpoint import CheckpointError, atomic_copy, file_digest
+from ...runtime.device import gpu_words
 from ...runtime.progress import duration
 from ...runtime.records import DamagedRecord, load_json
 from ..training.results_file import read_results
@@ -128,9 +129,7 @@ def _machine(machine: dict, short: bool = False) -> str:
     if str(machine.get("device", "")).startswith("cuda"):
         name = machine.get("device_name") or "CUDA"
         if short:
-            words = name.split()
-            model = words[1] if words[0] in ("NVIDIA", "Tesla") and len(words) > 1 else words[0]
-            return f"{'an' if model[:1].upper() in 'AEFHILMNORSX' else 'a'} {model}"
+            return gpu_words(name)
         return f"{'an' if name.upper().startswith(('NVIDIA', 'AMD', 'A', 'E', 'I', 'O', 'U')) else 'a'} {name} GPU"
     return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "a CPU"
 
