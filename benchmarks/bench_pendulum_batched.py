@@ -5,6 +5,8 @@ coarse-Δt_data controls, ``control_iters``) are trained in each of these modes,
 
 * ``train_odenet``: one after another with :func:`cnet_lib.pendulum.train_odenet` on the CPU, one thread
   (what the chapters did before the batched training: the status quo, whatever ``--device``);
+* ``train_odenet_all_cores`` (a CPU with several cores): the same with a thread per core, so that the
+  batched training on every core is also compared with the sequential one given the same cores;
 * ``one_at_a_time``: one after another with :func:`cnet_lib.pendulum.train_batched`, one model per call, on
   ``--device``;
 * ``batched``: all at once with ``train_batched`` on ``--device``, eagerly (one CPU thread);
@@ -12,7 +14,8 @@ coarse-Δt_data controls, ``control_iters``) are trained in each of these modes,
   where a short probe measures it faster (:func:`cnet_lib.pendulum.choose_threads`);
 * ``batched_graph`` (CUDA only): all at once, each phase's iteration recorded as a CUDA graph and replayed.
 
-The ratios (``train_odenet`` / ``batched`` ...) come from this one run.  The batched results are compared
+The ratios (``train_odenet`` / ``batched`` ...) come from this one run; ``ratio_best_sequential_over_best_batched``
+is the fastest sequential mode over the fastest batched one (each given the thread count that suits it).  The batched results are compared
 with ``train_odenet``'s (float64): the largest relative difference of the final losses and of the weights.
 
 The whole study may take minutes per mode; ``--max-seconds`` bounds the run: a short calibration run of every
@@ -61,8 +64,8 @@ def scaled(jobs: list, fraction: float) -> list:
     return [dataclasses.replace(j, n_iters=max(1, round(j.n_iters * fraction))) for j in jobs]
 
 
-def _train_odenet(jobs, device):
-    with torch_threads(1):
+def _train_odenet(jobs, threads: int = 1):
+    with torch_threads(threads):
         return [pendulum.train_odenet(j.data(), j.scheme, j.n_iters, lr=j.lr, lr_final=j.lr_final, seed=j.seed,
                                       hidden=j.hidden, progress=False) for j in jobs]
 
@@ -70,12 +73,13 @@ def _train_odenet(jobs, device):
 def modes(device: torch.device) -> dict:
     """Mode name -> ``train(jobs) -> [ODENetFit]`` (module doc)."""
     out = {
-        "train_odenet": lambda jobs: _train_odenet(jobs, device),
+        "train_odenet": _train_odenet,
         "one_at_a_time": lambda jobs: [pendulum.train_batched([j], device=device, progress=False, graphs=False)[0]
                                        for j in jobs],
         "batched": lambda jobs: pendulum.train_batched(jobs, device=device, progress=False, graphs=False),
     }
     if device.type == "cpu" and available_cores() > 1:
+        out["train_odenet_all_cores"] = lambda jobs: _train_odenet(jobs, available_cores())
         out["batched_all_cores"] = lambda jobs: pendulum.train_batched(jobs, device=device, progress=False, graphs=False,
                                                                        threads=available_cores())
     if device.type == "cuda":
@@ -157,6 +161,9 @@ def run(args) -> dict:
         "ratio_one_at_a_time_over_batched": round(seconds["one_at_a_time"] / seconds["batched"], 2),
         **({"ratio_train_odenet_over_batched_all_cores": round(seconds["train_odenet"] / seconds["batched_all_cores"], 2),
             "cores": available_cores()} if "batched_all_cores" in seconds else {}),
+        "ratio_best_sequential_over_best_batched": round(
+            min(v for k, v in seconds.items() if k.startswith("train_odenet"))
+            / min(v for k, v in seconds.items() if k.startswith("batched")), 2),
         "agreement_with_train_odenet": {k: agreement(v, fits["train_odenet"]) for k, v in fits.items()
                                         if k != "train_odenet"},
     }

@@ -108,7 +108,7 @@ class StackedAdam:
         """Model ``m``'s Adam state as ``torch.optim.Adam(model.parameters()).state_dict()`` would hold it
         (so ``train_odenet(..., resume=fit)`` continues it)."""
         opt = torch.optim.Adam(model.parameters(), lr=float(self.lr[m]))
-        layouts = (lambda t: t.t(), lambda t: t[0], lambda t: t.t())  # Wt -> W, b (1, H) -> (H,), At -> A
+        layouts = (lambda t: t.t(), lambda t: t[0], lambda t: t)  # Wt -> W, b (1, H) -> (H,), A as it is
         for p, f, m_avg, v_avg in zip(model.parameters(), layouts, self.exp_avg, self.exp_avg_sq):
             opt.state[p] = {"step": torch.tensor(float(n_steps)), "exp_avg": f(m_avg[m]).detach().cpu().clone(),
                             "exp_avg_sq": f(v_avg[m]).detach().cpu().clone()}
