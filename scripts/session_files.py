@@ -25,19 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from cnet_lib.runtime import gpu_estimate  # noqa: E402  (cnet_lib from this checkout)
 
 MAX_FILES, MAX_BYTES, MAX_TOTAL = 8, 16 * 2**20, 64 * 2**20
 """The GPU machine's return limits: 8 files, 16 MiB each, 64 MiB together (the device tool's README)."""
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 SHIPPED_MAX_BYTES = 12_000_000
 """The gpu preset's shipped folders together (issue 24: under 12 MB)."""
-
-# The T4 estimate's assumptions (`book/gpu.md`, "On a GPU"): a T4 reaches the same fraction of its float32 peak as
-# the measured GPU did of its own (67 TFLOP/s for an H100 SXM and an H200, 8.1 for a T4), and it runs
-# float32 (no bf16): the measured bf16 graph step is 0.6 of the float32 one (RK4-classic N_t = 4 on the
-# H200: 16.2 against 27.0 ms, benchmarks/results/bench_gpu.json).
-PEAK_RATIO = 67.0 / 8.1
-FP32_OVER_BF16 = 27.0 / 16.2
 
 
 def check_out_limits(out: Path) -> list:
@@ -62,22 +56,17 @@ def check_out_limits(out: Path) -> list:
 
 
 def t4_estimate(summary: dict) -> dict:
-    """Minutes a T4 would take for the image chapters of the preset, from the session's seed 0: each
-    run's training (its history's seconds, evaluation included) and its sweep, times the float32/bf16
-    ratio and the peak ratio (see the constants); ``{}`` without seed 0."""
+    """Minutes a T4 would take for the image chapters of the preset, from the session's seed 0: each run's
+    training (its history's seconds), evaluation and sweep, by :func:`cnet_lib.runtime.gpu_estimate.t4_estimate`
+    (its assumptions stated there); ``{}`` without seed 0."""
     seed0 = summary.get("seeds", {}).get("0")
     if not seed0:
         return {}
-    runs = {}
-    for name, history in seed0["history"].items():
-        train = sum(h["train_seconds"] for h in history)
-        evaluation = sum(h.get("eval_seconds", 0.0) for h in history)
-        sweep = seed0["study_seconds"].get(f"sweep {name}") or 0.0
-        runs[name] = {"measured_s": {"train": train, "eval": evaluation, "sweep": sweep},
-                      "t4_minutes": (train + evaluation + sweep) * FP32_OVER_BF16 * PEAK_RATIO / 60}
-    return {"assumptions": {"peak_ratio": PEAK_RATIO, "fp32_over_bf16": FP32_OVER_BF16,
-                            "measured_on": summary.get("machine", {}).get("device_name")},
-            "runs": runs, "image_chapters_minutes": sum(r["t4_minutes"] for r in runs.values())}
+    runs = {name: {"train": sum(h["train_seconds"] for h in history),
+                   "eval": sum(h.get("eval_seconds", 0.0) for h in history),
+                   "sweep": seed0["study_seconds"].get(f"sweep {name}") or 0.0}
+            for name, history in seed0["history"].items()}
+    return gpu_estimate.t4_estimate(runs, summary.get("machine", {}).get("device_name"))
 
 
 def _verified_folders(tar_path: Path, tmp: Path, max_bytes: int) -> list:

@@ -188,6 +188,36 @@ def test_the_gpu_preset_ships_and_says_how_long_training_it_takes(tmp_path, caps
     assert round(seconds["rk4_refined"]) == 63 and round(seconds["euler_fixed"]) == 25 and round(sum(seconds.values())) == 88
 
 
+def test_the_t4_estimate_is_computed_from_the_shipped_records_in_any_install(tmp_path, monkeypatch):
+    """The setup cell's T4 estimate comes from the shipped records (results files and sweeps), so a Colab reader's
+    install, which has no benchmarks/, shows it: it equals the GPU session's own estimate, and twice the training
+    time on the same GPU adds the training seconds times the stated assumptions (float32 over bf16 27.0/16.2, the
+    peaks 67 over 8.1 TFLOP/s)."""
+    from cnet_lib.runtime import gpu_estimate as GE
+
+    session = M.value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes")
+    assert M.t4_estimate("gpu") == pytest.approx(session, rel=1e-12)
+    before, trained = M.t4_estimate("gpu"), 0.0
+    for run in image_runs("gpu"):
+        folder = tmp_path / f"gpu-{run}"
+        folder.mkdir()
+        for name in json.loads((SHP.SHIPPED / f"gpu-{run}" / SHP.MANIFEST).read_text())["files"]:
+            if name.startswith("sweep-") or name == "results.json":
+                (folder / name).write_bytes((SHP.SHIPPED / f"gpu-{run}" / name).read_bytes())
+        (folder / SHP.MANIFEST).write_bytes((SHP.SHIPPED / f"gpu-{run}" / SHP.MANIFEST).read_bytes())
+        record = json.loads((folder / "results.json").read_text())
+        trained += sum(h["train_seconds"] for h in record["history"])
+        record["history"] = [dict(h, train_seconds=2 * h["train_seconds"]) for h in record["history"]]
+        (folder / "results.json").write_text(json.dumps(record))
+    monkeypatch.setattr(SHP, "SHIPPED", tmp_path)
+    assert M.t4_estimate("gpu", root=tmp_path / "no-benchmarks") == pytest.approx(
+        before + trained * (27.0 / 16.2) * (67.0 / 8.1) / 60, rel=1e-12)
+    assert "on a T4 (an estimate)" in M.training_words("gpu", root=tmp_path / "no-benchmarks")
+    assert (GE.fp32_tflops("NVIDIA H100 80GB HBM3"), GE.fp32_tflops("NVIDIA H100 PCIe"), GE.fp32_tflops("Tesla T4"),
+            GE.fp32_tflops("NVIDIA H200"), GE.fp32_tflops("NVIDIA A100-SXM4-40GB")) == (67.0, 51.2, 8.1, 67.0, None)
+    assert GE.t4_estimate({"a": {"train": 1.0, "eval": 0.0, "sweep": 0.0}}, "NVIDIA A100") == {}
+
+
 def _recorded_training(folder: Path) -> tuple:
     """``(seconds, machine, seed)`` of a shipped run, from its results file, after checking that its manifest
     records the same seconds and machine."""
@@ -218,7 +248,7 @@ def test_the_training_time_words_are_the_shipped_records(preset):
 def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch):
     """The words are computed from the records, not typed: shipped models that trained twice as long on another GPU
     are quoted so; without them the preset says it was not measured, and without the GPU session's file (a Colab
-    reader's install) the T4 estimate is left out, nothing else."""
+    reader's install) the words are the same; a GPU without a known peak gets no T4 estimate."""
     for run in image_runs("gpu"):
         folder = tmp_path / f"gpu-{run}"
         folder.mkdir()
@@ -233,7 +263,7 @@ def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch)
     said = SHP.expected_training("gpu")
     assert said != before and said == ("both models in 2.9 min on an A100 (measured, training seed 0: RK4 refined "
                                        "2.1 min, Euler 50 s)"), said
-    assert M.training_words("gpu", root=tmp_path) == said  # no benchmarks/results there: no T4 estimate
+    assert M.training_words("gpu", root=tmp_path) == said  # an A100 (no peak in the table), no sweep: no T4 estimate
     (tmp_path / "gpu-euler_fixed" / "results.json").unlink()
     assert SHP.expected_training("gpu") == "not measured (no trained models of the 'gpu' preset ship with this install)"
 

@@ -11,8 +11,8 @@ timed on a CPU (:func:`gpu_preset_on_cpu`) are the times the cards quote; with t
 (:func:`shipped_training`), they are what ``cnet book_plan`` expects a build to take (:func:`expected_build`).
 
 The files are the repository's, not the installed package's: a student's or a Colab reader's install has
-none.  The one reader that runs there, the setup cell's training time (:func:`training_words`), leaves out the
-T4 estimate where the files are absent; what it quotes as measured comes from the shipped models' own records.
+none.  The one reader that runs there, the setup cell's training time (:func:`training_words`), quotes the
+shipped models' own records, and the T4 estimate computed from them (:func:`t4_estimate`).
 Read once per process (the files do not change while a book is built).
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..images.runs.shipped import SHIPPED, expected_training, read_manifest
+from ..images.runs.shipped import SHIPPED, expected_training, read_manifest, shipped_training_record
+from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.progress import duration
 
@@ -130,21 +131,25 @@ def shipped_training(preset: str) -> Optional[dict]:
 
 
 def t4_estimate(preset: str, root: Optional[Path] = None) -> Optional[float]:
-    """Minutes the image chapters of ``preset`` would take on a T4, as the GPU session estimated them
-    (``gpu_session-<preset>.json``, ``t4_estimate.image_chapters_minutes``: ``scripts/session_files.py``'s
-    ``t4_estimate``); ``None`` where there is none (no session for the preset, or an install without the
-    repository's measurements, such as a Colab reader's)."""
-    try:
-        minutes = value(f"gpu_session-{preset}.json:t4_estimate.image_chapters_minutes", root)
-    except (FileNotFoundError, KeyError):
+    """Minutes the image chapters of ``preset`` would take on a T4, estimated
+    (:func:`cnet_lib.runtime.gpu_estimate.t4_estimate`) from the shipped models' own records: each run's training
+    and evaluation (its results file) and its manifestation sweep, on the GPU they ran on.  The records ship with
+    the package, so a Colab reader's install has the estimate too; ``None`` where the preset's models do not ship,
+    ran on a CPU or a GPU without a known peak, or a run's sweep does not say its time.  ``root`` is unused (the
+    estimate needs no measurement of the repository's); kept for the callers that pass it."""
+    record = shipped_training_record(preset)
+    if record is None or any(s is None for s in record["sweep_seconds"].values()):
         return None
-    return float(minutes) if isinstance(minutes, (int, float)) and not isinstance(minutes, bool) else None
+    runs = {run: {"train": s, "eval": record["eval_seconds"][run], "sweep": record["sweep_seconds"][run]}
+            for run, s in record["seconds"].items()}
+    estimate = gpu_estimate.t4_estimate(runs, (record["machine"] or {}).get("device_name"))
+    return estimate.get("image_chapters_minutes")
 
 
 def training_words(preset: str, root: Optional[Path] = None) -> str:
     """How long training the image models of ``preset`` takes, as the setup cell says it: measured, from the shipped
-    models' records (:func:`cnet_lib.images.runs.shipped.expected_training`), and the T4 estimate where the
-    repository's measurements are at hand (:func:`t4_estimate`; left out elsewhere)."""
+    models' records (:func:`cnet_lib.images.runs.shipped.expected_training`), and the T4 estimate from the same
+    records (:func:`t4_estimate`; left out where there is none)."""
     t4 = t4_estimate(preset, root)
     words = expected_training(preset)
     return words if t4 is None else f"{words}; the image chapters in about {duration(60 * t4)} on a T4 (an estimate)"
