@@ -22,7 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..images.runs.shipped import SHIPPED, expected_training, read_manifest, shipped_training_record
+from ..images.runs.image_presets import image_runs
+from ..images.runs.shipped import expected_training, read_manifest, shipped_run, shipped_training_record
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.progress import duration
@@ -118,16 +119,19 @@ def gpu_preset_on_cpu(root: Optional[Path] = None) -> dict:
 
 
 def shipped_training(preset: str) -> Optional[dict]:
-    """How long the models that ship for ``preset`` took to train and to study, from their manifests (written by
-    ``cnet ship``): ``{"train_seconds", "study_seconds", "machine"}``; ``None`` when none ship."""
-    folders = sorted(SHIPPED.glob(f"{preset}-*"))
-    if not folders:
+    """How long the models that ship for ``preset`` took to train and to study: ``{"train_seconds", "study_seconds",
+    "machine"}``.  The training and its machine are the results files they were trained with
+    (:func:`cnet_lib.images.runs.shipped.shipped_training_record`, what the setup cell quotes too); the studies'
+    seconds are their manifests' (written by ``cnet ship --restudy``).  ``None`` unless every run of the preset
+    ships a model of the preset as it is now."""
+    record = shipped_training_record(preset)
+    if record is None:
         return None
-    manifests = [read_manifest(f) for f in folders]
+    manifests = [read_manifest(shipped_run(cfg)) for cfg in image_runs(preset).values()]
     studies = {name: s for m in manifests for name, s in ((m.get("studies") or {}).get("seconds") or {}).items()}
-    return {"train_seconds": sum(m["train_seconds"] for m in manifests),
+    return {"train_seconds": sum(record["seconds"].values()),
             "study_seconds": sum(s for s in studies.values() if s is not None),
-            "machine": machine_words(manifests[0]["machine"])}
+            "machine": machine_words(record["machine"])}
 
 
 def t4_estimate(preset: str, root: Optional[Path] = None) -> Optional[float]:
@@ -169,7 +173,7 @@ def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> st
                     f"with the book{skipped})")
         t = shipped_training("cpu")
         if t is None:
-            return "longer: training the image models first (not measured here: no cpu models ship)"
+            return "longer: training the image models first (not measured: no cpu models of the preset as it is now ship)"
         total = t["train_seconds"] + t["study_seconds"] + b["build_seconds"]
         return (f"about {duration(total)} on {t['machine']} (measured: {duration(t['train_seconds'])} to train both image "
                 f"models, {duration(t['study_seconds'])} for their studies, {duration(b['build_seconds'])} for the book "
@@ -188,7 +192,7 @@ def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> st
                     f"{duration(on_cpu)} on {cpu['machine']} alone)")
         t = shipped_training("gpu")
         if t is None:
-            return "minutes on an H100/H200-class GPU (not measured here: no gpu models ship)"
+            return "minutes on an H100/H200-class GPU (not measured: no gpu models of the preset as it is now ship)"
         t4 = t4_estimate("gpu", root)
         estimate = "" if t4 is None else f"; about {duration(60 * t4)} on a T4 (an estimate, see the book's page On a GPU)"
         return (f"minutes on an H100/H200-class GPU (both models trained in {duration(t['train_seconds'])} on "
