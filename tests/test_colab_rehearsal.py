@@ -385,3 +385,15 @@ def test_the_book_renderer_works_on_plotly_5_outside_colab(colab):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CNET_"))}
     env["CNET_PRESET"] = "smoke"
     assert _run([colab["python"], "-c", code], env=env, cwd=colab["tmp"]).strip() == "ok"
+
+
+def test_a_colab_install_quotes_the_gpu_training_time_and_the_t4_estimate(colab):
+    """The setup cell's training time in the installed wheel (no benchmarks/ beside it): the measured H100 time and
+    the T4 estimate, both computed from the shipped models' own records."""
+    code = textwrap.dedent("""
+        from cnet_lib.book.measurements import training_words
+        print(training_words("gpu"))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CNET_"))}
+    said = _run([colab["python"], "-c", code], env=env, cwd=colab["tmp"]).strip()
+    assert "(measured, training seed 0" in said and said.endswith("on a T4 (an estimate)"), said

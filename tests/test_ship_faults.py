@@ -119,6 +119,26 @@ def test_a_link_in_place_of_a_shipped_file_is_never_followed(shipped, name, then
                    f"{AGAIN}{then}")
 
 
+def test_a_damaged_second_run_leaves_every_shipped_folder_as_it_was(shipped, tmp_path):
+    """Ship writes every run's new folder beside its place first and replaces the shipped folders only when all are
+    written: a link among the second run's files leaves the first run's folder as it was too (it was shipped anew
+    before the second was checked), and no staged folder behind."""
+    run, folder, before = shipped
+    other = SH._ship_run(run, tmp_path / "shipped" / "smoke-other", [CHECKPOINT, RESULTS], RECORD)
+    other_before = SHP.verify_shipped(other)
+    (run.out_dir / "sweep-new.json").write_text('{"seconds": 2.0}')  # what the first run's new folder would add
+    (run.out_dir / "sweep-abc.json").write_text('{"seconds": 1.0}')
+    _linked(run.out_dir / "sweep-abc.json")
+    with pytest.raises(SH.ShipError, match="sweep-abc.json cannot be shipped: it is a symbolic link"):
+        SH._ship_runs([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"]),
+                       (run, folder, [CHECKPOINT, RESULTS, "sweep-abc.json"])], RECORD)
+    assert SHP.verify_shipped(other) == other_before and SHP.verify_shipped(folder) == before
+    assert sorted(p.name for p in (tmp_path / "shipped").iterdir()) == ["smoke-euler_fixed", "smoke-other"]
+    (run.out_dir / "sweep-abc.json").unlink()
+    SH._ship_runs([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"])], RECORD)
+    assert "sweep-new.json" in SHP.verify_shipped(other)["files"]
+
+
 @pytest.mark.parametrize("damage", [*JSON_DAMAGE, "seconds a string"])
 def test_a_damaged_study_file_is_said_in_one_sentence(tmp_path, damage):
     path = tmp_path / "robustness-abc.json"

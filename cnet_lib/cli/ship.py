@@ -142,14 +142,11 @@ def _study_seconds(path: Path) -> Optional[float]:
     return None if seconds is None else float(seconds)
 
 
-def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> Path:
-    """Write the shipped folder ``folder`` of ``run``: the files of ``keep`` the run folder holds, checked
-    before ``folder`` is replaced, and the manifest (``record`` with the run's own fields and every file's
-    SHA-256)."""
+def _write_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> None:
+    """Write the new folder ``folder`` of ``run``: the files of ``keep`` the run folder holds, each checked first,
+    and the manifest (``record`` with the run's own fields and every file's SHA-256)."""
     results = _run_results(run.out_dir)
     sources = _sources(run.out_dir, keep)
-    if folder.exists():
-        shutil.rmtree(folder)
     folder.mkdir(parents=True)
     for src in sources:
         _copy(src, folder / src.name)
@@ -168,13 +165,41 @@ def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) ->
         "files": {f.name: file_digest(f) for f in sorted(folder.iterdir())},
     }
     atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
-    return folder
+
+
+def _ship_runs(items: Sequence[tuple], record: dict) -> list[Path]:
+    """Ship every ``(run, folder, keep)`` of ``items`` (:func:`_write_run`), all or none: each new folder is
+    written beside its final place first (``.<name>.staging``), and only when every one is written are the shipped
+    folders replaced by them.  A run file that cannot be shipped stops with one sentence and leaves every shipped
+    folder as it was (the staged ones removed)."""
+    staged = []
+    try:
+        for run, folder, keep in items:
+            stage = folder.with_name(f".{folder.name}.staging")
+            if stage.exists():  # left by an interrupted ship
+                shutil.rmtree(stage)
+            staged.append((stage, folder))
+            _write_run(run, stage, keep, record)
+    except BaseException:
+        for stage, _ in staged:
+            shutil.rmtree(stage, ignore_errors=True)
+        raise
+    for stage, folder in staged:
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(stage, folder)
+    return [folder for _, folder in staged]
+
+
+def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> Path:
+    """Ship one run into ``folder`` (:func:`_ship_runs`: checked before ``folder`` is replaced)."""
+    return _ship_runs([(run, folder, keep)], record)[0]
 
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED) -> list[Path]:
     """Train (or reload from the settings' runs folder), sweep and study the runs of the settings' preset, and
     write the shipped folders.  A run file that cannot be shipped (damaged, not a file, a link) stops with one
-    sentence (:class:`ShipError`) before its shipped folder is replaced."""
+    sentence (:class:`ShipError`) before any shipped folder is replaced (:func:`_ship_runs`)."""
     preset = settings.preset
     t0 = time.perf_counter()
     runs = trained_runs(settings, use_shipped=False, verbose=True, progress=False)
@@ -191,12 +216,10 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     record = {"command": command, "description": data_description,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    written = []
-    for name, run in runs.items():
-        # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
-        keep = [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE]
-        folder = _ship_run(run, dest / f"{preset}-{name}", keep, record)
-        written.append(folder)
+    # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
+    written = _ship_runs([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE])
+                          for name, run in runs.items()], record)
+    for name, folder in zip(runs, written):
         print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
     return written
 
