@@ -22,8 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..images.runs.image_presets import image_runs
-from ..images.runs.shipped import expected_training, read_manifest, shipped_run, shipped_training_record
+from ..images.runs.shipped import expected_training, shipped_training_record
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.progress import duration
@@ -122,25 +121,22 @@ def shipped_training(preset: str) -> Optional[dict]:
     """How long the models that ship for ``preset`` took to train and to study: ``{"train_seconds", "study_seconds",
     "machine"}``.  The training and its machine are the results files they were trained with
     (:func:`cnet_lib.images.runs.shipped.shipped_training_record`, what the setup cell quotes too); the studies'
-    seconds are their manifests' (written by ``cnet ship --restudy``).  ``None`` unless every run of the preset
-    ships a model of the preset as it is now."""
+    seconds are their manifests' (written by ``cnet ship --restudy``), read there too.  ``None`` unless every run
+    of the preset ships a model of the preset as it is now."""
     record = shipped_training_record(preset)
     if record is None:
         return None
-    manifests = [read_manifest(shipped_run(cfg)) for cfg in image_runs(preset).values()]
-    studies = {name: s for m in manifests for name, s in ((m.get("studies") or {}).get("seconds") or {}).items()}
     return {"train_seconds": sum(record["seconds"].values()),
-            "study_seconds": sum(s for s in studies.values() if s is not None),
+            "study_seconds": sum(s for s in record["study_seconds"].values() if s is not None),
             "machine": machine_words(record["machine"])}
 
 
-def t4_estimate(preset: str, root: Optional[Path] = None) -> Optional[float]:
+def t4_estimate(preset: str) -> Optional[float]:
     """Minutes the image chapters of ``preset`` would take on a T4, estimated
     (:func:`cnet_lib.runtime.gpu_estimate.t4_estimate`) from the shipped models' own records: each run's training
     and evaluation (its results file) and its manifestation sweep, on the GPU they ran on.  The records ship with
     the package, so a Colab reader's install has the estimate too; ``None`` where the preset's models do not ship,
-    ran on a CPU or a GPU without a known peak, or a run's sweep does not say its time.  ``root`` is unused (the
-    estimate needs no measurement of the repository's); kept for the callers that pass it."""
+    ran on a CPU or a GPU without a known peak, or a run's sweep does not say its time."""
     record = shipped_training_record(preset)
     if record is None or any(s is None for s in record["sweep_seconds"].values()):
         return None
@@ -150,11 +146,11 @@ def t4_estimate(preset: str, root: Optional[Path] = None) -> Optional[float]:
     return estimate.get("image_chapters_minutes")
 
 
-def training_words(preset: str, root: Optional[Path] = None) -> str:
+def training_words(preset: str) -> str:
     """How long training the image models of ``preset`` takes, as the setup cell says it: measured, from the shipped
     models' records (:func:`cnet_lib.images.runs.shipped.expected_training`), and the T4 estimate from the same
     records (:func:`t4_estimate`; left out where there is none)."""
-    t4 = t4_estimate(preset, root)
+    t4 = t4_estimate(preset)
     words = expected_training(preset)
     return words if t4 is None else f"{words}; the image chapters in about {duration(60 * t4)} on a T4 (an estimate)"
 
@@ -193,7 +189,7 @@ def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> st
         t = shipped_training("gpu")
         if t is None:
             return "minutes on an H100/H200-class GPU (not measured: no gpu models of the preset as it is now ship)"
-        t4 = t4_estimate("gpu", root)
+        t4 = t4_estimate("gpu")
         estimate = "" if t4 is None else f"; about {duration(60 * t4)} on a T4 (an estimate, see the book's page On a GPU)"
         return (f"minutes on an H100/H200-class GPU (both models trained in {duration(t['train_seconds'])} on "
                 f"{t['machine']}, measured){estimate}")

@@ -134,10 +134,10 @@ def _machine(machine: dict, short: bool = False) -> str:
     return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "a CPU"
 
 
-def _sweep_seconds(folder: Path) -> Optional[float]:
-    """The seconds the manifestation sweep shipped in ``folder`` took where it ran (its record's ``seconds``);
-    ``None`` unless exactly one sweep ships there and it says."""
-    sweeps = [name for name in read_manifest(folder).get("files", {}) if name.startswith("sweep-")]
+def _sweep_seconds(folder: Path, manifest: dict) -> Optional[float]:
+    """The seconds the manifestation sweep shipped in ``folder`` (with ``manifest``) took where it ran (its record's
+    ``seconds``); ``None`` unless exactly one sweep ships there and it says."""
+    sweeps = [name for name in manifest.get("files", {}) if name.startswith("sweep-")]
     if len(sweeps) != 1:
         return None
     try:
@@ -151,10 +151,11 @@ def shipped_training_record(preset: str) -> Optional[dict]:
     """How long the models that ship for ``preset`` trained, and where, from the results files they were trained
     with (shipped beside them): ``{"seconds": {run: s}`` (each run's epochs, evaluation excluded, as
     :func:`cnet_lib.images.runs.study_run.training_time` counts them), ``"eval_seconds": {run: s}``,
-    ``"sweep_seconds": {run: s or None}`` (its shipped manifestation sweep), ``"machine"`` (the first run's
+    ``"sweep_seconds": {run: s or None}`` (its shipped manifestation sweep), ``"study_seconds": {file: s}`` (every
+    study's, as ``cnet ship --restudy`` recorded them in the manifests), ``"machine"`` (the first run's
     environment), ``"seed"}``; ``None`` unless every run of the preset ships a model of the preset as it is now,
     with its record."""
-    seconds, evals, sweeps, machine, seed = {}, {}, {}, None, None
+    seconds, evals, sweeps, studies, machine, seed = {}, {}, {}, {}, None, None
     for run, cfg in image_runs(preset).items():
         folder = shipped_run(cfg)
         record = read_results(folder) if folder is not None else None
@@ -164,10 +165,13 @@ def shipped_training_record(preset: str) -> Optional[dict]:
             return None
         seconds[run] = float(sum(times))
         evals[run] = float(sum(h.get("eval_seconds") or 0.0 for h in history))
-        sweeps[run] = _sweep_seconds(folder)
+        manifest = read_manifest(folder)
+        sweeps[run] = _sweep_seconds(folder, manifest)
+        studies.update((manifest.get("studies") or {}).get("seconds") or {})
         machine = machine if machine is not None else (record.get("environment") or {})
         seed = seed if seed is not None else record.get("seed")
-    return {"seconds": seconds, "eval_seconds": evals, "sweep_seconds": sweeps, "machine": machine, "seed": seed}
+    return {"seconds": seconds, "eval_seconds": evals, "sweep_seconds": sweeps, "study_seconds": studies,
+            "machine": machine, "seed": seed}
 
 
 def expected_training(preset: str) -> str:
