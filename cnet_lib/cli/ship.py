@@ -26,6 +26,7 @@ device (default: the CPU).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -108,19 +109,23 @@ def _sources(folder: Path, names: Sequence[str]) -> list[Path]:
     return found
 
 
-def _unreadable(path: Path, err: OSError) -> ShipError:
-    missing = isinstance(err, FileNotFoundError)
-    return _unusable(path, _MISSING if missing else f"it cannot be read ({err.strerror or err})")
+@contextlib.contextmanager
+def _reading(path: Path):
+    """Opening or reading ``path`` inside: a damaged file (:class:`DamagedRecord`) or one that cannot be read
+    becomes one sentence naming it (:class:`ShipError`)."""
+    try:
+        yield
+    except DamagedRecord as err:
+        raise _unusable(path, str(err)) from None
+    except OSError as err:
+        missing = isinstance(err, FileNotFoundError)
+        raise _unusable(path, _MISSING if missing else f"it cannot be read ({err.strerror or err})") from None
 
 
 def _copy(src: Path, dst: Path) -> None:
     """Copy the plain file ``src`` to ``dst``, opened without following a link or blocking."""
-    try:
+    with _reading(src):
         fd = open_regular(src)
-    except DamagedRecord as err:
-        raise _unusable(src, str(err)) from None
-    except OSError as err:
-        raise _unreadable(src, err) from None
     with os.fdopen(fd, "rb") as f_src, open(dst, "wb") as f_dst:
         shutil.copyfileobj(f_src, f_dst, 1 << 20)
 
@@ -128,12 +133,8 @@ def _copy(src: Path, dst: Path) -> None:
 def _study_seconds(path: Path) -> Optional[float]:
     """The computing time a study file records (``None`` when it records none), read as records are
     (:func:`cnet_lib.runtime.records.load_json`: no link followed, never blocking, bounded)."""
-    try:
+    with _reading(path):
         record = load_json(path)
-    except DamagedRecord as err:
-        raise _unusable(path, str(err)) from None
-    except OSError as err:
-        raise _unreadable(path, err) from None
     if not isinstance(record, dict):
         raise _unusable(path, f"it holds a JSON {type(record).__name__}, not a study")
     seconds = record.get("seconds")
