@@ -57,7 +57,8 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
             "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),  # RK4 at its final depth from the start
             "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(1, 3)),  # Euler grown like rk4_refined
         },
-        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 8),
+        # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (graph_rule)
+        "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
         # sized for <= 5 min on 2 cores over the three graphs
         "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2, 3), bits=(8, 4), quantization=("theta", "weights"),
