@@ -19,6 +19,7 @@ from cnet_lib.book.student_cells import bib_labels, roles_to_text
 from cnet_lib.book.toc import toc_notebooks
 from cnet_lib.teacher import keys
 from cnet_lib.teacher.answer_key import solution_sources
+from cnet_lib.teacher.kept import stale_kept
 from cnet_lib.teacher.public_answers import stale_answers
 from cnet_lib.teacher.sandbox_client import Job, Limits, Sandbox
 from cnet_lib.teacher.source_audit import audit_exercise_cell, audit_other_cell
@@ -66,6 +67,12 @@ def test_the_exercises_page_shows_each_exercises_objective_minutes_difficulty_an
 
 def test_the_public_answers_are_up_to_date():
     assert stale_answers() == [], "run `python -m cnet_lib answers --write` (and commit public_answers.json)"
+
+
+def test_what_each_exercises_sandbox_keeps_is_traced_anew():
+    """The library code each exercise's sandbox keeps (cnet_lib/teacher/kept_functions.json) is what importing the
+    students' build, building the cases and running the chapter's solution call today."""
+    assert stale_kept(SOLUTIONS) == [], "run `python -m cnet_lib answers --write` (and commit kept_functions.json)"
 
 
 # ----------------------------------------------------------------------------- hints and stubs
