@@ -301,3 +301,56 @@ def test_a_runtime_under_tmp_is_bound_on_top_of_the_sandboxs_own_tmp(monkeypatch
     assert cmd[tmpfs + 1] == "/tmp" and [cmd[i + 1] for i, a in enumerate(cmd) if a == "--tmpfs"] == ["/tmp", "/dev/shm"]
     binds = [i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 2].startswith(str(tmp_path))]
     assert binds and all(i > tmpfs for i in binds), (tmpfs, [cmd[i + 2] for i in binds])
+
+
+# ----------------------------------------------------------------------------- reading in bounded time (issue 42)
+def test_a_cell_is_read_as_ipython_reads_it_in_linear_time():
+    """The grader's reading of magics gives the tree IPython's own transformer gives, on every code cell of the book
+    and on escapes of every kind; 4,000 lines of `x = !ls` (60 s for IPython's transformer, which then gives up)
+    take a fraction of a second."""
+    import ast
+    import time
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from cnet_lib.book.cell_magics import cell_python
+    from cnet_lib.book.notebook_cells import cell_source, read_notebook
+    from cnet_lib.book.toc import toc_notebooks
+
+    sources = ["!ls -la\nx = 1\n", "  %time f()\n", "if True:\n    %pip install -q \"a b\"\n", "x = !ls\nprint(x)\n",
+               "y = %env HOME\n", "obj?\n", "??obj\n", "a.b??\n", "%%time\nx = 1\n", ">>> x = 1\n", "    x = 1\n    y = 2\n"]
+    sources += [cell_source(c) for p in toc_notebooks() for c in read_notebook(p)["cells"] if c["cell_type"] == "code"]
+    ipython = TransformerManager()
+    for source in sources:
+        assert ast.dump(ast.parse(cell_python(source))) == ast.dump(ast.parse(ipython.transform_cell(source))), source
+    started = time.perf_counter()
+    assert ast.parse(cell_python("x = !ls\n" * 4000)).body
+    assert time.perf_counter() - started < 5
+
+
+def test_reading_a_notebook_of_one_megabyte_cells_is_capped_and_flagged():
+    """Six cells of 1 MB (padding, magics, code, functions, nesting) and two just under the cap: the reading and
+    the audit of the whole notebook take seconds, each cell over the cap is flagged and not read, and the exercise
+    in the padded cell is still sent to its sandbox."""
+    import time
+
+    from cnet_lib.teacher.grading import prepare
+    from cnet_lib.teacher.submission_cells import CELL_CAP, READ_SECONDS
+    from cnet_lib.teacher.submission_files import read_notebook_data
+    from cnet_lib.teacher.submissions import Submission
+
+    mb, right = 2**20, solution_sources()["ideal_speedup"]
+    cells = [right + "\n# " + "x" * mb, "!ls\n" * (mb // 4), "x = !ls\n" * (mb // 8), "y = 1 + 2\n" * (mb // 10),
+             "".join(f"def f{i}(a):\n    return a\n" for i in range(mb // 30)), "x = " + "-" * mb + "1",
+             "!ls\n" * (CELL_CAP // 4 - 10), "z = [a for a in range(3)]\n" * (CELL_CAP // 27)]
+    data = json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells], "metadata": {}}).encode()
+    key = AnswerKey("s", ("refinement_training",), ("ideal_speedup",), {"ideal_speedup": 1})
+    started = time.perf_counter()
+    sub = Submission("padder", {"refinement_training": read_notebook_data(data, "padder.ipynb")})
+    grade, jobs = prepare(sub, key, "nonce")
+    seconds = time.perf_counter() - started
+    print(f"\nread and audited {len(data) / mb:.1f} MB in {seconds:.2f} s ({sub.deadline.spent:.2f} s of reading)")
+    flags = grade.grades["ideal_speedup"].flags
+    assert sum("over the grader's reading cap" in f for f in flags) == 6, flags
+    assert len(jobs) == 1 and jobs[0].cell.startswith("def ideal_speedup"), "the padded exercise still runs"
+    assert sub.deadline.spent < READ_SECONDS and seconds < READ_SECONDS

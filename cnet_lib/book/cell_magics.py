@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["cell_python", "parses"]
+__all__ = ["cell_python", "python_and_tree", "parses"]
 
 _ESCAPE = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<target>[\w.\[\], ]+?)\s*=\s*)?(?P<kind>!!|!|%(?!%))(?P<rest>.*?)\s*$")
 _HELP = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<pre>\?{1,2})(?P<name>[\w.*]+)|(?P<name2>[\w.*]+)(?P<post>\?{1,2}))\s*$")
@@ -76,12 +76,27 @@ def _ipython_cleanups(source: str) -> str:
     return "".join(lines)
 
 
+def _parsed(source: str):
+    """``source`` parsed, or the parser's refusal (an exception), however it refuses."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as err:
+        return err
+
+
+def python_and_tree(source: str) -> tuple[str, object]:
+    """``(the cell as Python, its tree)``: :func:`cell_python` and the tree it parses to, or the exception with
+    which the parser refused it (each source parsed at most twice: as it is, and after its escapes)."""
+    tree = _parsed(source)
+    if isinstance(tree, ast.Module):
+        return source, tree
+    cleaned = _ipython_cleanups(source)
+    if not cleaned.lstrip().startswith("get_ipython().run_cell_magic("):
+        cleaned = "".join(_escape_line(line) for line in cleaned.splitlines(keepends=True))
+    return cleaned, _parsed(cleaned)
+
+
 def cell_python(source: str) -> str:
     """A cell's source as Python: its IPython magics (``%pip``, ``!cmd``) turned into the calls IPython makes of
     them (see the module doc), in time linear in the source's size."""
-    if parses(source):
-        return source
-    cleaned = _ipython_cleanups(source)
-    if cleaned.lstrip().startswith("get_ipython().run_cell_magic("):
-        return cleaned
-    return "".join(_escape_line(line) for line in cleaned.splitlines(keepends=True))
+    return python_and_tree(source)[0]

@@ -32,7 +32,7 @@ from .sandbox_client import Job, Outcome, Sandbox
 from .scoring import score
 from .similarity import compare
 from .source_audit import audit_exercise_cell, audit_imports_above, audit_other_cell
-from .submission_cells import CodeCell, exercise_cell, preamble
+from .submission_cells import CodeCell, Deadline, exercise_cell, preamble
 from .submissions import Submission
 
 __all__ = ["ExerciseGrade", "SubmissionGrade", "prepare", "finish", "grade_submissions", "grade_submission",
@@ -128,6 +128,14 @@ def _audit(grade: ExerciseGrade, cell: CodeCell, above: list[CodeCell], imports:
             grade.flags.append(f"tampering: {words} (look at it; no points taken)")
 
 
+def _similarity(grade: ExerciseGrade, python: str) -> None:
+    similar = compare(python, grade.name)
+    if similar is not None and similar.noted:
+        grade.notes.append(similar.note())
+        if similar.flagged:
+            grade.flags.append(f"{similar.note()} (look at it; no points taken)")
+
+
 def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: AnswerKey, nonce: str,
                       notebook_flags: list) -> tuple[ExerciseGrade, Optional[Job]]:
     grade = ExerciseGrade(name, key.points[name])
@@ -142,15 +150,16 @@ def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: A
     imports = preamble(cells, cell.index)
     grade.flags += list(notebook_flags)
     if cell.read:
-        _audit(grade, cell, cells[:cell.index], imports)
         if unfinished_stub(cell.tree, name):
             grade.notes.append("not done: the function still raises NotImplementedError")
             return grade, None
-        similar = compare(cell.python, name)
-        if similar is not None and similar.noted:
-            grade.notes.append(similar.note())
-            if similar.flagged:
-                grade.flags.append(f"{similar.note()} (look at it; no points taken)")
+        if sub.deadline.passed():
+            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: reading the submission "
+                               f"took over {sub.deadline.seconds:g} s (look at it)")
+        else:
+            with sub.deadline.timing():
+                _audit(grade, cell, cells[:cell.index], imports)
+                _similarity(grade, cell.python)
     else:
         grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) is {cell.problem}")
     hidden = hidden_cases(name, key.secret, sub.student, nonce)
@@ -159,16 +168,21 @@ def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: A
     return grade, Job(name, source, exercise(name).public() + hidden, imports, key=(sub.student, name, len(hidden)))
 
 
-def _notebook_flags(cells: list[CodeCell], exercise_cells: set) -> list[str]:
+def _notebook_flags(cells: list[CodeCell], exercise_cells: set, deadline: Deadline) -> list[str]:
     """What the notebook's other code cells use that reads like tampering with the public checks, and which of
     them the grader did not read (a flag each)."""
     out = []
     for cell in cells:
         if cell.index in exercise_cells:
             continue
-        if cell.read:
+        if cell.read and deadline.passed():
+            out.append(f"unread: code cell {cell.index + 1} not audited: reading the submission took over "
+                       f"{deadline.seconds:g} s (look at it)")
+        elif cell.read:
+            with deadline.timing():
+                found = audit_other_cell(cell.tree)
             out += [f"tampering: code cell {cell.index + 1}: {words} (look at it; no points taken)"
-                    for _, words in _lines(audit_other_cell(cell.tree))]
+                    for _, words in _lines(found)]
         elif not cell.problem.startswith("not Python"):
             out.append(f"unread: code cell {cell.index + 1} is {cell.problem}")
     return out
@@ -184,7 +198,7 @@ def prepare(sub: Submission, key: AnswerKey, nonce: str = "") -> tuple[Submissio
         try:
             cells = sub.cells(chapter)
             found = {c.index for name in key.exercises if (c := exercise_cell(cells, name)) is not None}
-            notebook_flags[chapter] = _notebook_flags(cells, found)
+            notebook_flags[chapter] = _notebook_flags(cells, found, sub.deadline)
         except Exception as err:  # noqa: BLE001 - one notebook the grader cannot read is its student's flag
             notebook_flags[chapter] = [grader_fault(err, f"the notebook of {chapter}")]
     jobs = []

@@ -4,8 +4,9 @@ the imports above it, what a cell uses) costs no more reading.
 
 Reading is linear in the cells' sizes (:func:`cnet_lib.book.cell_magics.cell_python`) and capped: a cell over
 :data:`CELL_CAP` characters is not turned into Python nor parsed here (it is found by its ``def`` lines and still
-runs in the sandbox, whose time limit bounds it) and is flagged; after :data:`READ_SECONDS` of reading one
-submission, its remaining cells are treated the same way.  A cell the parser refuses, however it refuses (a syntax
+runs in the sandbox, whose time limit bounds it) and is flagged; once one submission has spent
+:data:`READ_SECONDS` on reading (its cells, their audit, the similarity check: :class:`Deadline`), its remaining
+cells are treated the same way and nothing more of it is audited.  A cell the parser refuses, however it refuses (a syntax
 error, nesting too deep, a null byte), is "not Python" with the parser's words.
 """
 from __future__ import annotations
@@ -13,14 +14,15 @@ from __future__ import annotations
 import ast
 import re
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
-from ..book.cell_magics import cell_python
+from ..book.cell_magics import python_and_tree
 
 __all__ = ["CodeCell", "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS"]
 
-CELL_CAP = 100_000
+CELL_CAP = 50_000
 """Characters of one cell the grader reads (the book's longest exercise cell has under 1,500)."""
 READ_SECONDS = 30.0
 """Seconds of reading (cells to Python, parsing, the audit) one submission may take."""
@@ -28,13 +30,23 @@ _DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)\s*\(", re.M)
 
 
 class Deadline:
-    """The time left to read one submission (:data:`READ_SECONDS` from its creation)."""
+    """The reading time one submission may spend (:data:`READ_SECONDS`), counted while it reads
+    (:meth:`timing`), so that time spent on other students' submissions never counts against it."""
 
     def __init__(self, seconds: float = READ_SECONDS):
-        self.seconds, self.end = seconds, time.monotonic() + seconds
+        self.seconds, self.spent = seconds, 0.0
 
     def passed(self) -> bool:
-        return time.monotonic() > self.end
+        return self.spent > self.seconds
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        """Count the time inside as this submission's reading."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent += time.perf_counter() - start
 
 
 @dataclass(frozen=True)
@@ -57,13 +69,12 @@ class CodeCell:
 
 
 def _parse(source: str) -> tuple[Optional[str], Optional[ast.Module], str]:
-    python = cell_python(source)
-    try:
-        return python, ast.parse(python), ""
-    except SyntaxError as err:
-        return python, None, f"not Python (line {err.lineno}: {err.msg})"
-    except (ValueError, RecursionError, MemoryError, OverflowError) as err:
-        return python, None, f"not Python ({type(err).__name__}: {str(err)[:100] or 'the parser gave up'})"
+    python, tree = python_and_tree(source)
+    if isinstance(tree, ast.Module):
+        return python, tree, ""
+    if isinstance(tree, SyntaxError):
+        return python, None, f"not Python (line {tree.lineno}: {tree.msg})"
+    return python, None, f"not Python ({type(tree).__name__}: {str(tree)[:100] or 'the parser gave up'})"
 
 
 def _read_one(index: int, source: str, deadline: Optional[Deadline]) -> CodeCell:
@@ -74,7 +85,8 @@ def _read_one(index: int, source: str, deadline: Optional[Deadline]) -> CodeCell
     if deadline is not None and deadline.passed():
         return CodeCell(index, source, None, None, f"not read: reading the submission took over {deadline.seconds:g} s "
                         "(look at it)", by_lines)
-    python, tree, problem = _parse(source)
+    with deadline.timing() if deadline is not None else nullcontext():
+        python, tree, problem = _parse(source)
     if tree is None:
         return CodeCell(index, source, python, None, problem, by_lines)
     defined = frozenset(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))

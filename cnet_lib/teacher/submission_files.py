@@ -113,7 +113,7 @@ def _zip_fault(err: Exception) -> str:
     if isinstance(err, NotImplementedError):
         return "is compressed with a method the grader does not read: zip it again with the usual (deflate)"
     if isinstance(err, (zlib.error, EOFError, zipfile.BadZipFile, OSError)):
-        return f"is damaged ({err}): zip it again"
+        return f"is damaged ({str(err) or type(err).__name__}): zip it again"
     return f"could not be read ({type(err).__name__}: {err})"
 
 

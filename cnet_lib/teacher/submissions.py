@@ -123,7 +123,7 @@ def _entries(folder: Path) -> list[os.DirEntry]:
             mode = e.stat(follow_symlinks=False).st_mode
         except OSError:
             continue
-        if stat.S_ISDIR(mode) or e.name.endswith(_SUFFIXES):
+        if stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or e.name.endswith(_SUFFIXES):
             out.append(e)
     return out
 
@@ -146,7 +146,7 @@ def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     by_student: dict[str, Submission] = {}
     for entry in _entries(folder):
-        is_dir = entry.is_dir(follow_symlinks=False)
+        is_dir = entry.is_dir(follow_symlinks=False) or entry.is_symlink()
         name = student_name(entry.name, not is_dir, chapters)
         sub = by_student.setdefault(name, Submission(name))
         for path in _files_of(entry, sub.problems):
