@@ -9,6 +9,9 @@ import importlib.util
 import inspect
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -124,6 +127,21 @@ def test_every_exercises_students_build_compiles_and_keeps_only_what_it_needs(tm
             exec(compile(source, module, "exec"), ns)
             with pytest.raises(NotImplementedError, match=f"{qualified} is not available while exercise {name} is graded"):
                 ns[function](*[None] * ns[function].__code__.co_argcount)
+
+
+def test_nothing_an_exercises_sandbox_keeps_computes_its_answer():
+    """tests/absent_trial.py tries every function the sandbox of each exercise keeps on the exercise's hidden cases
+    (by position, and as a method or property of every argument of its class): none returns the answer.  The
+    control: tried the same way, the exercises' own forbidden functions are found where they compute it."""
+    trial = [sys.executable, str(Path(__file__).with_name("absent_trial.py"))]
+    control = subprocess.run(trial + ["--control", "quantize_per_channel", "error_ratio"], capture_output=True,
+                             text=True, timeout=600)
+    assert json.loads(control.stdout) == {
+        "quantize_per_channel": ["cnet_lib.images.studies.robustness_perturbations.quantize_per_channel"],
+        "error_ratio": ["cnet_lib.core.step_control.error_norm"]}, control.stderr[-2000:]
+    kept = subprocess.run(trial, capture_output=True, text=True, timeout=600)
+    found = json.loads(kept.stdout)
+    assert set(found) == set(EXERCISES) and not any(found.values()), (found, kept.stderr[-2000:])
 
 
 def test_the_stub_of_a_library_function_is_what_the_absent_message_says():

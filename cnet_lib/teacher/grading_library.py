@@ -30,7 +30,7 @@ from ..book.student_wheel import strip_for_students
 from .absent import Plan, module_file, plan
 from .stubbing import absent_message, functions, import_time_names, is_property, stub_source, unneeded_message
 
-__all__ = ["GradingLibrary", "Overlay", "installed_package", "readable", "taken_out"]
+__all__ = ["GradingLibrary", "Overlay", "installed_package", "readable", "taken_out", "kept_in"]
 
 PYC = py_compile.PycInvalidationMode.UNCHECKED_HASH  # bound read-only: never checked against a source's time stamp
 
@@ -85,6 +85,14 @@ def taken_out(p: Plan, module: _Module) -> set[str]:
         else:
             out.add(qualname)
     return out
+
+
+def kept_in(p: Plan, module: str, path: Path) -> list[str]:
+    """The qualified names of the functions of ``module`` (its file ``path``) that stay callable while exercise
+    ``p`` is graded: everything :func:`taken_out` leaves."""
+    read = _Module.read(module, path)
+    gone = taken_out(p, read)
+    return [q for q, _ in read.functions if q not in gone]
 
 
 class GradingLibrary:
