@@ -7,8 +7,8 @@
 * **Feedback**: the first failed hidden case, by its label (the inputs, drawn anew for every grading run) and
   where the function's value differs (:func:`cnet_lib.book.exercises.differences.first_difference`), with the
   function's own value but never the expected one (a rate's evaluations, which the scheme's stages fix, are shown
-  on both sides); and the hint aimed at that case: the near miss's own hint where the case catches one, else the
-  exercise's first.
+  on both sides); and the hint aimed at the failures: the hint of the near miss whose cases failed (of each that
+  fits as well), else the exercise's first.
 """
 from __future__ import annotations
 
@@ -64,10 +64,19 @@ def failure_note(ex, recipe: dict, case: dict, expected, evaluations: Optional[i
     return f"{label}: {diff.words(show_expected=public)}"
 
 
-def case_hint(ex, recipe: dict) -> str:
-    """The hint aimed at a failed case: its first near miss's, else the exercise's first hint."""
-    hints = {m.tag: m.hint for m in ex.near_misses}
-    return next((hints[t] for t in recipe.get("catches", ()) if t in hints), ex.hints[0])
+def case_hint(ex, recipes: list, passed: list) -> str:
+    """The hint aimed at the submission's failures: the hint of the near miss whose catching cases are most like
+    the failed ones (of every near miss that fits as well, when several do), else the exercise's first hint."""
+    failed = {i for i, ok in enumerate(passed) if not ok}
+    fits = {}
+    for m in ex.near_misses:
+        catching = {i for i, r in enumerate(recipes) if m.tag in r.get("catches", ())}
+        if catching & failed:
+            fits[m.hint] = len(catching & failed) - len(catching - failed) - len(failed - catching)
+    if not fits:
+        return ex.hints[0]
+    best = max(fits.values())
+    return " Or: ".join(h for h, fit in fits.items() if fit == best)
 
 
 def score(grade, recipes: list, n_hidden: int, cases: list, expected: list, evaluations: dict) -> None:
@@ -95,5 +104,5 @@ def score(grade, recipes: list, n_hidden: int, cases: list, expected: list, eval
         if missed:
             grade.notes.append(f"this case catches a near miss the exercise is about: at most "
                                f"{round(grade.possible * NEAR_MISS_SHARE, 2):g} of {grade.possible} points")
-        grade.notes.append(f"hint: {case_hint(ex, recipes[failed])}")
+        grade.notes.append(f"hint: {case_hint(ex, recipes[n_public:], hidden_ok)}")
 

@@ -137,5 +137,5 @@ def check_exercise(exercise: Exercise, student_fn: Callable, hint: Optional[int]
 
 
 def _case_hint(exercise: Exercise, recipe: dict) -> str:
-    """The hint aimed at the first near miss a case catches ("" when it catches none the exercise names)."""
-    return next((m.hint for t in recipe.get("catches", ()) if (m := exercise.near_miss(t)) is not None), "")
+    """The hints aimed at the near misses a case catches ("" when it catches none the exercise names)."""
+    return " Or: ".join(m.hint for t in recipe.get("catches", ()) if (m := exercise.near_miss(t)) is not None)
