@@ -23,7 +23,7 @@ import pytest
 
 from classroom import (BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
                        TAMPERING_OUTCOME, fill, right_answers)
-from cnet_lib.book.exercises import CATALOGUE, Exercise, Notebook
+from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.answer_key import AnswerKey
 from cnet_lib.teacher.keys import hidden_cases
@@ -135,4 +135,7 @@ def test_the_answer_key_stays_with_the_teacher(class_export, graded):
     text = (key_dir / "answer_key.md").read_text(encoding="utf-8")
     for name in graded["key"].exercises:
         assert f"## `{name}`" in text and f"def {name}(" in text, name
+        for miss in EXERCISES[name].near_misses:  # in words, with the points it gets and its hint
+            assert f"  - {miss.words} (the hint it gets: \"{miss.hint}\")" in text, (name, miss.tag)
+    assert "getting at most 0.67 of 2:" in text and "getting at most 1 of 3:" in text
     assert graded["key"].secret not in " ".join(p.read_text(errors="ignore") for p in copies.glob("*.ipynb"))

@@ -522,3 +522,34 @@ def test_hints_name_the_call_that_exists_where_the_check_runs(capsys):
     out = capsys.readouterr().out
     assert 'grader.check("rk_step", hint=1)' in stub and 'grader.check("rk_step", hint=2)' in out, stub + out
     assert "check_rk_step(" not in stub + out
+
+
+def test_a_tableau_with_other_weights_says_what_they_reach_and_the_line_is_the_students(capsys, tmp_path):
+    """Reusing rk_step for the embedded weights with dataclasses.replace: the error says the weights' order and
+    what to do, and the line it names is the student's own, not Python's generated __init__ ("line 8: ")."""
+    import importlib.util
+
+    (tmp_path / "reuse.py").write_text('''import dataclasses
+
+
+def rk_step(f, t, x, h, tableau):
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))
+
+
+def embedded_step(f, t, x, h, tableau, b_hat):
+    high = rk_step(f, t, x, h, tableau)
+    low = rk_step(f, t, x, h, dataclasses.replace(tableau, b=tuple(b_hat)))
+    return high, high - low
+''')
+    spec = importlib.util.spec_from_file_location("reuse", tmp_path / "reuse.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, out = _verdict(capsys, P.check_embedded_step, module.embedded_step)
+    assert "reach order 1: declare that order for them" in out, out
+    assert "(line 16: low = rk_step(f, t, x, h, dataclasses.replace(tableau, b=tuple(b_hat))))" in out, out

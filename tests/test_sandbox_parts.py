@@ -372,3 +372,26 @@ def test_reading_a_notebook_of_one_megabyte_cells_is_capped_and_flagged():
     assert sum("over the grader's reading cap" in f for f in flags) == 6, flags
     assert len(jobs) == 1 and jobs[0].cell.startswith("def ideal_speedup"), "the padded exercise still runs"
     assert sub.deadline.spent < READ_SECONDS and seconds < READ_SECONDS
+
+
+def test_a_fault_of_the_graders_in_one_exercise_is_that_exercises_zero_and_flag(monkeypatch):
+    """Whatever the grader itself fails on while reading one exercise, or what one sandbox returned, is that
+    exercise's zero and a 'grader:' sentence; the submission's other exercises are prepared as usual."""
+    from cnet_lib.teacher import grading
+    from cnet_lib.teacher.sandbox_process import Outcome
+    from cnet_lib.teacher.submission_files import read_notebook_data
+    from cnet_lib.teacher.submissions import Submission
+
+    right = solution_sources()
+    cells = [{"cell_type": "code", "source": right[n]} for n in ("parameters_after_refinement", "ideal_speedup")]
+    key = AnswerKey("s", ("refinement_training",), ("parameters_after_refinement", "ideal_speedup"),
+                    {"parameters_after_refinement": 1, "ideal_speedup": 1})
+    real = grading.compare
+    monkeypatch.setattr(grading, "compare", lambda src, name: real(src, name) if name == "ideal_speedup" else 1 / 0)
+    sub = Submission("ann", {"refinement_training": read_notebook_data(json.dumps({"cells": cells}).encode(), "a")})
+    grade, jobs = grading.prepare(sub, key, "n")
+    broken = grade.grades["parameters_after_refinement"]
+    assert broken.points == 0 and broken.flags[-1].startswith("grader: the exercise could not be graded (ZeroDivision")
+    assert [j.exercise for j in jobs] == ["ideal_speedup"]
+    done = grading.finish(grade.grades["ideal_speedup"], jobs[0], Outcome("ok", result={"kind": "cases", "cases": None}))
+    assert done.points == 0 and done.flags[-1].startswith("grader: what the sandbox returned could not be graded")

@@ -32,6 +32,7 @@ import copy
 import math
 import os
 import sys
+import sysconfig
 import threading
 import traceback
 import types
@@ -186,11 +187,22 @@ def _call(fn: Callable, case: Case, context: Optional[Callable], copy_args: bool
     return observe(result, args, kwargs) if observe is not None else result
 
 
-def student_frame(err: BaseException) -> str:
-    """``line N: source`` of the innermost frame of the traceback outside the library (the student's code)."""
-    frames = traceback.extract_tb(err.__traceback__)
+def _installed() -> tuple[str, ...]:
+    """The folders of code that is not the student's: this library, Python's standard library and its packages."""
     lib = os.path.dirname(os.path.dirname(_EXERCISES_DIR.rstrip(os.sep))) + os.sep
-    mine = [f for f in frames if not os.path.abspath(f.filename).startswith(lib)] or frames
+    paths = sysconfig.get_paths()
+    return (lib, *{os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths})
+
+
+def student_frame(err: BaseException) -> str:
+    """``line N: source`` of the innermost frame of the traceback in the student's own code: outside the library,
+    Python's standard library and installed packages, and not code Python generates (a dataclass's ``__init__``,
+    file ``<string>``), one with a line to show first; else the innermost frame outside the library."""
+    frames = traceback.extract_tb(err.__traceback__)
+    installed = _installed()
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(installed) and f.filename != "<string>"]
+    mine = ([f for f in own if (f.line or "").strip()] or own
+            or [f for f in frames if not os.path.abspath(f.filename).startswith(installed[0])] or frames)
     if not mine:
         return "no line known"
     where = mine[-1]
@@ -243,8 +255,8 @@ def check(
         return False
 
     if not callable(student_fn):
-        return fail(f"expected a function, got {type(student_fn).__name__}: pass the function itself, e.g. "
-                    f"{checker or 'check'}({name}), not the result of calling it")
+        return fail(f"expected a function, got {type(student_fn).__name__}: {name} must be the function itself "
+                    f"(def {name}(...)), not the result of calling it")
     for i, case in enumerate(cases, 1):
         want = expected[i - 1] if expected is not None else _call(reference_fn, case, context, copy_args, observe=observe)
         got, hit, err = _run_student(student_fn, case, context, copy_args, guarded[1], guarded[2], observe)
