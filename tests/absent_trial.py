@@ -4,9 +4,9 @@ may change the library's state).  Prints ``{exercise: [functions that returned t
 tests/test_sandbox_parts.py wants it empty for every exercise.  ``--control EXERCISE ...`` tries those exercises'
 own forbidden functions instead (the control: the trial finds the library's answer where it is there).
 
-Each kept function is called with every case's arguments as they bind its signature (all of them, in order) and,
-for a method or a property, on every argument that is an instance of its class with the other arguments; each
-call gets a deep copy and at most two seconds.
+Each kept function is called with every case's arguments where they bind its signature (all of them, in order)
+and, for a method or a property, on every argument that is an instance of its class with the other arguments;
+each call gets a deep copy and at most two seconds.
 """
 from __future__ import annotations
 
@@ -63,15 +63,29 @@ def _calls(owner, obj, qualname: str, args: tuple, kwargs: dict):
                 yield lambda a, k, i=i, o=others: fn(a[i], *a[:i], *a[i + 1:], **k)
 
 
-def _computes(name: str, module_name: str, qualname: str, cases: list, expected: list) -> bool:
+def _binds(owner, obj, qualname: str, args: tuple, kwargs: dict) -> bool:
+    """Whether a plain function's signature takes the case's arguments (methods and properties are tried on the
+    arguments of their class instead)."""
+    if "." in qualname and not isinstance(obj, (staticmethod, classmethod)):
+        return True
+    fn = getattr(obj, "__func__", obj)
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _computes(name: str, module_name: str, qualname: str, built: list, expected: list) -> bool:
     module = importlib.import_module(module_name)
     try:
         owner, obj = _resolve(module, qualname)
     except AttributeError:
         return False
     ex = exercise(name)
-    for recipe, want in zip(cases, expected):
-        args, kwargs = build_call(recipe)
+    for (args, kwargs), want in zip(built, expected):
+        if not _binds(owner, obj, qualname, args, kwargs):
+            continue
         for call in _calls(owner, obj, qualname, args, kwargs):
             a, k = copy.deepcopy((args, kwargs))
             signal.alarm(2)
@@ -110,8 +124,8 @@ def main(argv: list) -> int:
     with contextlib.redirect_stdout(io.StringIO()):  # what a tried function prints is not the answer
         for name in names:
             cases = [c for i in range(STUDENTS) for c in hidden_cases(name, "trial", f"student {i}")]
-            expected = expected_outputs(name, cases)
-            found[name] = [f"{m}.{q}" for m, q in _candidates(name, control) if _computes(name, m, q, cases, expected)]
+            expected, built = expected_outputs(name, cases), [build_call(c) for c in cases]
+            found[name] = [f"{m}.{q}" for m, q in _candidates(name, control) if _computes(name, m, q, built, expected)]
     sys.stdout.write(json.dumps(found))
     return 0
 
