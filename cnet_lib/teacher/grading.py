@@ -109,8 +109,9 @@ def _lines(findings) -> list[tuple[str, str]]:
         by_what[(f.kind, f.what)].append(f.line)
     out = []
     for (kind, what), lines in by_what.items():
-        shown = ", ".join(map(str, sorted(set(lines))[:5])) + (f" and {len(set(lines)) - 5} more" if len(set(lines)) > 5 else "")
-        out.append((kind, f"line{'s' if len(set(lines)) > 1 else ''} {shown}: {what}" if lines[0] else what))
+        lines = sorted(set(lines))
+        shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+        out.append((kind, f"line{'s' if len(lines) > 1 else ''} {shown}: {what}"))
     return out
 
 

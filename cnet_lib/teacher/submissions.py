@@ -94,8 +94,8 @@ def _walk(folder: Path, problems: list) -> list[Path]:
             if not name.startswith(".") and name.endswith(_SUFFIXES):
                 found.append(Path(root) / name)
         for name in dirs:
-            if (Path(root) / name).is_symlink() and name.endswith(_SUFFIXES):
-                problems.append(f"{name} is a symbolic link: refused (hand in the file itself)")
+            if (Path(root) / name).is_symlink():
+                problems.append(f"{name} is a symbolic link to a folder: not followed (hand in the folder itself)")
     return sorted(found)
 
 
