@@ -17,7 +17,7 @@ from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
 from cnet_lib.teacher.answer_key import solution_sources
 from cnet_lib.teacher.isolation import SandboxError, find_isolation
-from cnet_lib.teacher.submissions import exercise_cell
+from cnet_lib.teacher.submission_cells import exercise_cell, read_cells
 
 # exercise -> (code of the near miss, the catches tag of the hidden cases it fails; None: all of them)
 NEAR_MISSES = {
@@ -103,10 +103,10 @@ def fill(copy: Path, out: Path, answers: dict, extra_cell: str = "") -> Path:
     ``extra_cell`` (if any) put after the grader cell; written to ``out``."""
     nb = read_notebook(copy)
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    cells = read_cells({"cells": [{"cell_type": "code", "source": cell_source(c)} for c in code]})
     for name in chapter_exercises(copy.stem):
         if name in answers:
-            index, _ = exercise_cell(nb, name)
-            set_source(code[index], answers[name])
+            set_source(code[exercise_cell(cells, name).index], answers[name])
     if extra_cell:
         grader = next(i for i, c in enumerate(nb["cells"]) if "grader = Notebook(" in cell_source(c))
         cell = json.loads(json.dumps(nb["cells"][grader]))

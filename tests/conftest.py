@@ -23,7 +23,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def class_export(tmp_path_factory):
     """A class's export as a teacher makes it, built once for the session (``python -m cnet_lib student OUTDIR
-    --wheel-url URL``): ``{"copies": OUTDIR (the copies and the students' wheel), "key": the answer key beside it}``.
+    --wheel-url URL``): ``{"copies": OUTDIR (the copies), "wheel": the students' wheel's folder beside it, "key": the
+    answer key beside it}``.
     tests/test_student.py and tests/test_classroom.py share it (building the wheel takes seconds)."""
     from pathlib import Path
 
@@ -33,4 +34,4 @@ def class_export(tmp_path_factory):
     base = tmp_path_factory.mktemp("class")
     out = base / "students"
     assert main([str(out), "--wheel-url", "https://course.example.edu/ml/", "--root", str(root)]) == 0
-    return {"copies": out, "key": base / "students-key", "root": root}
+    return {"copies": out, "wheel": base / "students-wheel", "key": base / "students-key", "root": root}

@@ -3,7 +3,8 @@ gradebook compared with the points each should get.
 
 * alice hands in every chapter's solution: full points, no flag;
 * bob hands in near misses (tests/classroom.py): each exercise gets its points times the fraction of *his*
-  hidden cases that do not catch his near miss (the cases say which near misses they catch), below full points;
+  hidden cases that do not catch his near miss (the cases say which near misses they catch), and at most a third
+  of them;
 * carol passes every public check on her side (checked here) by tampering: the checks patched in two chapters,
   the library called with the call tracer switched off, ``eval``, a torch built-in.  In the grader's sandbox the
   library code and the torch routine are absent (zero and a flag), her own code run through ``eval`` or with the
@@ -22,10 +23,11 @@ import pytest
 
 from classroom import (BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
                        TAMPERING_OUTCOME, fill, right_answers)
-from cnet_lib.book.exercises import CATALOGUE, Exercise, Notebook
+from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.answer_key import AnswerKey
 from cnet_lib.teacher.keys import hidden_cases
+from cnet_lib.teacher.scoring import NEAR_MISS_SHARE
 
 pytestmark = pytest.mark.slow  # rehearses a class: export, submissions, grading in a sandbox
 
@@ -69,13 +71,15 @@ def test_the_right_answers_get_every_point(graded):
     assert float(row["total"]) == sum(key.points.values()) == int(row["possible"]) and row["flags"] == ""
 
 
-def test_the_near_misses_lose_exactly_the_cases_that_catch_them(graded):
+def test_the_near_misses_lose_the_cases_that_catch_them_and_get_a_third_at_most(graded):
+    """bob's points: the share of his hidden cases (drawn with his row's nonce) that do not catch his near miss,
+    and at most a third of the exercise's points, since a case built to catch a named near miss failed."""
     row, key = graded["rows"]["bob"], graded["key"]
     for name in key.exercises:
-        cases = hidden_cases(name, key.secret, "bob")
+        cases = hidden_cases(name, key.secret, "bob", row["cases"])
         caught = sum(NEAR_MISSES[name][1] in c["catches"] for c in cases)
-        expected = round(key.points[name] * (len(cases) - caught) / len(cases), 2)
-        assert float(row[name]) == expected < key.points[name], (name, row[name], expected)
+        expected = round(key.points[name] * min((len(cases) - caught) / len(cases), NEAR_MISS_SHARE), 2)
+        assert float(row[name]) == expected <= round(key.points[name] / 3, 2), (name, row[name], expected)
     feedback = (graded["feedback"] / "bob.md").read_text(encoding="utf-8")
     assert "hidden case" in feedback
     assert re.search(r"rate evaluations: expected (\d+), got (?!\1)\d+", feedback), "what differs, not two equal prints"
@@ -90,7 +94,7 @@ def test_tampering_gains_nothing_and_is_flagged(graded):
         if outcome == "library":
             assert points == 0 and any(f.startswith(f"{name}: library: calls ") for f in flags), (name, row[name], flags)
         elif outcome == "own code":
-            assert points == key.points[name] and any("look at (no points taken)" in f for f in flags), (name, flags)
+            assert points == key.points[name] and any("(look at it; no points taken)" in f for f in flags), (name, flags)
         else:
             assert points < key.points[name], (name, row[name])
     feedback = (graded["feedback"] / "carol.md").read_text(encoding="utf-8")
@@ -131,4 +135,7 @@ def test_the_answer_key_stays_with_the_teacher(class_export, graded):
     text = (key_dir / "answer_key.md").read_text(encoding="utf-8")
     for name in graded["key"].exercises:
         assert f"## `{name}`" in text and f"def {name}(" in text, name
+        for miss in EXERCISES[name].near_misses:  # in words, with the points it gets and its hint
+            assert f"  - {miss.words} (the hint it gets: \"{miss.hint}\")" in text, (name, miss.tag)
+    assert "getting at most 0.67 of 2:" in text and "getting at most 1 of 3:" in text
     assert graded["key"].secret not in " ".join(p.read_text(errors="ignore") for p in copies.glob("*.ipynb"))

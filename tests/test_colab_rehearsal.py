@@ -9,23 +9,26 @@ Outside this repository's environment, as on Colab:
    starts, as Colab does, and ``%pip`` is replaced by a stand-in that logs the install line and
    runs it when it can (the GitHub URL of the book's chapters cannot be reached here; the wheel
    built from this tree stands in for it);
-3. every chapter runs in the ``smoke`` preset from a folder outside the repository with no
+3. the chapters of :data:`READER_STAGE` run in the ``smoke`` preset from a folder outside the repository with no
    ``../shared``, ``$HOME`` fresh and no ``CNET_DATA_DIR``: CIFAR-10 comes through the
    library's real download code from a local server on 127.0.0.1 (a small fake archive with its
    MD5, named by ``$CNET_CIFAR10_URL`` / ``$CNET_CIFAR10_MD5``);
-4. the student copies (``python -m cnet_lib student OUTDIR --wheel-url file://...``) run the same way,
-   their install cell installing the exported wheel for real.
+4. every student copy (``python -m cnet_lib student OUTDIR --wheel-url file://...``) runs the same way, their
+   install cell installing the exported wheel for real: from top to bottom with the book's solutions pasted
+   into its exercise cells (every check passes), and with its stubs left as they are up to its last check
+   (each exercise's own "not done yet") and its hand-in cell; each writes its zip, which the teacher's
+   ``grade`` grades: every point for the solved copies, none for the stubs.
 
 It checks that every cell runs, that the checks pass on the solutions (and say "not done yet"
-in the copies), that the data was downloaded once and never faked, and that every displayed
+on the stubs), that the data was downloaded once and never faked, and that every displayed
 widget view carries its model id and Colab's display metadata, on ipywidgets 7 here and on
 ipywidgets 8 in the main environment (``test_book_frame.py``).
 
-Each chapter runs once in the Colab-like environment: as the reader opens it (stage 3) or as its student
-copy (stage 4), split by :data:`STUDENT_STAGE` so that the reader's stage holds the live apps and an image
-chapter (the download), and the whole rehearsal fits CI's time; ``CNET_FULL_COLAB_REHEARSAL=1`` runs every
-chapter in both stages (about two minutes more).  Outside this file every chapter also runs in the main
-environment (nbmake, the book build), and the student copy of ``how_to_use`` there too (``test_student.py``).
+Every chapter runs in the Colab-like environment as its solved student copy; the reader's stage runs only the
+chapters it needs for what only it checks (the book's own install line, an image chapter's download, live apps),
+so that the whole rehearsal fits CI's time; ``CNET_FULL_COLAB_REHEARSAL=1`` runs every chapter as the reader opens
+it too, and the stubbed copies to their end.  Outside this file every chapter also runs in the main environment
+(nbmake, the book build), and the student copy of ``how_to_use`` there too (``test_student.py``).
 
 It needs the package registry (pip) and takes a few minutes; set ``CNET_SKIP_COLAB_REHEARSAL=1``
 to skip it locally.  CI runs it.
@@ -43,19 +46,20 @@ from pathlib import Path
 import pytest
 
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
+from classroom import fill, right_answers
 from cnet_lib.book import project as _project
-from cnet_lib.book.notebook_cells import cell_tags, read_notebook, write_notebook
+from cnet_lib.book.notebook_cells import cell_tags, new_code_cell, read_notebook, write_notebook
 from cnet_lib.book.toc import toc_notebooks
 from cnet_lib.book.student_copies import build_wheel, project_version
 from cnet_lib.cli.student import main as export_students
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
-# the chapters that run as student copies (the others as the reader opens them), unless the full rehearsal
-STUDENT_STAGE = ("pendulum_integrators", "continuousnet", "refinement_training", "robustness")
+# the chapters that also run as the reader opens them (every chapter runs as its student copy), unless the full rehearsal
+READER_STAGE = ("how_to_use", "manifestation_invariance")
 FULL = os.environ.get("CNET_FULL_COLAB_REHEARSAL") == "1"
-READER_NOTEBOOKS = [p for p in NOTEBOOKS if FULL or p.stem not in STUDENT_STAGE]
-STUDENT_NOTEBOOKS = [p for p in NOTEBOOKS if FULL or p.stem in STUDENT_STAGE]
+READER_NOTEBOOKS = [p for p in NOTEBOOKS if FULL or p.stem in READER_STAGE]
+STUDENT_NOTEBOOKS = list(NOTEBOOKS)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # What a Colab runtime has preinstalled, pinned (Colab in 2025: numpy 2.0.2, plotly 5.24.1,
@@ -233,8 +237,10 @@ def _environment(colab: dict, base: str) -> dict:
     return env
 
 
-def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monkeypatch) -> dict[str, dict]:
-    """Run each notebook in a fresh kernel of the Colab-like environment; {name: executed notebook}."""
+def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monkeypatch,
+             downloads: Path = None) -> dict[str, dict]:
+    """Run each notebook in a fresh kernel of the Colab-like environment (a download lands in ``downloads``, by
+    default the rehearsal's folder); {name: executed notebook}."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -242,6 +248,8 @@ def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monke
 
     workdir.mkdir(parents=True, exist_ok=True)
     env = _environment(colab, base)
+    if downloads is not None:
+        env["CNET_REHEARSAL_DOWNLOADS"] = str(downloads)
     with monkeypatch.context() as mp:
         for k in list(os.environ):
             mp.delenv(k)
@@ -262,8 +270,9 @@ def _execute(colab: dict, notebooks: list[Path], workdir: Path, base: str, monke
     return done
 
 
-def _stream(nb) -> str:
-    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+def _stream(nb, first: int = 0, end: int = None) -> str:
+    """What the code cells ``first`` to ``end`` (all by default) printed."""
+    return "".join(o.get("text", "") for c in nb.cells[first:end] if c.cell_type == "code" for o in c.get("outputs", [])
                    if o.get("output_type") == "stream")
 
 
@@ -279,10 +288,10 @@ def _pip_lines(colab: dict) -> list[str]:
     return lines
 
 
-def test_every_chapter_runs_in_one_stage_of_the_rehearsal():
-    """A chapter added to _toc.yml runs in the reader's stage unless listed; a renamed one is not lost."""
-    assert set(STUDENT_STAGE) <= {p.stem for p in NOTEBOOKS}, "STUDENT_STAGE names a chapter that is not in _toc.yml"
-    assert {p.stem for p in READER_NOTEBOOKS} | {p.stem for p in STUDENT_NOTEBOOKS} == {p.stem for p in NOTEBOOKS}
+def test_every_chapter_runs_in_the_rehearsal():
+    """Every chapter runs as its student copy; the reader's stage names chapters that exist, an image one among them."""
+    assert set(READER_STAGE) <= {p.stem for p in NOTEBOOKS}, "READER_STAGE names a chapter that is not in _toc.yml"
+    assert {p.stem for p in STUDENT_NOTEBOOKS} == {p.stem for p in NOTEBOOKS}
     assert "manifestation_invariance" in {p.stem for p in READER_NOTEBOOKS}, "an image chapter downloads CIFAR-10"
 
 
@@ -298,12 +307,20 @@ def test_the_chapters_run_as_a_reader_opens_them_in_colab(colab, monkeypatch):
     assert (data / "data_batch_1").is_file(), "the real download path extracted the archive into the default cache"
     lines = _pip_lines(colab)
     assert lines == [f'install -q "{_project.install_requirement()}"'] * len(READER_NOTEBOOKS), lines
-    live = 0
     for name, nb in done.items():
         text = _stream(nb)
         assert "preset: smoke" in text and "[Google Colab]" in text, f"{name}: setup did not see Colab"
         assert "✅ pass" in text and "❌" not in text, f"{name}: a check fails on its solution:\n{text[-2000:]}"
         assert "FAKE" not in text, f"{name}: fell back to fake data instead of downloading"
+    live = _live_apps(done)
+    assert live >= 2, f"every live app renders as a widget on ipywidgets 7 (found {live})"
+
+
+def _live_apps(done: dict) -> int:
+    """How many live apps rendered as widgets in the executed notebooks ``done``; every widget view carries its model
+    and Colab's display metadata."""
+    live = 0
+    for name, nb in done.items():
         for out in _widget_outputs(nb):
             view = out["data"][WIDGET_VIEW]
             assert view.get("model_id") and view.get("version_major") == 2, f"{name}: a widget view without a model"
@@ -312,30 +329,73 @@ def test_the_chapters_run_as_a_reader_opens_them_in_colab(colab, monkeypatch):
             if out["data"].get("text/plain", "").startswith("Live app"):
                 assert "plotly-graph-div" in out["data"]["text/html"]
                 live += 1
-    assert live >= 3, f"every live app renders as a widget on ipywidgets 7 (found {live})"
+    return live
+
+
+def _switch(notebook: Path, downloads: Path) -> dict:
+    """A cell of the rehearsal's own: from here, Colab's front end holds ``notebook`` and downloads land in
+    ``downloads`` (what the stand-ins of google.colab read)."""
+    return new_code_cell(f"import os\nos.environ['CNET_REHEARSAL_NOTEBOOK'] = {str(notebook)!r}\n"
+                         f"os.environ['CNET_REHEARSAL_DOWNLOADS'] = {str(downloads)!r}")
+
+
+def _one_run(copy: Path, folder: Path, answers: dict, downloads: Path) -> tuple[Path, dict]:
+    """The copy, solved and with its stubs, in one kernel: its cells up to its first exercise; then its stubs up to
+    its last check and its hand-in cell (a zip of the copy as handed out); then every cell of the solved copy from
+    its first exercise to its end (a zip of the solved copy).  So the solved copy runs from top to bottom, the
+    stubbed one to each exercise's own failure, and the cells before the exercises once.  Returns the notebook
+    to run and ``{"stubs": (first, last), "solved": (first, last)}``, the cell ranges of each part."""
+    stubs, solved = folder / "stubs" / copy.name, folder / "solved" / copy.name
+    stubs.parent.mkdir(exist_ok=True)
+    solved.parent.mkdir(exist_ok=True)
+    write_notebook(read_notebook(copy), stubs)
+    fill(copy, solved, answers)
+    t_cells, s_cells = read_notebook(stubs)["cells"], read_notebook(solved)["cells"]
+    first = next(i for i, (t, s) in enumerate(zip(t_cells, s_cells)) if t.get("source") != s.get("source"))
+    last = max(i for i, c in enumerate(t_cells[:-2]) if "grader.check(" in "".join(c.get("source", "")))
+    for cell in t_cells:  # these run besides the solved copy's own: no cell id twice
+        cell.pop("id", None)
+    cells = (s_cells[:first] + t_cells[first:last + 1] + [_switch(stubs, downloads / "stubs")] + t_cells[-2:]
+             + [_switch(solved, downloads / "solved")] + s_cells[first:])
+    run = folder / "runs" / copy.name
+    run.parent.mkdir(exist_ok=True)
+    nb = read_notebook(copy)
+    nb["cells"] = cells
+    write_notebook(nb, run)
+    return run, {"stubs": (first, last + 4), "solved": (last + 5, len(cells))}
 
 
 def test_student_copies_run_in_colab_with_their_own_install(colab, monkeypatch, tmp_path):
+    """Every copy solved runs to the end with every check passing, every copy with its stubs runs to its last
+    check; each writes its zip in Colab, and the teacher grades them: every point, and none."""
     share = colab["tmp"] / "share"
-    assert export_students([str(share), "--wheel-url", f"file://{share}/", "--root", str(ROOT)]) == 0
+    wheel_dir = share.with_name("share-wheel")
+    assert export_students([str(share), "--wheel-url", f"file://{wheel_dir}/", "--root", str(ROOT)]) == 0
+    assert not list(share.glob("*.whl")), "the notebooks handed out, the wheel in a folder of its own"
     copies = [share / p.name for p in STUDENT_NOTEBOOKS]
+    answers, downloads, runs = right_answers(ROOT), colab["tmp"] / "downloads", {}
     for p in copies:
-        nb = read_notebook(p)
-        assert not any("solution" in cell_tags(c) for c in nb["cells"])
+        assert not any("solution" in cell_tags(c) for c in read_notebook(p)["cells"])
+        runs[p.name] = _one_run(p, share.parent, answers, downloads)
     started = time.perf_counter()
     with serve({f"/{ARCHIVE}": colab["archive"].read_bytes()}) as (base, _requests):
-        done = _execute(colab, copies, colab["tmp"] / "class", base, monkeypatch)
-    print(f"\nColab rehearsal: {len(done)} student copies {time.perf_counter() - started:.0f} s")
-    (wheel,) = share.glob("*.whl")
+        done = _execute(colab, [run for run, _ in runs.values()], colab["tmp"] / "class", base, monkeypatch)
+    print(f"\nColab rehearsal: {len(copies)} student copies solved and with their stubs {time.perf_counter() - started:.0f} s")
+    (wheel,) = wheel_dir.glob("*.whl")
     build = wheel.name.split("-")[1]
     installed = _run([colab["python"], "-c", "from cnet_lib.book.notebook import installed_build; print(installed_build())"])
     assert installed.strip() == build, "the copies' install cell installed the exported wheel"
     lines = _pip_lines(colab)
-    assert len(lines) == len(copies) and all(f"file://{share}/" in ln and "git+" not in ln for ln in lines), lines
+    assert len(lines) == len(copies) and all(f"file://{wheel_dir}/" in ln and "git+" not in ln for ln in lines), lines
     for name, nb in done.items():
-        text = _stream(nb)
-        assert "❌ not done yet" in text and "✅" not in text, f"{name}: the stubs are the student's to write"
-        assert "WARNING" not in text, f"{name}: {text[-1500:]}"
+        for part, (a, b) in runs[name][1].items():
+            text = _stream(nb, a, b)
+            assert "WARNING" not in text, f"{name}: {text[-1500:]}"
+            if part == "solved":
+                assert "✅ pass" in text and "❌" not in text, f"{name} solved: {text[-2000:]}"
+            else:
+                assert "❌ not done yet" in text and "✅" not in text, f"{name}: the stubs are the student's to write"
+    assert _live_apps(done) >= 4, "the copies' live apps render as widgets"
     _the_students_install_is_theirs(colab)
     _the_colab_exports_are_graded(colab, share, copies)
 
@@ -351,23 +411,26 @@ def _the_students_install_is_theirs(colab: dict) -> None:
 
 
 def _the_colab_exports_are_graded(colab: dict, share: Path, copies: list) -> None:
-    """Every copy's last cell (grader.export()) downloaded a zip in Colab; the teacher's command grades them."""
+    """Every copy's last cell (grader.export()) downloaded a zip in Colab; the teacher's command grades them: the
+    solved copies every point and no flag, the stubs nothing and no flag."""
     import csv
     import shutil
 
     from cnet_lib.cli.grade import main as grade
 
-    zips = sorted((colab["tmp"] / "downloads").glob("*.zip"))
-    assert sorted(z.name[: -len("_2026_01_01T00_00_00.zip")] for z in zips) == sorted(p.stem for p in copies), zips
-    student = colab["tmp"] / "submissions" / "a_student"
-    student.mkdir(parents=True)
-    for z in zips:
-        shutil.copy(z, student)
+    subs = colab["tmp"] / "submissions"
+    for kind, student in (("solved", "a_solver"), ("stubs", "b_stubber")):
+        zips = sorted((colab["tmp"] / "downloads" / kind).glob("*.zip"))
+        assert sorted(z.name[: -len("_2026_01_01T00_00_00.zip")] for z in zips) == sorted(p.stem for p in copies), zips
+        (subs / student).mkdir(parents=True)
+        for z in zips:
+            shutil.copy(z, subs / student)
     out = colab["tmp"] / "gradebook.csv"
-    assert grade([str(student.parent), "--key", str(share.with_name("share-key")), "--out", str(out)]) == 0
-    (row,) = csv.DictReader(out.open(encoding="utf-8"))
-    assert row["student"] == "a_student" and float(row["total"]) == 0 and row["flags"] == "", row
-    assert "not done" in (colab["tmp"] / "gradebook-feedback" / "a_student.md").read_text(encoding="utf-8")
+    assert grade([str(subs), "--key", str(share.with_name("share-key")), "--out", str(out)]) == 0
+    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert rows["a_solver"]["total"] == rows["a_solver"]["possible"] and rows["a_solver"]["flags"] == "", rows["a_solver"]
+    assert float(rows["b_stubber"]["total"]) == 0 and rows["b_stubber"]["flags"] == "", rows["b_stubber"]
+    assert "not done" in (colab["tmp"] / "gradebook-feedback" / "b_stubber.md").read_text(encoding="utf-8")
 
 
 def test_the_book_renderer_works_on_plotly_5_outside_colab(colab):

@@ -459,3 +459,97 @@ def test_run_all_keeps_a_readers_answer_in_a_chapter():
     text = "".join(o.get("text", "") for c in result.nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "your own observed_order is kept" in text
     assert "❌ fail: observed_order" in text and "✅ pass" not in text
+
+
+# ----------------------------------------------------------------------------- what a failure says (issue 43)
+def _near_misses():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from near_misses import CODES
+
+    return [(name, tag, code) for name, tags in CODES.items() for tag, code in tags.items()]
+
+
+@pytest.mark.parametrize("name,tag,code", _near_misses(), ids=[f"{n}-{t}" for n, t, _ in _near_misses()])
+def test_a_near_miss_fails_its_public_check_with_the_hint_aimed_at_it(capsys, name, tag, code):
+    from cnet_lib.book.exercises import EXERCISES, check_exercise
+
+    ex = EXERCISES[name]
+    ns: dict = {}
+    exec(code, ns)
+    ok, out = _verdict(capsys, lambda fn: check_exercise(ex, fn), ns[name])
+    assert not ok and "hint 1 of" in out, out
+    assert ex.near_miss(tag).hint in out, f"{name}: {tag} gets another hint:\n{out}"
+
+
+def test_a_failure_shows_the_first_element_that_differs_never_two_equal_prints(capsys):
+    from near_misses import EMBEDDED_FLIPPED
+
+    ns: dict = {}
+    exec(EMBEDDED_FLIPPED, ns)
+    _, out = _verdict(capsys, P.check_embedded_step, ns["embedded_step"])
+    line = next(ln for ln in out.splitlines() if "expected" in ln)
+    assert line.strip().startswith("returned[1] at index"), out
+    expected, got = line.split("expected ")[1].split(", got ")
+    assert float(expected) == -float(got) != 0, line
+
+    def nan_on_zeros(w, bits):
+        levels = 2 ** (bits - 1) - 1
+        scale = w.abs().flatten(1).amax(dim=1).reshape(-1, *[1] * (w.dim() - 1)) / levels
+        return (torch.round(w / scale).clamp(-levels, levels) * scale).to(w.dtype)
+
+    _, out = _verdict(capsys, Q.check_quantize_per_channel, nan_on_zeros)
+    assert "at index (1, 0): expected 0.0, got nan" in out, out
+
+
+def test_hints_name_the_call_that_exists_where_the_check_runs(capsys):
+    """In the book a failure names check_rk_step(rk_step, hint=2); in a student copy, whose checks are the grader's,
+    grader.check("rk_step", hint=2): the copy has no check_rk_step."""
+    from cnet_lib.book.exercises import Notebook
+
+    _, out = _verdict(capsys, P.check_rk_step, lambda f, t, x, h, tab: x)
+    assert "check_rk_step(rk_step, hint=2)" in out
+    reset_hints()
+
+    def rk_step(f, t, x, h, tableau):
+        raise NotImplementedError("write your code here, in place of this line")
+
+    grader = Notebook("pendulum_integrators")
+    grader.check("rk_step", global_env={"rk_step": rk_step})
+    stub = capsys.readouterr().out
+    grader.check("rk_step", global_env={"rk_step": lambda f, t, x, h, tab: x})
+    out = capsys.readouterr().out
+    assert 'grader.check("rk_step", hint=1)' in stub and 'grader.check("rk_step", hint=2)' in out, stub + out
+    assert "check_rk_step(" not in stub + out
+
+
+def test_a_tableau_with_other_weights_says_what_they_reach_and_the_line_is_the_students(capsys, tmp_path):
+    """Reusing rk_step for the embedded weights with dataclasses.replace: the error says the weights' order and
+    what to do, and the line it names is the student's own, not Python's generated __init__ ("line 8: ")."""
+    import importlib.util
+
+    (tmp_path / "reuse.py").write_text('''import dataclasses
+
+
+def rk_step(f, t, x, h, tableau):
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))
+
+
+def embedded_step(f, t, x, h, tableau, b_hat):
+    high = rk_step(f, t, x, h, tableau)
+    low = rk_step(f, t, x, h, dataclasses.replace(tableau, b=tuple(b_hat)))
+    return high, high - low
+''')
+    spec = importlib.util.spec_from_file_location("reuse", tmp_path / "reuse.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, out = _verdict(capsys, P.check_embedded_step, module.embedded_step)
+    assert "reach order 1: declare that order for them" in out, out
+    assert "(line 16: low = rk_step(f, t, x, h, dataclasses.replace(tableau, b=tuple(b_hat))))" in out, out

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from classroom import NEAR_MISSES, TAMPERING, require_sandbox
+from near_misses import CODES as NEAR_MISS_CODES
 from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures, parse_cell
 from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
 from cnet_lib.book.exercises.catalogue import DIFFICULTY
@@ -19,6 +20,7 @@ from cnet_lib.book.student_cells import bib_labels, roles_to_text
 from cnet_lib.book.toc import toc_notebooks
 from cnet_lib.teacher import keys
 from cnet_lib.teacher.answer_key import solution_sources
+from cnet_lib.teacher.kept import stale_kept
 from cnet_lib.teacher.public_answers import stale_answers
 from cnet_lib.teacher.sandbox_client import Job, Limits, Sandbox
 from cnet_lib.teacher.source_audit import audit_exercise_cell, audit_other_cell
@@ -68,6 +70,12 @@ def test_the_public_answers_are_up_to_date():
     assert stale_answers() == [], "run `python -m cnet_lib answers --write` (and commit public_answers.json)"
 
 
+def test_what_each_exercises_sandbox_keeps_is_traced_anew():
+    """The library code each exercise's sandbox keeps (cnet_lib/teacher/kept_functions.json) is what importing the
+    students' build, building the cases and running the chapter's solution call today."""
+    assert stale_kept(SOLUTIONS) == [], "run `python -m cnet_lib answers --write` (and commit kept_functions.json)"
+
+
 # ----------------------------------------------------------------------------- hints and stubs
 _OPS = (ast.BinOp, ast.Call, ast.Compare, ast.Subscript, ast.Attribute)
 
@@ -106,39 +114,78 @@ def test_the_check_of_a_fragment_sees_a_leak():
 
 
 # ----------------------------------------------------------------------------- hidden cases
-@pytest.mark.parametrize("name", list(NEAR_MISSES))
-def test_hidden_cases_differ_per_student_and_always_catch_the_near_miss(name):
-    tag = NEAR_MISSES[name][1]
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_hidden_cases_differ_per_student_and_per_run_and_always_catch_every_near_miss(name):
+    tags = {m.tag for m in EXERCISES[name].near_misses}
+    assert tags == set(NEAR_MISS_CODES[name]), f"{name}: every near miss has its code in tests/near_misses.py"
     draws = [keys.hidden_cases(name, "a secret", f"student {i}") for i in range(8)]
     assert keys.hidden_cases(name, "a secret", "student 0") == draws[0], "the same student gets the same cases"
     assert len({repr(d) for d in draws}) == len(draws), "every student gets other cases"
-    assert all(any(tag in c["catches"] for c in d) for d in draws), f"a draw of {name} misses the near miss {tag}"
-    expected = keys.expected_outputs(name, draws[0])
-    assert len(expected) == len(draws[0])
+    assert keys.hidden_cases(name, "a secret", "student 0", "another run") != draws[0], "every run gets other cases"
+    for tag in tags:
+        assert all(any(tag in c["catches"] for c in d) for d in draws), f"a draw of {name} misses the near miss {tag}"
+    named = {t for d in draws for c in d for t in c["catches"]} | {t for c in EXERCISES[name].public() for t in c["catches"]}
+    assert named <= tags, f"{name}: cases catch near misses the exercise does not name: {named - tags}"
 
 
-@pytest.mark.parametrize("name", list(NEAR_MISSES))
-def test_a_hidden_case_catches_the_near_miss_exactly_when_it_says_so(name):
-    """The ``catches`` tags are exact over many students' draws, so a near miss's points follow from the tags
-    (tests/test_classroom.py compares the gradebook with them; one drawn case that does not catch what it says,
-    e.g. a weight whose only other channel is zero, made that comparison fail by chance)."""
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_a_hidden_case_catches_a_near_miss_exactly_when_it_says_so_and_it_gets_a_third_at_most(name):
+    """Each near miss of tests/near_misses.py fails exactly the hidden cases that say they catch it, over many
+    students' draws; graded, it gets at most a third of the points, and its feedback the hint aimed at it."""
+    from cnet_lib.book.exercises.recipes import build_call, encode, observed
+    from cnet_lib.teacher.grading import ExerciseGrade
+    from cnet_lib.teacher.scoring import score
+
+    ex = EXERCISES[name]
+    draws = [keys.hidden_cases(name, "another secret", f"student {i}") for i in range(30)]
+    expected = [keys.expected_outputs(name, d) for d in draws]
+    for tag, code in NEAR_MISS_CODES[name].items():
+        ns: dict = {}
+        exec(code, ns)
+        wrong = []
+        for i, (cases, wants) in enumerate(zip(draws, expected)):
+            values, evaluations = [], {}
+            own = ex.near_miss(tag)
+            for j, (recipe, want) in enumerate(zip(cases, wants)):
+                args, kwargs = build_call(recipe)
+                try:
+                    got = observed(ns[name](*args, **kwargs), args, kwargs)
+                    passed = bool(ex.matches(got, want))
+                except Exception:  # noqa: BLE001 - a near miss that raises fails the case
+                    got, passed = None, False
+                if passed == (tag in recipe["catches"]):
+                    wrong.append((i, recipe["label"], "passes" if passed else "fails"))
+                if isinstance(got, dict) and "rate_evaluations" in got:  # as the sandbox sends it: the count apart
+                    evaluations[j], got = got["rate_evaluations"], got["returned"]
+                values.append({"value": encode(got)} if got is not None else {"error": "E", "where": ""})
+            grade = ExerciseGrade(name, 3)
+            score(grade, cases, len(cases), values, wants, evaluations)
+            assert grade.points <= 1.0, (tag, i, grade.points)
+            assert any(f"hint: " in n and own.hint in n for n in grade.notes), (tag, grade.notes)
+        assert not wrong, f"{name}: cases whose catches tag is wrong for {tag}: {wrong[:3]}"
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_a_public_case_catches_a_near_miss_exactly_when_it_says_so(name):
+    """The public cases' ``catches`` are exact too: the notebook's check gives a failed case the hints of the near
+    misses it catches, so a tag that is wrong sends a student the hint of another mistake."""
     from cnet_lib.book.exercises.recipes import build_call, observed
 
-    code, tag = NEAR_MISSES[name]
-    ns: dict = {}
-    exec(code, ns)
-    ex, wrong = EXERCISES[name], []
-    for i in range(30):
-        cases = keys.hidden_cases(name, "another secret", f"student {i}")
-        for recipe, expected in zip(cases, keys.expected_outputs(name, cases)):
+    ex = EXERCISES[name]
+    public = ex.public()
+    for tag, code in NEAR_MISS_CODES[name].items():
+        ns: dict = {}
+        exec(code, ns)
+        wrong = []
+        for recipe, want in zip(public, keys.expected_outputs(name, public)):
             args, kwargs = build_call(recipe)
             try:
-                passed = bool(ex.matches(observed(ns[name](*args, **kwargs), args, kwargs), expected))
-            except Exception:  # noqa: BLE001 - a near miss that raises fails the case
+                passed = bool(ex.matches(observed(ns[name](*args, **kwargs), args, kwargs), want))
+            except Exception:  # noqa: BLE001
                 passed = False
             if passed == (tag in recipe["catches"]):
-                wrong.append((i, recipe["label"], "passes" if passed else "fails"))
-    assert not wrong, f"{name}: cases whose catches tag is wrong for {tag}: {wrong[:3]}"
+                wrong.append((recipe["label"], "passes" if passed else "fails"))
+        assert not wrong, f"{name}: public cases whose catches tag is wrong for {tag}: {wrong}"
 
 
 def test_the_chapters_solutions_pass_every_hidden_case_of_many_students():

@@ -33,11 +33,14 @@ import pytest
 
 from attacks import ATTACKERS, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell
 from classroom import fill, require_sandbox, right_answers
+from hostile_class import EXTRA_CELLS, MEMFD, NAMES, NAMESPACES, RUN_ATTACKERS, hand_in_files
 from cnet_lib.book.exercises import EXERCISES
 from cnet_lib.cli.grade import main as grade
-from cnet_lib.teacher import sandbox_client
+from cnet_lib.teacher import isolation, sandbox_client
 from cnet_lib.teacher.answer_key import AnswerKey
+from cnet_lib.teacher.gradebook import feedback_name
 from cnet_lib.teacher.grading_library import installed_package
+from cnet_lib.teacher.keys import expected_outputs, hidden_cases
 from cnet_lib.teacher.sandbox_client import Job
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +72,8 @@ def _snapshot(folder: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def attacked(class_export, tmp_path_factory):
-    """Every attacker and a victim graded in one run of the command (8 s per exercise, 1 GiB, /tmp of 64 MiB)."""
+    """Every attacker, the run's attackers (tests/hostile_class.py) and a victim graded in one run of the command
+    (8 s per exercise, 1 GiB, /tmp of 64 MiB), then the same command with --resume."""
     base = tmp_path_factory.mktemp("attacks")
     require_sandbox(base)
     copies, key = class_export["copies"], class_export["key"]
@@ -77,13 +81,14 @@ def attacked(class_export, tmp_path_factory):
     server, connections = _listen()
     values = {"KEY": key, "SUBMISSIONS": subs, "GRADEBOOK": out, "FEEDBACK": out.with_name("gradebook-feedback"),
               "LIBRARY": installed_package(), "REPO": ROOT, "PORT": server.getsockname()[1], "MARK": MARK}
-    for attacker, chapters in ATTACKERS.items():
+    for attacker, chapters in {**ATTACKERS, **RUN_ATTACKERS}.items():
         for chapter, cells in chapters.items():
             (subs / attacker).mkdir(parents=True, exist_ok=True)
             fill(copies / f"{chapter}.ipynb", subs / attacker / f"{chapter}.ipynb",
-                 {name: cell(code, values) for name, code in cells.items()})
+                 {name: cell(code, values) for name, code in cells.items()}, EXTRA_CELLS.get((attacker, chapter), ""))
     (subs / "victim").mkdir()
     fill(copies / "refinement_training.ipynb", subs / "victim" / "refinement_training.ipynb", right_answers(ROOT))
+    files = hand_in_files(subs, copies / "how_to_use.ipynb", subs / "victim" / "refinement_training.ipynb")
     before = {"victim": _snapshot(subs / "victim"), "key": _snapshot(key)}
     library_files = set(installed_package().rglob("*"))
     started = time.perf_counter()
@@ -91,10 +96,17 @@ def attacked(class_export, tmp_path_factory):
     seconds = time.perf_counter() - started
     time.sleep(1.5)  # past the detached process's `sleep 1.x`, had it survived (it started seconds before the end)
     server.close()
-    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    rows = {r["feedback"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    first = out.read_bytes()
+    resumed = subprocess.run([sys.executable, "-m", "cnet_lib", "grade", str(subs), "--key", str(key), "--out", str(out),
+                              "--resume"], capture_output=True, text=True, timeout=300)
     return {"code": code, "rows": rows, "feedback": values["FEEDBACK"], "key": AnswerKey.load(key), "subs": subs,
             "before": before, "library_files": library_files, "connections": connections, "out": out,
-            "seconds": seconds, "key_dir": key}
+            "seconds": seconds, "key_dir": key, "files": files, "resumed": resumed, "first": first}
+
+
+def _row(attacked, student: str) -> dict:
+    return attacked["rows"][feedback_name(student)]
 
 
 def _flags(row: dict, name: str) -> list[str]:
@@ -102,18 +114,19 @@ def _flags(row: dict, name: str) -> list[str]:
 
 
 def _feedback(attacked, student: str) -> str:
-    return (attacked["feedback"] / f"{student}.md").read_text(encoding="utf-8")
+    return (attacked["feedback"] / feedback_name(student)).read_text(encoding="utf-8")
 
 
 def test_the_run_grades_every_attacker_and_the_victim(attacked):
-    assert attacked["code"] == 0 and set(attacked["rows"]) == set(ATTACKERS) | {"victim"}
+    everyone = set(ATTACKERS) | set(RUN_ATTACKERS) | set(attacked["files"]) | {"victim"}
+    assert attacked["code"] == 0 and set(attacked["rows"]) == {feedback_name(s) for s in everyone}
     assert all("bubblewrap" in r["isolation"] for r in attacked["rows"].values())
     print(f"\nattack run: {attacked['seconds']:.1f} s")
 
 
 def test_what_the_attacks_reach_is_absent(attacked):
     for student, name in sorted(ZERO_AND_LIBRARY_FLAG):
-        row = attacked["rows"][student]
+        row = _row(attacked, student)
         assert float(row[name]) == 0, (student, name, row[name])
         assert any(f.startswith(f"{name}: library: calls ") for f in _flags(row, name)), (student, name, row["flags"])
     text = _feedback(attacked, "b_torch")
@@ -123,14 +136,14 @@ def test_what_the_attacks_reach_is_absent(attacked):
 
 
 def test_a_rate_cannot_be_evaluated_behind_its_counter(attacked):
-    row = attacked["rows"]["a_names"]
+    row = _row(attacked, "a_names")
     assert float(row["embedded_step"]) == 0
     found = re.search(r"rate evaluations: expected (\d+), got (\d+)", _feedback(attacked, "a_names"))
     assert found and int(found.group(2)) == 3 * int(found.group(1)), "three passes through the rate, all counted"
 
 
 def test_pasted_library_code_earns_its_points_and_a_similarity_flag(attacked):
-    row, key = attacked["rows"]["c_paste"], attacked["key"]
+    row, key = _row(attacked, "c_paste"), attacked["key"]
     assert float(row["quantize_per_channel"]) == key.points["quantize_per_channel"]
     assert any("similarity: " in f and "perturbations.quantize_per_channel" in f for f in _flags(row, "quantize_per_channel"))
 
@@ -144,7 +157,7 @@ def test_nothing_of_the_teachers_is_there_to_read_or_write(attacked):
     assert _snapshot(attacked["key_dir"]) == attacked["before"]["key"]
     assert set(installed_package().rglob("*")) == attacked["library_files"]
     assert MARK not in attacked["out"].read_text()
-    row = attacked["rows"]["d_snoop"]
+    row = _row(attacked, "d_snoop")
     assert float(row["ideal_speedup"]) == 0 and "FileNotFoundError" in text, "the teacher's notebook is not there"
 
 
@@ -158,14 +171,14 @@ def test_a_process_that_outlives_its_cell_dies_with_the_sandbox_and_the_next_job
     assert MARK not in attacked["out"].read_text() and MARK not in _feedback(attacked, "victim")
     leftover = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert f"sleep 1.{MARK}" not in leftover
-    row = attacked["rows"]["e_after"]
+    row = _row(attacked, "e_after")
     assert any(f.startswith("ideal_speedup: crashed: ") for f in _flags(row, "ideal_speedup")), row["flags"]
-    victim, key = attacked["rows"]["victim"], attacked["key"]
+    victim, key = _row(attacked, "victim"), attacked["key"]
     assert all(float(victim[n]) == key.points[n] for n in VICTIM) and victim["flags"] == "", victim
 
 
 def test_memory_processes_and_disk_are_capped_for_the_sandbox(attacked):
-    row, text = attacked["rows"]["f_hog"], _feedback(attacked, "f_hog")
+    row, text = _row(attacked, "f_hog"), _feedback(attacked, "f_hog")
     assert float(row["error_ratio"]) == 0 and float(row["global_error"]) == 0 and float(row["euler_block_as_resnet"]) == 0
     assert any("out of memory" in f for f in _flags(row, "error_ratio")), row["flags"]
     assert "processes, then [Errno 11]" in text or "more than 64 processes" in text, "the process cap"
@@ -175,9 +188,86 @@ def test_memory_processes_and_disk_are_capped_for_the_sandbox(attacked):
 def test_the_way_out_is_bounded(attacked):
     """A result larger than the grader reads, and a rate flooded with requests that never reads a reply, cost
     their exercise only; the grading went on (the victim, graded after, has every point)."""
-    row = attacked["rows"]["g_flood"]
+    row = _row(attacked, "g_flood")
     assert float(row["rk_step"]) == 0 and any("larger than the grader reads" in f for f in _flags(row, "rk_step"))
     assert float(row["embedded_step"]) == 0, row
+
+
+# ----------------------------------------------------------------------------- the run itself (issue 42)
+def test_no_student_stops_the_run_and_each_fault_is_a_sentence_in_its_row(attacked):
+    """Malformed notebooks and zips, a FIFO, symbolic links to the victim's work: each its student's row and flag;
+    the victim, graded in the same run, keeps every point; --resume then continues past all of them."""
+    for student, says in attacked["files"].items():
+        row = _row(attacked, student)
+        assert says in row["flags"] + _feedback(attacked, student), (student, says, row["flags"])
+        assert float(row["total"]) == 0, (student, row["total"])
+    victim, key = _row(attacked, "victim"), attacked["key"]
+    assert all(float(victim[n]) == key.points[n] for n in VICTIM) and victim["flags"] == "", victim
+    resumed = attacked["resumed"]
+    assert resumed.returncode == 0 and "grading the other 0" in resumed.stdout, resumed.stdout[-1500:] + resumed.stderr[-1500:]
+    assert attacked["out"].read_bytes() == attacked["first"], "--resume kept every row as it was"
+
+
+def test_a_rate_request_no_tensor_can_hold_is_refused_not_raised(attacked):
+    row = _row(attacked, "h_rate")
+    assert float(row["embedded_step"]) == 0
+    assert "a request the grader does not accept" in _feedback(attacked, "h_rate")
+
+
+def test_a_padded_cell_is_flagged_and_still_graded_in_bounded_time(attacked):
+    row, key = _row(attacked, "l_padded"), attacked["key"]
+    assert float(row["ideal_speedup"]) == key.points["ideal_speedup"], row
+    unread = [f for f in _flags(row, "ideal_speedup") if "over the grader's reading cap" in f]
+    assert len(unread) == 2, row["flags"]  # the exercise cell and the cell of magics above it
+
+
+def test_flags_cannot_be_pushed_out(attacked):
+    """Three library references first, then ctypes, os.system and eval; imports in the cell above the exercise;
+    the library's code pasted with a no-op line after each statement: every finding is in the gradebook."""
+    row = _row(attacked, "i_hidden")
+    rk = " ".join(_flags(row, "rk_step"))
+    for used in ("imports ctypes", "uses os.system", "uses eval", "uses cnet_lib.core.schemes.Tableau"):
+        assert used in rk, (used, rk)
+    above = " ".join(_flags(row, "refine_piecewise_linear"))
+    assert "imports ctypes (code cell" in above and "importlib" in above, above
+    assert int(row["flag_count"]) == len(row["flags"].split(" | ")) >= 8
+    order = [f.split(": ", 2)[1] for f in row["flags"].split(" | ")]
+    assert order.index("tampering") < order.index("library"), "the most serious first"
+    paste = _row(attacked, "j_paste")
+    assert any("similarity: " in f and "perturbations.quantize_per_channel" in f for f in _flags(paste, "quantize_per_channel"))
+
+
+def test_the_librarys_other_stage_loops_are_absent_too(attacked):
+    row = _row(attacked, "k_absent")
+    assert float(row["rk_step"]) == 0
+    assert any("library: calls cnet_lib.pendulum.scheme_batches.multi_scheme_rollout" in f for f in _flags(row, "rk_step"))
+
+
+def test_no_namespaces_inside_the_sandbox(attacked):
+    text = _feedback(attacked, "m_namespaces")
+    assert "namespaces: user=-1/1 net=-1/1 mount=-1/1; unshare -Ur: 1" in text and "Operation not permitted" in text
+
+
+def test_names_as_people_write_them_each_get_their_own_feedback(attacked):
+    for label, name in NAMES.items():
+        path = attacked["feedback"] / feedback_name(name)
+        assert len(path.name.encode()) <= 84 and path.is_file(), (label, path.name)
+        assert attacked["files"][name] in path.read_text(encoding="utf-8"), (label, "its own feedback")
+    shown = {_row(attacked, n)["student"] for n in NAMES.values()}
+    assert {"Иван", "王伟", "José", "Josè", "bob smith", "bob_smith", "'=x", "Jos\\xe9"} <= shown, shown
+
+
+def test_each_run_draws_its_own_hidden_cases_and_feedback_never_shows_an_expected_value(attacked):
+    """d_snoop's identity_gap returns 0.0: its feedback names where the value differs and what it was, never the
+    reference's value; the row's nonce draws the same cases again, another nonce other cases."""
+    row, key = _row(attacked, "d_snoop"), attacked["key"]
+    assert len(row["cases"]) == 16 and len({r["cases"] for r in attacked["rows"].values()}) == 1
+    cases = hidden_cases("identity_gap", key.secret, "d_snoop", row["cases"])
+    assert cases != hidden_cases("identity_gap", key.secret, "d_snoop", "another run")
+    text = _feedback(attacked, "d_snoop")
+    assert "identity_gap" in text and "your value 0.0" in text
+    for value in expected_outputs("identity_gap", cases):
+        assert repr(value) not in text and f"{value:.4g}" not in text, value
 
 
 # ----------------------------------------------------------------------------- the grader killed
@@ -247,19 +337,30 @@ def test_killing_the_grader_keeps_what_was_graded_and_leaves_nothing(class_expor
         rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
         assert sorted(rows) == ["a_quick", "b_loops", "c_quick"] and "2 students graded" in text, text
         assert float(rows["c_quick"]["ideal_speedup"]) == 1 and "time limit" in rows["b_loops"]["flags"]
+        assert rows["c_quick"]["cases"] != rows["a_quick"]["cases"], "a run draws hidden cases of its own"
         assert _left_behind(tmp_path, resumed.pid) == []
 
 
 def test_without_cgroups_the_sandbox_as_a_whole_is_still_capped(tmp_path, monkeypatch):
-    """Where the grader may make no cgroup (an ordinary account on most desktops), per-process limits and the
-    grading process's watchdog cap memory and processes across the sandbox's processes."""
+    """Where the grader may make no cgroup (an ordinary account on most desktops: a user namespace, here forced by
+    saying the grader is not root), per-process limits and the grading process's watchdog cap memory, whatever
+    its kind (memfds no process maps included), and processes across the sandbox's processes; and no namespace
+    can be made inside."""
     require_sandbox(tmp_path)
     monkeypatch.setattr(sandbox_client.Cgroups, "find", classmethod(lambda cls, name: None))
-    jobs = [Job("error_ratio", cell(MEMORY, {}), EXERCISES["error_ratio"].public()[:1], key="memory"),
-            Job("global_error", cell(PROCESSES, {}), EXERCISES["global_error"].public()[:1], key="processes")]
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 1000)
+    one = {name: EXERCISES[name].public()[:1] for name in ("error_ratio", "global_error")}
+    jobs = [Job("error_ratio", cell(MEMORY, {}), one["error_ratio"], key="memory"),
+            Job("error_ratio", MEMFD, one["error_ratio"], key="memfd"),
+            Job("error_ratio", NAMESPACES, one["error_ratio"], key="namespaces"),
+            Job("global_error", cell(PROCESSES, {}), one["global_error"], key="processes")]
     with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20, memory_bytes=2**30)) as box:
         assert box.cgroups is None and "(rlimits and a watchdog)" in box.describe()
+        assert box.isolation.mode == "user" and "system calls filtered" in box.describe()
         done = {job.key: outcome for job, outcome in box.run_many(jobs)}
-    assert done["memory"].status == "crashed" and "out of memory" in done["memory"].detail, done["memory"]
+    for what in ("memory", "memfd"):
+        assert done[what].status == "crashed" and "out of memory" in done[what].detail, done[what]
     processes = done["processes"]
     assert "more than 64 processes" in processes.detail or "processes, then [Errno 11]" in str(processes.result), processes
+    refused = done["namespaces"].result["cases"][0]["error"]
+    assert "user=-1/1 net=-1/1 mount=-1/1" in refused and "unshare -Ur: 1" in refused, refused

@@ -35,8 +35,15 @@ def _code(nb: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def wheel_copies(class_export):
-    """The copies and the students' wheel of ``python -m cnet_lib student OUTDIR --wheel-url URL`` (conftest.py)."""
+    """The copies of ``python -m cnet_lib student OUTDIR --wheel-url URL`` (conftest.py)."""
     return class_export["copies"]
+
+
+@pytest.fixture(scope="module")
+def wheel(class_export) -> Path:
+    """The students' wheel, in a folder of its own beside the copies."""
+    (found,) = class_export["wheel"].glob("*.whl")
+    return found
 
 
 def test_wheel_copies_have_no_path_to_the_solutions(wheel_copies):
@@ -50,8 +57,8 @@ def test_wheel_copies_have_no_path_to_the_solutions(wheel_copies):
         assert not any("@solution" in s or "# @title Solution" in s for s in _code(nb)), name
 
 
-def test_wheel_copies_install_exactly_the_exported_library(wheel_copies):
-    (wheel,) = wheel_copies.glob("*.whl")
+def test_wheel_copies_install_exactly_the_exported_library(wheel_copies, wheel):
+    assert not list(wheel_copies.glob("*.whl")), "the folder handed out holds the notebooks only"
     build = wheel.name.split("-")[1]
     assert build.startswith("0.1.0+g") or build.startswith("0.1.0+src"), build
     with zipfile.ZipFile(wheel) as z:
@@ -139,7 +146,7 @@ def test_repository_copies_refuse_uncommitted_library_changes(tmp_path, capsys):
     assert "cnet_lib/book/exercises/core.py" in err and "--wheel-url" in err  # a file of the test's: stale on purpose
     # --wheel-url ships the working tree as it is, under a version that says so
     assert main([str(tmp_path / "out2"), "--wheel-url", f"file://{tmp_path}/share/", "--root", str(repo)]) == 0
-    (wheel,) = (tmp_path / "out2").glob("*.whl")
+    (wheel,) = (tmp_path / "out2-wheel").glob("*.whl")
     assert "+src" in wheel.name
     with zipfile.ZipFile(wheel) as z:
         assert b"a teacher's local change" in z.read("cnet_lib/book/exercises/core.py")  # stale on purpose
@@ -177,10 +184,9 @@ def _hidden_values(secret: str) -> set[str]:
     return {v for v in re.findall(r"\d+\.\d+", drawn) if len(v.replace(".", "").lstrip("0")) >= 8 and v not in public}
 
 
-def test_the_students_install_lists_its_commands_without_the_teachers(wheel_copies, tmp_path):
+def test_the_students_install_lists_its_commands_without_the_teachers(wheel, tmp_path):
     """``python -m cnet_lib`` in a student's install (the wheel unpacked, run away from the repository) lists the
     commands, none of the teacher's, and exits 0; a teacher's command is an unknown one there."""
-    (wheel,) = wheel_copies.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
@@ -193,11 +199,10 @@ def test_the_students_install_lists_its_commands_without_the_teachers(wheel_copi
     assert grade.returncode == 2 and "unknown command 'grade'" in grade.stderr, grade.stderr[-2000:]
 
 
-def test_the_students_install_carries_no_answers_and_no_way_to_them(wheel_copies, class_export, tmp_path):
+def test_the_students_install_carries_no_answers_and_no_way_to_them(wheel, class_export, tmp_path):
     from cnet_lib.teacher import image_key, keys, pendulum_key
     from cnet_lib.teacher.answer_key import AnswerKey
 
-    (wheel,) = wheel_copies.glob("*.whl")
     files = _installed_texts(wheel, tmp_path)
     everything = "\n".join(files.values())
     assert not [f for f in files if f.startswith("cnet_lib/teacher/")], "the answer key and the grader stay home"
@@ -223,12 +228,11 @@ def _code_lines(source: str) -> list[str]:
             and not ln.endswith('"""')]
 
 
-def test_the_students_install_holds_no_solution_under_any_name(wheel_copies, class_export, tmp_path):
+def test_the_students_install_holds_no_solution_under_any_name(wheel, class_export, tmp_path):
     """A reference renamed, or a solution pasted into a module, is found by its lines: at most one line of a
     solution (a formula the library itself needs, such as the levels of a b-bit quantization) is in the wheel."""
     from cnet_lib.teacher.answer_key import solution_sources
 
-    (wheel,) = wheel_copies.glob("*.whl")
     installed = {ln for text in _installed_texts(wheel, tmp_path).values() for ln in _code_lines(text)}
     solutions = solution_sources(class_export["root"])
     assert len(solutions) >= 10 and all(len(_code_lines(s)) >= 1 for s in solutions.values())
@@ -248,3 +252,53 @@ def test_the_copies_read_as_plain_text_and_check_with_the_grader(wheel_copies):
         for row in (r for r in CATALOGUE if r.chapter == p.stem):
             assert f"**Exercise `{row.name}`** · {row.points} point" in text and row.objective in text
             assert f'grader.check("{row.name}")' in text and f"check_{row.name}({row.name})" not in text
+
+
+# ----------------------------------------------------------------------------- copies a student can finish (issue 43)
+def _unbound_names(nb: dict) -> list[tuple[int, str]]:
+    """``(code cell, name)`` of every name a cell reads that neither it, an earlier cell, Python nor IPython binds
+    (a rewritten import that dropped a name the cell uses shows here, before any run)."""
+    import ast
+    import builtins
+
+    from cnet_lib.book.exercise_cells import parse_cell
+
+    bound = set(dir(builtins)) | {"display", "get_ipython", "In", "Out", "_"}
+    out = []
+    for i, source in enumerate(_code(nb)):
+        tree = parse_cell(source)
+        own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        own |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        own |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
+        own |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+        own |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler) and n.name}
+        out += [(i, n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                and n.id not in bound | own]
+        bound |= own
+    return out
+
+
+def test_every_name_a_copy_reads_is_bound_before(wheel_copies):
+    """The copies' rewritten cells keep what they use: the import of ``student_code`` beside a check's, dropped
+    once, made the solved copies of two chapters stop with a NameError (the run of every copy, solved and with its
+    stubs, is tests/test_colab_rehearsal.py's)."""
+    for p in wheel_copies.glob("*.ipynb"):
+        assert not _unbound_names(read_notebook(p)), (p.name, _unbound_names(read_notebook(p)))
+
+
+def test_the_copies_prose_names_what_the_copy_has(wheel_copies):
+    """No "check_x(x, hint=k)" (a copy has no such function: grader.check), no badge to open it by, no solution
+    "hidden until you ask for it"."""
+    import re
+
+    for p in wheel_copies.glob("*.ipynb"):
+        nb = read_notebook(p)
+        prose = "\n".join(cell_source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+        code = "\n".join(_code(nb))
+        calls = re.findall(r"(?<![\w.])check_\w+\([^)]*\)", prose + code)  # the book's checks, not grader.check_all()
+        assert not calls, (p.name, calls)
+        assert "the badge above" not in prose and "File → Upload notebook" in prose, p.name
+        assert "hidden until you ask for it" not in prose and "not in a student copy" not in prose, p.name
+    how = "\n".join(cell_source(c) for c in read_notebook(wheel_copies / "how_to_use.ipynb")["cells"])
+    assert 'grader.check("observed_order", hint=2)' in how and "its **solution**" not in how

@@ -36,7 +36,11 @@ from .project import PUBLISHED_PRESET
 
 __all__ = ["Card", "CARDS", "WORDS_PER_MINUTE", "exercise_minutes",
            "CODE_LINES_PER_MINUTE", "CARD_START", "CARD_END", "reading_minutes", "card_markdown", "without_card",
-           "with_card"]
+           "with_card", "COLAB_WAY_IN", "COPY_WAY_IN"]
+
+COLAB_WAY_IN = "open it in Colab (the badge above)"
+"""How a card says to open the chapter; a student copy, which has no badge, says :data:`COPY_WAY_IN`."""
+COPY_WAY_IN = "open it in Colab (File → Upload notebook)"
 
 WORDS_PER_MINUTE = 150
 """Reading speed for the chapters' prose (technical text with formulas)."""
@@ -136,7 +140,7 @@ def _running(name: str, card: Card) -> str:
     """The card's running line: the way in (Colab, Run all), then how long the chapter ran where measured: in the
     published preset's build of the book (:func:`cnet_lib.book.measurements.book_builds`) and on a GPU."""
     builds, gpu_run = book_builds(), gpu_chapters()
-    text = "open it in Colab (the badge above), then *Runtime → Run all*"
+    text = f"{COLAB_WAY_IN}, then *Runtime → Run all*"
     text += (": with a GPU runtime it loads the trained models that ship with the book." if card.image_models
              else "; no GPU needed." if not card.pendulum_models else
              ": it loads the trained ODE-Nets that ship with the book; no GPU needed.")

@@ -6,21 +6,12 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .cell_magics import cell_python
 from .notebook_cells import (EXERCISE_TAG, HIDE_TAG, SOLUTION_DECORATOR, SOLUTION_TAG, SOLUTION_TITLE, cell_source,
                              cell_tags)
 
 __all__ = ["cell_python", "parse_cell", "function_signatures", "stub_problems", "undecorated", "solution_cell_problems",
            "raises_not_implemented", "exercise_pairs"]
-
-
-def cell_python(source: str) -> str:
-    """A cell's source as Python: its IPython magics (``%pip``, ``!cmd``) turned into calls, as IPython runs them."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        return TransformerManager().transform_cell(source)
-    except ImportError:  # pragma: no cover - IPython is there wherever notebooks run
-        return source
 
 
 def parse_cell(source: str) -> ast.Module:

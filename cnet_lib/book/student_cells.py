@@ -11,16 +11,17 @@
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Mapping
 
-from .exercise_cells import exercise_pairs, function_signatures
+from .exercise_cells import exercise_pairs, function_signatures, parse_cell
 from .exercises.catalogue import exercise_line, info
 from .notebook_cells import cell_source, new_code_cell, new_markdown_cell, read_notebook
 
-__all__ = ["roles_to_text", "bib_labels", "page_titles", "exercise_header", "rewrite_checks", "grader_cell",
-           "hand_in_cells", "student_cells"]
+__all__ = ["roles_to_text", "bib_labels", "page_titles", "exercise_header", "rewrite_checks", "rewrite_check_calls",
+           "grader_cell", "hand_in_cells", "student_cells"]
 
 _ROLE_RE = re.compile(r"\{([a-z:]+)\}`([^`]*)`")
 _CHECK_RE = re.compile(r"\bcheck_(\w+)\(\s*\1\s*(,\s*hint\s*=\s*\d+\s*)?\)")
@@ -86,9 +87,33 @@ def exercise_header(name: str) -> str:
             "runs that cell on its own, after the imports of the cells above it, so put any helper function in it too.")
 
 
+def _without_check_imports(text: str) -> str:
+    """``text`` without the ``check_*`` names of its ``from cnet_lib.book.exercises import ...`` statements (a
+    statement that imports nothing else goes; one that imports more keeps the rest, e.g. ``student_code``)."""
+    try:
+        tree = parse_cell(text)
+    except SyntaxError:
+        return _IMPORT_CHECKS_RE.sub("", text)
+    lines = text.split("\n")
+    for node in sorted((n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "cnet_lib.book.exercises"),
+                       key=lambda n: -n.lineno):
+        kept = [a for a in node.names if not a.name.startswith("check_")]
+        if len(kept) == len(node.names):
+            continue
+        new = [f"from cnet_lib.book.exercises import {', '.join(ast.unparse(a) for a in kept)}"] if kept else []
+        lines[node.lineno - 1:node.end_lineno] = new
+    return "\n".join(lines)
+
+
+def rewrite_check_calls(text: str) -> str:
+    """``text`` (a cell, or prose) with ``grader.check("name"[, hint=k])`` for ``check_name(name[, hint=k])``."""
+    return _CHECK_RE.sub(lambda m: f'grader.check("{m.group(1)}"{m.group(2) or ""})', text)
+
+
 def rewrite_checks(text: str) -> str:
-    """A check cell with ``grader.check("name")`` for ``check_name(name)`` (the chapter's import of the check gone)."""
-    return _CHECK_RE.sub(lambda m: f'grader.check("{m.group(1)}"{m.group(2) or ""})', _IMPORT_CHECKS_RE.sub("", text)).lstrip("\n")
+    """A check cell with ``grader.check("name")`` for ``check_name(name)`` and the chapter's import of the check
+    gone (the other names of that import kept)."""
+    return rewrite_check_calls(_without_check_imports(text)).lstrip("\n")
 
 
 def grader_cell(chapter: str):

@@ -1,7 +1,7 @@
 """Write the student copies of the book's notebooks, fit to hand out unchanged
 (the command line is :mod:`cnet_lib.cli.student`):
 
-    python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR
+    python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR-wheel
     python -m cnet_lib student OUTDIR --from-repository    # students install the repository at this commit
 
 Run it inside a clone of the repository (or pass ``--root``).  For every notebook listed in
@@ -13,8 +13,8 @@ Run it inside a clone of the repository (or pass ``--root``).  For every noteboo
   solutions included) and every link to the book's repository or its Colab pages are removed;
   with ``--wheel-url`` not even the install cell names the repository;
 * installs, on Colab, exactly the library the copies were made from: with ``--wheel-url`` the
-  wheel of this working tree (written to ``OUTDIR``, version ``<version>+g<commit>`` or
-  ``+src<hash of the sources>``), which you put where ``URL`` serves it; with
+  wheel of this working tree (written to ``OUTDIR-wheel``, beside the copies and never among them, version
+  ``<version>+g<commit>`` or ``+src<hash of the sources>``), which you put where ``URL`` serves it; with
   ``--from-repository`` the current commit, which must be clean and pushed;
 * tells the student, in its setup cell, when another build of the library is installed;
 * shows each exercise's points, minutes, difficulty and objective, checks with otter-grader's notebook API
@@ -38,12 +38,14 @@ from .exercise_cells import exercise_pairs
 from .notebook_cells import (BADGE_RE, SOLUTION_TAG, cell_source, cell_tags, read_notebook, set_source, strip_outputs,
                              write_notebook)
 from .project import PACKAGE_NAME, REPO_URL, SETUP_CELL_SOURCE, colab_cell_source, install_requirement, repo_slug
-from .student_cells import bib_labels, page_titles, roles_to_text, student_cells
+from .chapter_cards import COLAB_WAY_IN, COPY_WAY_IN
+from .student_cells import bib_labels, page_titles, rewrite_check_calls, roles_to_text, student_cells
 from .student_wheel import SOURCE_PATHS, StudentExportError, build_wheel, project_version, source_hash
 from .toc import find_root, toc_files, toc_notebooks
 
 __all__ = ["StudentExportError", "StudentInstall", "build_wheel", "project_version", "wheel_install",
-           "repository_install", "is_pushed", "student_version", "export", "SOURCE_PATHS", "chapters_with_exercises"]
+           "repository_install", "is_pushed", "student_version", "export", "SOURCE_PATHS", "chapters_with_exercises",
+           "copy_prose"]
 
 _LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)[^)]*\)")
 _BARE_URL_RE = re.compile(r"https?://[^\s)>\]]+")
@@ -96,8 +98,9 @@ def _local_label(root: Path) -> str:
 
 
 def wheel_install(root: Path, outdir: Path, wheel_url: str) -> StudentInstall:
-    """Build the library of ``root`` into ``outdir`` and install it from ``wheel_url`` (the URL of the
-    folder where you will put the wheel; ``file://`` works for a shared drive)."""
+    """Build the library of ``root`` into ``outdir`` (a folder of its own, never the copies' own: the students get
+    the notebooks, the wheel goes to the URL) and install it from ``wheel_url`` (the URL of the folder where you
+    will put the wheel; ``file://`` works for a shared drive)."""
     parsed = urllib.parse.urlparse(wheel_url)
     if parsed.scheme not in ("https", "http", "file"):
         raise StudentExportError(
@@ -150,6 +153,40 @@ def _drop_links(text: str, slug: str) -> str:
     return _BARE_URL_RE.sub(lambda m: "" if leads_to_book(m.group(0)) else m.group(0), text)
 
 
+_BOOK_ONLY = "<!-- not in a student copy -->"
+
+
+def _without_book_only_items(text: str) -> str:
+    """``text`` without the list items whose first line carries :data:`_BOOK_ONLY` (the item's lines up to the
+    next item, blank line or unindented line)."""
+    out, dropping = [], False
+    for line in text.split("\n"):
+        if _BOOK_ONLY in line:
+            dropping = True
+            continue
+        if dropping and line.startswith("  ") and line.strip():
+            continue
+        dropping = False
+        out.append(line)
+    return "\n".join(out)
+
+
+_NO_BADGE = {COLAB_WAY_IN: COPY_WAY_IN,
+             "open this chapter with the badge above": "open this notebook in Colab (File → Upload notebook)"}
+"""What the book says of its Colab badge, and what a copy, which has none, says instead
+(``tests/test_student.py`` fails a copy that still names the badge)."""
+
+
+def copy_prose(text: str) -> str:
+    """A chapter's prose as a student copy says it: a list item that holds for the book only (its first line
+    carries ``<!-- not in a student copy -->``) goes, the checks are named as the copy calls them
+    (``grader.check("rk_step", hint=2)``), and the chapter is opened without a badge."""
+    text = rewrite_check_calls(_without_book_only_items(text))
+    for book, copy_ in _NO_BADGE.items():
+        text = text.replace(book, copy_)
+    return text
+
+
 def _header(text: str, install: StudentInstall) -> str:
     """The first markdown cell with a line saying which build of the library the copy was made for."""
     lines = text.split("\n")
@@ -174,7 +211,7 @@ def student_version(nb: dict, install: Optional[StudentInstall] = None, url: str
     for i, cell in enumerate(out["cells"]):
         text = cell_source(cell)
         if cell.get("cell_type") == "markdown":
-            text = roles_to_text(_drop_links(text, slug), titles or {}, cites or {})
+            text = copy_prose(roles_to_text(_drop_links(text, slug), titles or {}, cites or {}))
             text = _header(text, install) if i == 0 and install is not None else text
             set_source(cell, re.sub(r"\n{3,}", "\n\n", text).strip("\n"))
         elif install is not None and "google.colab" in text and "%pip install" in text:

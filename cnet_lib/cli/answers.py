@@ -1,9 +1,11 @@
 """``python -m cnet_lib answers``: the exercises' table (chapter, points, minutes, difficulty) and whether the
-public answers the book's checks read are up to date; ``--write`` recomputes them from the references
-(:mod:`cnet_lib.teacher.public_answers`), after a change to an exercise's public cases or reference.
+data derived from the exercises is up to date: the public answers the book's checks read
+(:mod:`cnet_lib.teacher.public_answers`) and the library code each exercise's sandbox keeps
+(:mod:`cnet_lib.teacher.kept`, traced from the chapters' solutions); ``--write`` recomputes both, after a change to
+an exercise's cases, reference or solution, or to the library.
 
-    python -m cnet_lib answers            # the table, and stale public answers if any (exit status 1)
-    python -m cnet_lib answers --write    # rewrite cnet_lib/book/exercises/public_answers.json
+    python -m cnet_lib answers            # the table, and what is stale if anything (exit status 1)
+    python -m cnet_lib answers --write    # rewrite public_answers.json and kept_functions.json
 """
 from __future__ import annotations
 
@@ -13,12 +15,16 @@ from typing import Optional, Sequence
 
 from ..book.exercises.catalogue import CATALOGUE, DIFFICULTY
 from ..runtime.rows import format_table
+from ..book.toc import find_root
+from ..teacher.answer_key import solution_sources
+from ..teacher.kept import stale_kept, write_kept
 from ..teacher.public_answers import stale_answers, write_public_answers
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]
 
-SUMMARY = "The exercises (points, minutes, difficulty) and their public answers (--write recomputes them)"
+SUMMARY = ("The exercises (points, minutes, difficulty), their public answers and what their sandboxes keep "
+           "(--write recomputes them)")
 
 
 INTERRUPTED = "interrupted"
@@ -26,7 +32,8 @@ INTERRUPTED = "interrupted"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options: --write."""
-    p.add_argument("--write", action="store_true", help="recompute public_answers.json from the references")
+    p.add_argument("--write", action="store_true",
+                   help="recompute public_answers.json (the references) and kept_functions.json (the solutions)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,15 +41,22 @@ def run(args: argparse.Namespace) -> int:
     rows = [{"exercise": r.name, "chapter": r.chapter, "points": r.points, "minutes": r.minutes,
              "difficulty": f"{r.difficulty} ({DIFFICULTY[r.difficulty]})"} for r in CATALOGUE]
     print(format_table(rows, [(c, c, "{}") for c in ("exercise", "chapter", "points", "minutes", "difficulty")], left=2))
+    solutions = solution_sources(find_root())
     if args.write:
         print(f"\nwrote {write_public_answers()}")
+        print(f"wrote {write_kept(solutions)}")
         return 0
     stale = stale_answers()
     if stale:
         print(f"\nerror: the public answers of {', '.join(stale)} are out of date: run python -m cnet_lib answers --write",
               file=sys.stderr)
         return 1
-    print("\nthe public answers are up to date")
+    stale = stale_kept(solutions)
+    if stale:
+        print(f"\nerror: what the sandboxes of {', '.join(stale)} keep of the library is out of date: run python -m "
+              "cnet_lib answers --write", file=sys.stderr)
+        return 1
+    print("\nthe public answers and what each exercise's sandbox keeps are up to date")
     return 0
 
 

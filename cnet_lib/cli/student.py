@@ -1,7 +1,7 @@
 """``cnet student OUTDIR`` (or ``python -m cnet_lib student``): write the student copies of the chapters
 (:mod:`cnet_lib.book.student_copies`) and the teacher's answer key (:mod:`cnet_lib.teacher.answer_key`).
 
-    python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR
+    python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR-wheel
     python -m cnet_lib student OUTDIR --from-repository    # students install the repository at this commit
     python -m cnet_lib student OUTDIR --wheel-url URL --chapters how_to_use pendulum_integrators --key KEYDIR
 """
@@ -28,7 +28,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("outdir", type=Path)
     how = ap.add_mutually_exclusive_group(required=True)
     how.add_argument("--wheel-url", metavar="URL",
-                     help="the URL of the folder where you will put the wheel written to OUTDIR (https://... or file://...); "
+                     help="the URL of the folder where you will put the wheel written to OUTDIR-wheel (https://... or file://...); "
                      "the copies install it, and nothing in them names the book's repository")
     how.add_argument("--from-repository", action="store_true",
                      help="the copies install the book's repository at the current commit (clean and pushed); "
@@ -36,6 +36,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--chapters", nargs="+", metavar="CHAPTER", default=None,
                     help="the chapters of the class (notebook names without .ipynb; default: every chapter with exercises)")
     ap.add_argument("--key", type=Path, default=None, help="where the answer key goes (default: OUTDIR-key, beside OUTDIR)")
+    ap.add_argument("--wheel-dir", type=Path, default=None,
+                    help="where the students' wheel goes with --wheel-url (default: OUTDIR-wheel, beside OUTDIR: the "
+                    "folder you hand out holds the notebooks only)")
     ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
                     help=f"seconds per exercise when grading (default {DEFAULT_TIME_LIMIT:g})")
     ap.add_argument("--root", type=Path, default=None, help="repository root (default: found from the cwd)")
@@ -47,6 +50,14 @@ def _keydir(args) -> Path:
         raise StudentExportError(f"the answer key {keydir} would be inside {args.outdir}, which the students get: "
                                  "choose --key outside it")
     return keydir
+
+
+def _wheel_dir(args) -> Path:
+    wheel_dir = args.wheel_dir or args.outdir.with_name(args.outdir.name + "-wheel")
+    if wheel_dir.resolve() == args.outdir.resolve():
+        raise StudentExportError(f"--wheel-dir {wheel_dir} is the folder of the copies: the students get the notebooks "
+                                 "there, and the wheel goes to its URL; choose another folder")
+    return wheel_dir
 
 
 def _write_key(args, root: Path, build: str, chapters: Sequence[str]) -> Path:
@@ -71,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
     chapters = args.chapters or chapters_with_exercises(root)
     _keydir(args)
-    install = wheel_install(root, args.outdir, args.wheel_url) if args.wheel_url else repository_install(root)
+    install = wheel_install(root, _wheel_dir(args), args.wheel_url) if args.wheel_url else repository_install(root)
     written = export(args.outdir, root, install, chapters)
     if not written:
         raise ValueError("no notebooks listed in _toc.yml")
@@ -82,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"The answer key (keep it to yourself: its secret draws every submission's hidden cases): {keydir}/\n"
           f"Grade the submissions with: python -m cnet_lib grade SUBMISSIONS --key {keydir} --out gradebook.csv")
     if install.wheel is not None:
-        print(f"Before the lesson, put {install.wheel.name} (written to {args.outdir}) where {args.wheel_url} serves it.\n"
+        print(f"Before the lesson, put {install.wheel.name} (written to {install.wheel.parent}) where {args.wheel_url} "
+              f"serves it, and hand out the notebooks of {args.outdir}.\n"
               f"Students on their own machines: pip install \"{install.requirement}\"")
     else:
         commit = install.build.split("@", 1)[1]

@@ -86,9 +86,13 @@ def check_row_order(name: str, row: str, a: Sequence[Sequence[Fraction]], weight
         for tree in rooted_trees(p):
             lhs = elementary_weight(tree, a, weights)
             if lhs != Fraction(1, density(tree)):
+                reached = max((q for q in range(order) if row_satisfies(a, weights, q)), default=0)
+                shown = "(" + ", ".join(str(w) for w in weights) + ")"
                 raise ValueError(
                     f"tableau {name!r} claims order {order} for {row} but fails the order-{p} condition "
-                    f"for tree {tree}: {row}.Phi = {lhs}, needs 1/{density(tree)}"
+                    f"for tree {tree}: {row}.Phi = {lhs}, needs 1/{density(tree)}. The weights {row} = {shown} reach "
+                    f"order {reached}: declare that order for them; to combine a tableau's stages with other weights "
+                    "(an embedded pair's b_hat), compute the combination from the stages yourself"
                 )
     if row_satisfies(a, weights, order + 1):
         raise ValueError(

@@ -1,17 +1,22 @@
-"""The teacher's side of the book's exercises (the top layer below the command lines; a student's install
-carries none of it: ``python -m cnet_lib student`` builds the students' wheel without this folder).
+"""The teacher's side of the book's exercises (the top layer below the command lines; a student's install carries
+none of it: ``python -m cnet_lib student`` builds the students' wheel without this folder).
 
-* :mod:`.pendulum_key`, :mod:`.image_key`, :mod:`.keys`: the references and the hidden cases of every exercise;
+* :mod:`.pendulum_key`, :mod:`.image_key`, :mod:`.adaptive_key`, :mod:`.keys`: the references and the hidden cases
+  of every exercise (drawn per student and per grading run);
 * :mod:`.public_answers`: the public cases' expected outputs, as data for the book's checks;
-* :mod:`.source_audit`: what an exercise cell uses, read from its source (notes and flags in the feedback, never
+* reading a submission, as data and in bounded time: :mod:`.submission_files` (files, zips, notebooks: nothing
+  followed, nothing blocks), :mod:`.submission_cells` (each code cell read once, capped), :mod:`.submissions`
+  (who handed in which chapter), :mod:`.student_names` (names as people write them, and their files);
+* :mod:`.source_audit`: what an exercise cell and the imports above it use, read from their source (flags, never
   the barrier); :mod:`.similarity`: how much of a cell is the library's own code for the exercise;
-* the sandbox, one per submission and exercise: :mod:`.isolation` (bubblewrap), :mod:`.cgroups` and :mod:`.limits`
-  (memory, processes, disk, time for the sandbox as a whole), :mod:`.absent`, :mod:`.stubbing` and
-  :mod:`.grading_library` (the students' build with the exercise's code taken out, and torch's routines that would
-  do it), :mod:`.sandbox` (the runner inside), :mod:`.sandbox_client` and :mod:`.sandbox_process` (the grading
-  process's side), :mod:`.result_schema` (the one way out, read strictly), :mod:`.rate_server` (a rate's
-  evaluations counted outside);
-* :mod:`.submissions`, :mod:`.grading`, :mod:`.gradebook`, :mod:`.grading_run` and :mod:`.janitor`: a folder of
+* the sandbox, one per submission and exercise: :mod:`.isolation` (bubblewrap), :mod:`.seccomp` (no namespaces
+  inside), :mod:`.cgroups`, :mod:`.limits` and :mod:`.sandbox_memory` (memory, processes, disk, time for the
+  sandbox as a whole), :mod:`.absent`, :mod:`.kept`, :mod:`.kept_trace`, :mod:`.stubbing` and
+  :mod:`.grading_library` (the students' build with everything the exercise does not need taken out, and torch's
+  routines that would do it), :mod:`.sandbox` (the runner inside), :mod:`.sandbox_client` and
+  :mod:`.sandbox_process` (the grading process's side), :mod:`.result_schema` (the one way out, read strictly),
+  :mod:`.rate_server` (a rate's evaluations counted outside);
+* :mod:`.grading`, :mod:`.scoring`, :mod:`.gradebook`, :mod:`.grading_run` and :mod:`.janitor`: a folder of
   submissions graded into a CSV gradebook and one feedback file per student (``python -m cnet_lib grade``);
 * :mod:`.answer_key`: the key a class export writes for the teacher (``python -m cnet_lib student``).
 

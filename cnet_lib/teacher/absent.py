@@ -1,9 +1,14 @@
 """What is taken out of the sandbox while one exercise is graded: the code that would do the exercise's work.
 
-* **The library** (:attr:`Plan.library`): the functions and modules the exercise's
-  :meth:`~cnet_lib.book.exercises.public_checks.Exercise.forbidden` names (the book's checks guard the same list
-  on the student's side).  The grader writes the students' build of cnet_lib with these functions replaced by
-  stubs that raise "this is what exercise X asks you to write" (:mod:`.stubbing`, :mod:`.grading_library`).
+* **The library** (:attr:`Plan.kept`): every function of the students' build of cnet_lib that the exercise does
+  not need is a stub that refuses, so no function of the build can compute the exercise's answer there, whatever
+  its name or its module (a batched multi-scheme rollout does an RK step as well as the integrator does).  What
+  the exercise needs is derived by running, never listed: :mod:`.kept` traces what importing the build, building
+  the exercise's cases, running the grader's runner and the chapter's solution call; the stubbing keeps besides
+  what a module needs to import, and every dunder method and property (:mod:`.grading_library`).  The exercise's
+  own list of forbidden code (:attr:`Plan.named`, what the notebook's call guard watches) says which of the
+  absent functions *are* the exercise ("this is what exercise X asks you to write") and is what
+  :mod:`.similarity` compares a cell with.
 * **Outside the library** (:data:`OUTSIDE`): packages hidden from the sandbox's file system (torchdiffeq and
   scipy's ODE solvers for the step exercises, scipy.interpolate for the refinement), functions of torch's and
   numpy's Python files stubbed in the same way (torch's decompositions of interpolation, its quantize and
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..book.exercises.registry import exercise
+from .kept import kept
 
 __all__ = ["Outside", "Plan", "plan", "OUTSIDE", "module_file", "package_folder"]
 
@@ -71,18 +77,27 @@ OUTSIDE = {"rk_step": ODE_SOLVERS, "embedded_step": ODE_SOLVERS, "error_ratio": 
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything taken out for one exercise: ``library`` as ``{module: qualified names}`` (``None``: every function
-    of the module), the packages hidden (``hidden``: module names) and what lies outside the library."""
+    """Everything taken out for one exercise: ``named`` as ``{module: qualified names}`` (``None``: every function
+    of the module), the exercise's own forbidden code; ``kept`` (``{"module:qualified name"}``), the only functions
+    of the students' build that stay (the rest is stubbed); the packages hidden (``hidden``: module names) and what
+    lies outside the library."""
 
     exercise: str
-    library: dict = field(default_factory=dict)
+    named: dict = field(default_factory=dict)
+    kept: frozenset = frozenset()
     hidden: tuple[str, ...] = ()
     outside: Outside = Outside()
 
-    def stubbed_python(self) -> dict:
-        """``{module: (regular expression or None for the whole module)}``: every Python file to stub."""
+    def is_named(self, module: str, qualname: str) -> bool:
+        """Whether ``module.qualname`` is the exercise's own forbidden code."""
+        names = self.named.get(module, frozenset())
+        return names is None or qualname in names
+
+    def named_python(self) -> dict:
+        """``{module: (regular expression or None for the whole module)}``: the exercise's own forbidden code and
+        the outside routines stubbed for it (what :mod:`.similarity` compares a cell with)."""
         out = {m: None if names is None else "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$"
-               for m, names in self.library.items()}
+               for m, names in self.named.items()}
         for module, pattern in self.outside.python:
             out[module] = pattern
         return out
@@ -96,21 +111,29 @@ def _function_name(fn) -> tuple[str, str]:
 
 def plan(name: str) -> Plan:
     """What is taken out while exercise ``name`` is graded (see the module doc)."""
-    library: dict[str, Optional[set]] = {}
+    named: dict[str, Optional[set]] = {}
     hidden = []
     for rule in exercise(name).forbidden():
         for fn in rule.functions:
             module, qualname = _function_name(fn)
-            if library.get(module, set()) is not None:
-                library.setdefault(module, set()).add(qualname)
+            if named.get(module, set()) is not None:
+                named.setdefault(module, set()).add(qualname)
         for mod in rule.modules:
             if mod.__name__.split(".")[0] == "cnet_lib":
-                library[mod.__name__] = None
+                named[mod.__name__] = None
             else:
                 hidden.append(mod.__name__)
     outside = OUTSIDE.get(name, Outside())
     hidden += [p for p in outside.packages if p not in hidden]
-    return Plan(name, {m: (None if v is None else frozenset(v)) for m, v in library.items()}, tuple(hidden), outside)
+    kept_names = frozenset(k for k in kept(name) if not _named_in(named, k))
+    return Plan(name, {m: (None if v is None else frozenset(v)) for m, v in named.items()}, kept_names, tuple(hidden),
+                outside)
+
+
+def _named_in(named: dict, item: str) -> bool:
+    module, _, qualname = item.partition(":")
+    names = named.get(module, set())
+    return names is None or qualname in names
 
 
 def module_file(module: str) -> Optional[str]:

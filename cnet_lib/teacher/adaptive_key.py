@@ -1,8 +1,8 @@
 """The answer key of the adaptive-step chapter's exercise: its reference and hidden cases (the teacher's only).
 
-As in :mod:`.pendulum_key`: ``reference_<name>`` and ``hidden_<name>(rng)``.  The near misses the hidden cases
-catch: ``rms_over_batch`` (the RMS over the whole batch), ``y0_only`` (the scale from |y0| alone), ``max_entry``
-(the largest scaled entry instead of the RMS)."""
+As in :mod:`.pendulum_key`: ``reference_<name>`` and ``hidden_<name>(rng)``, the hidden cases built to catch the
+exercise's named near misses (its ``near_misses``): the RMS over the whole batch, the scale from |y0| alone, the
+largest scaled entry instead of the RMS."""
 from __future__ import annotations
 
 import random
@@ -21,18 +21,24 @@ def reference_error_ratio(e: torch.Tensor, y0: torch.Tensor, y1: torch.Tensor, r
 
 
 def hidden_error_ratio(rng: random.Random) -> list:
-    """Four drawn batches (2–6 samples of 2–5 entries, one sample up to 50 times harder), one drawn single state."""
+    """Four drawn batches (2–6 samples of 2–5 entries, one sample up to 50 times harder, the state growing 2 to 4
+    times in the step) and one drawn single state that shrinks by half in the step (there the scale from |y0|
+    alone is right)."""
     cases = []
     for k in range(5):
-        rows, cols = (rng.randint(2, 6), rng.randint(2, 5)) if k < 4 else (1, rng.randint(2, 5))
+        batch = k < 4
+        rows, cols = (rng.randint(2, 6), rng.randint(2, 5)) if batch else (1, rng.randint(2, 5))
         scale = [1.0] * rows
         scale[rng.randrange(rows)] = round(rng.uniform(5.0, 50.0), 2)
-        seeds = [rng.randint(0, 10_000) for _ in range(3)]
-        shape = [rows, cols] if k < 4 else [cols]
-        e = {"$": "randn", "shape": shape, "seed": seeds[0], **({"row_scale": scale} if k < 4 else {})}
+        seeds = [rng.randint(0, 10_000) for _ in range(2)]
+        shape = [rows, cols] if batch else [cols]
+        growth = round(rng.uniform(2.0, 4.0), 3) if batch else 0.5
+        e = {"$": "randn", "shape": shape, "seed": seeds[0], **({"row_scale": scale} if batch else {})}
+        y0 = {"$": "randn", "shape": shape, "seed": seeds[1]}
+        y1 = {**y0, "row_scale": [growth] * shape[0]}
         rtol, atol = round(rng.uniform(1e-3, 1e-1), 4), round(rng.uniform(1e-3, 1e-2), 4)
-        cases.append(recipe(f"a drawn {'batch of ' + str(rows) if k < 4 else 'single state'}, rtol = {rtol}, atol = {atol}",
-                            e, {"$": "randn", "shape": shape, "seed": seeds[1]},
-                            {"$": "randn", "shape": shape, "seed": seeds[2]}, rtol, atol,
-                            catches=("rms_over_batch", "y0_only") if k < 4 else ("max_entry",)))
+        label = (f"a drawn batch of {rows}, the state growing {growth}× in the step" if batch
+                 else "a drawn single state, halving in the step")
+        cases.append(recipe(f"{label}, rtol = {rtol}, atol = {atol}", e, y0, y1, rtol, atol,
+                            catches=("rms_over_batch", "y0_only", "max_entry") if batch else ("max_entry",)))
     return cases

@@ -5,8 +5,9 @@ reads back to grade (``python -m cnet_lib grade SUBMISSIONS --key KEYDIR``).
 made), the build of the library the students install, the default time limit, and a random secret from which
 every submission's hidden cases are drawn (:func:`cnet_lib.teacher.keys.hidden_cases`): keep the folder to
 yourself.  ``KEYDIR/answer_key.md`` is the key for people: per exercise its objective, minutes, difficulty and
-points, the solution (the chapter's solution cell), the hints, the public cases, what the hidden cases are and
-which near misses they catch, and what an exercise cell may not use.
+points, the solution (the chapter's solution cell), the hints, the public cases, what the hidden cases are, the
+near misses they catch (in words, with the points each gets and the hint it is given), and what an exercise cell
+may not use.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..book.exercises.registry import chapter_exercises, exercise
 from ..book.notebook_cells import SOLUTION_TITLE, cell_source, read_notebook
 from ..book.toc import toc_notebooks
 from .keys import key
+from .scoring import NEAR_MISS_SHARE
 
 __all__ = ["AnswerKey", "write_key", "solution_sources", "KEY_FILE", "DEFAULT_TIME_LIMIT"]
 
@@ -114,17 +116,19 @@ def _exercise_section(name: str, points: int, solution: Optional[str]) -> list[s
     row, ex, k = info(name), exercise(name), key(name)
     public = ex.public()
     hidden_doc = inspect.getdoc(k.hidden) or ""
-    catches = sorted({c for r in public for c in r.get("catches", ())})
     rules = ex.rules
+    most = round(points * NEAR_MISS_SHARE, 2)
     lines = [f"## `{name}` ({row.chapter})", "",
              f"- objective: {row.objective}", f"- about {row.minutes} min; difficulty {row.difficulty} ({DIFFICULTY[row.difficulty]}); "
-             f"{points} point{'s' if points != 1 else ''}, in proportion to the hidden cases passed",
+             f"{points} point{'s' if points != 1 else ''}, in proportion to the hidden cases passed, and at most a third "
+             f"({most:g}) for a submission that fails a case built to catch a near miss below",
              f"- public cases ({len(public)}): " + "; ".join(r["label"] for r in public),
-             f"- hidden cases, drawn per submission: {hidden_doc}",
-             f"- near misses the cases catch: {', '.join(catches) or 'none named'}",
-             f"- an exercise cell may not use: {', '.join(rules.banned_names + rules.banned_modules) or 'nothing named'}"
-             + (f"; of cnet_lib only {', '.join(rules.allowed_imports)}" if rules.allowed_imports else "; nothing of cnet_lib"),
-             "- hints: " + " / ".join(ex.hints), ""]
+             f"- hidden cases, drawn per submission and grading run: {hidden_doc}",
+             f"- near misses, each caught by the hidden cases of every draw and getting at most {most:g} of {points}:"]
+    lines += [f"  - {m.words} (the hint it gets: \"{m.hint}\")" for m in ex.near_misses] or ["  - none named"]
+    lines += [f"- an exercise cell may not use: {', '.join(rules.banned_names + rules.banned_modules) or 'nothing named'}"
+              + (f"; of cnet_lib only {', '.join(rules.allowed_imports)}" if rules.allowed_imports else "; nothing of cnet_lib"),
+              "- hints: " + " / ".join(ex.hints), ""]
     if solution:
         lines += ["```python", solution.strip(), "```", ""]
     return lines

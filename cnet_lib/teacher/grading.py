@@ -1,45 +1,48 @@
 """Submissions graded, exercise by exercise, trusting nothing that ran on the student's side or in the sandbox.
 
-For each exercise of the key (:func:`prepare`): the notebook's exercise cell is read (:mod:`.submissions`); a cell
-that is not Python, or still the unfinished stub, is decided here; every other cell becomes a sandbox job (the
-cell, the imports above it, the public cases and the hidden ones drawn for this student,
-:func:`.keys.hidden_cases`), run where the code the exercise asks for is absent (:mod:`.sandbox_client`).  The
-sandbox's values come back as data and are compared here with the references' (:func:`.keys.expected_outputs`);
-a counted rate's evaluations are the ones this process counted (:mod:`.rate_server`).
+For each exercise of the key (:func:`prepare`): the notebook's exercise cell is found among its code cells, read
+once and within bounds (:mod:`.submission_cells`); a cell that is not Python, or still the unfinished stub, is
+decided here; every other cell becomes a sandbox job (the cell, the imports above it, the public cases and the
+hidden ones drawn for this student and this grading run, :func:`.keys.hidden_cases`), run where the code the
+exercise asks for is absent (:mod:`.sandbox_client`).  The sandbox's values come back as data and are compared
+here with the references' (:func:`.keys.expected_outputs`); a counted rate's evaluations are the ones this
+process counted (:mod:`.rate_server`).  Points and feedback: :mod:`.scoring`.
 
-Points: the exercise's points times the fraction of hidden cases passed (rounded to 0.01).  Zero and a flag: a
-cell that does not run (crashed), a function still running after the time limit, a sandbox out of memory.  A case
-that calls code the exercise asks for fails (the code is absent: a stub raises), with a flag.  Flags without a
-deduction, for the teacher to look at: every public case passes but fewer than half of the hidden ones; the cell
-resembles the library's own code for the exercise (:mod:`.similarity`); the cell or another cell of the notebook
-reads like tampering (:mod:`.source_audit`: feedback, never the barrier).
+Zero and a flag: a cell that does not run (crashed), a function still running after the time limit, a sandbox
+out of memory, and anything of one submission the grader itself cannot read or grade (a ``grader:`` flag that
+says why): one student's fault never stops the grading of the others.  A case that calls code the exercise asks
+for fails (the code is absent: a stub raises), with a flag.  Flags without a deduction, for the teacher to look
+at, every one of them kept: what the exercise cell, the imports above it and the notebook's other cells use that
+reads like tampering or like the library's own answer (:mod:`.source_audit`), a cell the grader did not read (over
+its cap), a cell that resembles the library's own code for the exercise (:mod:`.similarity`), every public case
+passed but fewer than half of the hidden ones.
 """
 from __future__ import annotations
 
 import ast
-import re
+import secrets
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
-from ..book.exercises.framework import describe
-from ..book.exercises.recipes import decode
 from ..book.exercises.registry import chapter_exercises, exercise
 from .answer_key import AnswerKey
 from .keys import expected_outputs, hidden_cases
 from .sandbox_client import Job, Outcome, Sandbox
+from .scoring import score
 from .similarity import compare
-from .source_audit import audit_exercise_cell, audit_other_cell, python_source
-from .stubbing import ABSENT_MARK
-from .submissions import Submission, code_cells, exercise_cell, preamble
+from .source_audit import audit_exercise_cell, audit_imports_above, audit_other_cell
+from .submission_cells import CodeCell, Deadline, exercise_cell, preamble
+from .submissions import Submission
 
 __all__ = ["ExerciseGrade", "SubmissionGrade", "prepare", "finish", "grade_submissions", "grade_submission",
-           "unfinished_stub"]
+           "unfinished_stub", "new_nonce", "grader_fault"]
 
 
 @dataclass
 class ExerciseGrade:
     """One exercise's result: ``points`` of ``possible``, hidden cases ``passed`` of ``total``, ``flags`` (for the
-    teacher) and ``notes`` (feedback for the student)."""
+    teacher, each ``"<kind>: <words>"``) and ``notes`` (feedback for the student)."""
 
     name: str
     possible: int
@@ -52,11 +55,13 @@ class ExerciseGrade:
 
 @dataclass
 class SubmissionGrade:
-    """A student's grades, by exercise, and what was wrong with the files (``problems``)."""
+    """A student's grades, by exercise, what was wrong with the files (``problems``), and the ``nonce`` of the
+    grading run their hidden cases were drawn with."""
 
     student: str
     grades: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
+    nonce: str = ""
 
     @property
     def total(self) -> float:
@@ -67,21 +72,22 @@ class SubmissionGrade:
         return sum(g.possible for g in self.grades.values())
 
 
-def _tampering(nb: dict, exercise_cells: set) -> list[str]:
-    """What in the notebook's other code cells reads like tampering with the public checks (a flag to look at)."""
-    out = []
-    for i, src in enumerate(code_cells(nb)):
-        if i not in exercise_cells:
-            out += [f"look at code cell {i + 1} (no points taken): {f}" for f in audit_other_cell(src)]
-    return out
+def new_nonce() -> str:
+    """A fresh nonce for one grading run (recorded in the gradebook: the run's hidden cases can be drawn again)."""
+    return secrets.token_hex(8)
 
 
-def unfinished_stub(source: str, name: str) -> bool:
+def grader_fault(err: BaseException, what: str) -> str:
+    """The flag of something the grader could not do for one submission (zero for it, the run goes on)."""
+    return f"grader: {what} could not be graded ({type(err).__name__}: {str(err)[:300]}): zero for it (look at it)"
+
+
+def unfinished_stub(source, name: str) -> bool:
     """Whether the cell is nothing but imports and ``def name(...)`` whose body only raises NotImplementedError (a
-    docstring aside): the unfinished exercise, decided without running it."""
+    docstring aside): the unfinished exercise, decided without running it.  ``source``: text or a parsed tree."""
     try:
-        body = ast.parse(source).body
-    except SyntaxError:
+        body = (source if isinstance(source, ast.Module) else ast.parse(source)).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     defs = [n for n in body if isinstance(n, ast.FunctionDef)]
     others = [n for n in body if not isinstance(n, (ast.FunctionDef, ast.Import, ast.ImportFrom))
@@ -96,73 +102,137 @@ def unfinished_stub(source: str, name: str) -> bool:
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
-def _read_cell(grade: ExerciseGrade, cell: str, imports: str) -> Optional[str]:
-    """The cell as Python with the source reading's notes and flags added to ``grade``; None when it is not Python."""
-    try:
-        findings = audit_exercise_cell(cell, grade.name, exercise(grade.name).rules, imports)
-    except SyntaxError as err:
-        grade.flags.append(f"crashed: the cell is not Python (line {err.lineno}: {err.msg})")
-        return None
-    for f in findings[:3]:
-        if f.kind == "library":
-            grade.notes.append(f"you called library code the exercise asks you to write ({f}); it is absent while the "
-                               "exercise is graded")
+def _lines(findings) -> list[tuple[str, str]]:
+    """``(kind, words)`` per distinct finding, the lines it is on gathered (most serious first, as given)."""
+    by_what: dict = defaultdict(list)
+    for f in findings:
+        by_what[(f.kind, f.what)].append(f.line)
+    out = []
+    for (kind, what), lines in by_what.items():
+        lines = sorted(set(lines))
+        shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+        out.append((kind, f"line{'s' if len(lines) > 1 else ''} {shown}: {what}"))
+    return out
+
+
+def _audit(grade: ExerciseGrade, cell: CodeCell, above: list[CodeCell], imports: str) -> None:
+    """The source reading's flags (every finding kept) and notes for ``grade``'s exercise cell."""
+    rules = exercise(grade.name).rules
+    findings = audit_exercise_cell(cell.tree, grade.name, rules, ast.parse(imports) if imports else "")
+    findings += audit_imports_above([c.tree for c in above if c.tree is not None], rules)
+    for kind, words in _lines(sorted(findings, key=lambda f: f.kind != "tampering")):
+        if kind == "library":
+            grade.flags.append(f"library: {words}")
+            grade.notes.append(f"you used library code the exercise asks you to write ({words}); it is absent while "
+                               "the exercise is graded")
         else:
-            grade.flags.append(f"look at (no points taken): {f}")
-    return python_source(cell)
+            grade.flags.append(f"tampering: {words} (look at it; no points taken)")
 
 
-def _prepare_exercise(name: str, nb: Optional[dict], student: str, key: AnswerKey,
-                      notebook_flags: list) -> tuple[ExerciseGrade, Optional[Job]]:
-    grade = ExerciseGrade(name, key.points[name])
-    found = exercise_cell(nb, name) if nb is not None else None
-    if found is None:
-        grade.notes.append("not handed in" if nb is None else f"no cell defines {name}(...)")
-        return grade, None
-    index, cell = found
-    imports = preamble(nb, index)
-    source = _read_cell(grade, cell, imports)
-    if source is None:
-        return grade, None
-    grade.flags += list(notebook_flags)
-    if unfinished_stub(source, name):
-        grade.notes.append("not done: the function still raises NotImplementedError")
-        return grade, None
-    similar = compare(source, name)
+def _similarity(grade: ExerciseGrade, python: str) -> None:
+    similar = compare(python, grade.name)
     if similar is not None and similar.noted:
         grade.notes.append(similar.note())
         if similar.flagged:
-            grade.flags.append(f"look at (no points taken): {similar.note()}")
-    hidden = hidden_cases(name, key.secret, student)
+            grade.flags.append(f"{similar.note()} (look at it; no points taken)")
+
+
+def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: AnswerKey, nonce: str,
+                      notebook_flags: list) -> tuple[ExerciseGrade, Optional[Job]]:
+    grade = ExerciseGrade(name, key.points[name])
+    cells = sub.cells(chapter) if chapter in sub.notebooks else None
+    cell = exercise_cell(cells, name) if cells is not None else None
+    if cell is None:
+        grade.notes.append("not handed in" if cells is None else f"no cell defines {name}(...)")
+        return grade, None
+    if cell.problem.startswith("not Python"):
+        grade.flags.append(f"crashed: the cell is {cell.problem}")
+        return grade, None
+    imports = preamble(cells, cell.index)
+    grade.flags += list(notebook_flags)
+    if cell.read:
+        if unfinished_stub(cell.tree, name):
+            grade.notes.append("not done: the function still raises NotImplementedError")
+            return grade, None
+        if sub.deadline.passed():
+            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: reading the submission "
+                               f"took over {sub.deadline.seconds:g} s (look at it)")
+        else:
+            with sub.deadline.timing():
+                _audit(grade, cell, cells[:cell.index], imports)
+                _similarity(grade, cell.python)
+    else:
+        grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) is {cell.problem}")
+    hidden = hidden_cases(name, key.secret, sub.student, nonce)
     grade.total = len(hidden)
-    return grade, Job(name, source, exercise(name).public() + hidden, imports, key=(student, name, len(hidden)))
+    source = cell.python if cell.python is not None else cell.source
+    return grade, Job(name, source, exercise(name).public() + hidden, imports, key=(sub.student, name, len(hidden)))
 
 
-def prepare(sub: Submission, key: AnswerKey) -> tuple[SubmissionGrade, list[Job]]:
-    """The grades decided without running anything, and a sandbox job for every other exercise of ``key``."""
-    result = SubmissionGrade(sub.student, problems=list(sub.problems))
+def _notebook_flags(cells: list[CodeCell], exercise_cells: set, deadline: Deadline) -> list[str]:
+    """What the notebook's other code cells use that reads like tampering with the public checks, and which of
+    them the grader did not read (a flag each)."""
+    out = []
+    for cell in cells:
+        if cell.index in exercise_cells:
+            continue
+        if cell.read and deadline.passed():
+            out.append(f"unread: code cell {cell.index + 1} not audited: reading the submission took over "
+                       f"{deadline.seconds:g} s (look at it)")
+        elif cell.read:
+            with deadline.timing():
+                found = audit_other_cell(cell.tree)
+            out += [f"tampering: code cell {cell.index + 1}: {words} (look at it; no points taken)"
+                    for _, words in _lines(found)]
+        elif not cell.problem.startswith("not Python"):
+            out.append(f"unread: code cell {cell.index + 1} is {cell.problem}")
+    return out
+
+
+def prepare(sub: Submission, key: AnswerKey, nonce: str = "") -> tuple[SubmissionGrade, list[Job]]:
+    """The grades decided without running anything, and a sandbox job for every other exercise of ``key`` (hidden
+    cases drawn with the run's ``nonce``); anything of the submission the grader cannot read is that exercise's
+    zero and ``grader:`` flag."""
+    result = SubmissionGrade(sub.student, problems=list(sub.problems), nonce=nonce)
     notebook_flags = {}
-    for chapter, nb in sub.notebooks.items():
-        cells = {found[0] for name in key.exercises if (found := exercise_cell(nb, name)) is not None}
-        notebook_flags[chapter] = _tampering(nb, cells)
+    for chapter in sub.notebooks:
+        try:
+            cells = sub.cells(chapter)
+            found = {c.index for name in key.exercises if (c := exercise_cell(cells, name)) is not None}
+            notebook_flags[chapter] = _notebook_flags(cells, found, sub.deadline)
+        except Exception as err:  # noqa: BLE001 - one notebook the grader cannot read is its student's flag
+            notebook_flags[chapter] = [grader_fault(err, f"the notebook of {chapter}")]
     jobs = []
     for name in key.exercises:
-        chapter = next(c for c in key.chapters if name in chapter_exercises(c))
-        grade, job = _prepare_exercise(name, sub.notebooks.get(chapter), sub.student, key, notebook_flags.get(chapter, []))
+        chapter = next((c for c in key.chapters if name in chapter_exercises(c)), None)
+        try:
+            grade, job = _prepare_exercise(name, sub, chapter, key, nonce, notebook_flags.get(chapter, []))
+        except Exception as err:  # noqa: BLE001 - ditto, for one exercise
+            grade, job = ExerciseGrade(name, key.points[name], flags=[grader_fault(err, "the exercise")]), None
         result.grades[name] = grade
         jobs += [job] if job is not None else []
     return result, jobs
 
 
 def finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> ExerciseGrade:
-    """Score ``grade`` from the sandbox's ``outcome`` of ``job``."""
+    """Score ``grade`` from the sandbox's ``outcome`` of ``job`` (whatever came back: a fault of the grader's in
+    reading it is this exercise's zero and flag)."""
+    try:
+        _finish(grade, job, outcome)
+    except Exception as err:  # noqa: BLE001 - what one sandbox returned never stops the run
+        grade.points, grade.passed = 0.0, 0
+        grade.flags.append(grader_fault(err, "what the sandbox returned"))
+    return grade
+
+
+def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
     if outcome.output:
         grade.notes.append(f"your code printed: {outcome.output[-300:]!r}")
     if outcome.status != "ok":
         grade.flags.append(("time limit: " if outcome.status == "timeout" else "crashed: ") + outcome.detail)
-        return grade
+        return
     if outcome.detail:
-        grade.flags.append(f"look at: {outcome.detail}")
+        grade.flags.append(f"out of memory: {outcome.detail}" if "memory" in outcome.detail else f"crashed: {outcome.detail}")
     result = outcome.result
     for failed in result.get("failed_imports", [])[:3]:
         grade.notes.append(f"an import above the exercise failed in the grader: {failed}")
@@ -171,71 +241,18 @@ def finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> ExerciseGrade:
     elif result["kind"] == "cell_error":
         grade.flags.append(f"crashed: the cell raised {result['error']} ({result['where']})")
     else:
-        _score(grade, job, result["cases"], outcome.evaluations)
-    return grade
+        expected = expected_outputs(grade.name, job.recipes)
+        score(grade, job.recipes, job.key[2], result["cases"], expected, outcome.evaluations)
 
 
-def _absent_calls(cases: list) -> list[str]:
-    found = {m.group(1) for c in cases if "error" in c
-             for m in [re.search(rf"{ABSENT_MARK}: (.+?) is not available", c["error"])] if m}
-    return sorted(found)
-
-
-def _score(grade: ExerciseGrade, job: Job, cases: list, evaluations: dict) -> None:
-    ex, n_hidden = exercise(grade.name), job.key[2]
-    n_public = len(job.recipes) - n_hidden
-    absent = _absent_calls(cases)
-    if absent:
-        grade.flags.append(f"library: calls {', '.join(absent[:3])}, which the exercise asks you to write (absent "
-                           "while it is graded: those cases failed)")
-    expected = expected_outputs(grade.name, job.recipes)
-    ok = [_passes(ex, c, e, evaluations.get(i)) for i, (c, e) in enumerate(zip(cases, expected))]
-    grade.passed = sum(ok[n_public:])
-    grade.points = round(grade.possible * grade.passed / grade.total, 2)
-    if all(ok[:n_public]) and grade.passed < grade.total / 2:
-        grade.flags.append(f"every public case passes but only {grade.passed} of {grade.total} hidden ones: "
-                           "answers built for the public cases?")
-    failed = next((i for i in range(n_public, len(ok)) if not ok[i]), None)
-    if failed is not None:
-        grade.notes.append(_failure_note(job.recipes[failed], cases[failed], expected[failed], evaluations.get(failed)))
-        grade.notes.append(f"hint: {ex.hints[0]}")
-
-
-def _value(case: dict, evaluations: Optional[int]):
-    """The student's value of a case as the reference's is observed (with the counted rate's evaluations)."""
-    value = decode(case["value"])
-    return value if evaluations is None else {"returned": value, "rate_evaluations": evaluations}
-
-
-def _passes(ex, case: dict, expected, evaluations: Optional[int]) -> bool:
-    if "value" not in case:
-        return False
-    try:
-        return bool(ex.matches(_value(case, evaluations), expected))
-    except Exception:  # noqa: BLE001 - a value the comparison cannot read does not match
-        return False
-
-
-def _failure_note(recipe: dict, case: dict, expected, evaluations: Optional[int]) -> str:
-    if "error" in case:
-        return f"hidden case {recipe['label']}: raised {case['error']} ({case.get('where', '')})"
-    try:
-        value = _value(case, evaluations)
-    except Exception:  # noqa: BLE001 - a value that cannot be read
-        return f"hidden case {recipe['label']}: expected {describe(expected)}, got a value the grader cannot read"
-    if isinstance(value, dict) and isinstance(expected, dict) and set(value) == set(expected):
-        differ = [k for k in expected if describe(value[k]) != describe(expected[k])]  # e.g. the rate's evaluations
-        if differ:
-            return f"hidden case {recipe['label']}: " + "; ".join(
-                f"{k.replace('_', ' ')}: expected {describe(expected[k])}, got {describe(value[k])}" for k in differ)
-    return f"hidden case {recipe['label']}: expected {describe(expected)}, got {describe(value)}"
-
-
-def grade_submissions(subs: Iterable[Submission], key: AnswerKey, sandbox: Sandbox) -> Iterator[SubmissionGrade]:
-    """Grade ``subs``; yields each student's grade as soon as all of its sandboxes have ended, in the given order."""
+def grade_submissions(subs: Iterable[Submission], key: AnswerKey, sandbox: Sandbox,
+                      nonce: Optional[str] = None) -> Iterator[SubmissionGrade]:
+    """Grade ``subs`` with the hidden cases of one run (``nonce``, a fresh one by default); yields each student's
+    grade as soon as all of its sandboxes have ended, in the given order."""
+    nonce = new_nonce() if nonce is None else nonce
     grades, waiting, jobs = [], [], []
     for i, sub in enumerate(subs):
-        grade, own = prepare(sub, key)
+        grade, own = prepare(sub, key, nonce)
         grades.append(grade)
         waiting.append(len(own))
         jobs += [Job(j.exercise, j.cell, j.recipes, j.preamble, key=(i, *j.key[1:])) for j in own]
@@ -252,6 +269,6 @@ def grade_submissions(subs: Iterable[Submission], key: AnswerKey, sandbox: Sandb
             done += 1
 
 
-def grade_submission(sub: Submission, key: AnswerKey, sandbox: Sandbox) -> SubmissionGrade:
+def grade_submission(sub: Submission, key: AnswerKey, sandbox: Sandbox, nonce: Optional[str] = None) -> SubmissionGrade:
     """Grade one submission."""
-    return next(grade_submissions([sub], key, sandbox))
+    return next(grade_submissions([sub], key, sandbox, nonce))

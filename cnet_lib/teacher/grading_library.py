@@ -1,17 +1,21 @@
 """The library a submission's code sees while one exercise is graded: the students' build of cnet_lib (what their
-wheel holds: no answer key, no teacher command, :func:`cnet_lib.book.student_wheel.strip_for_students`), with the
-code the exercise asks for taken out (:mod:`.absent`, :mod:`.stubbing`).
+wheel holds: no answer key, no teacher command, :func:`cnet_lib.book.student_wheel.strip_for_students`), with
+every function the exercise does not need taken out (:mod:`.absent`, :mod:`.kept`, :mod:`.stubbing`).
 
-:class:`GradingLibrary` writes the students' build once per grading run into a private folder (``base``), byte-
-compiled, and for each exercise the files that change: a stubbed copy of every library module and of every
-torch or numpy file that holds code the exercise asks for, each with its compiled ``.pyc``.  The sandbox mounts
-``base`` where the teacher's cnet_lib is installed, and each stubbed file over the original
-(:meth:`GradingLibrary.overlays`), so the student's code finds the students' build by every way there is to
-import it, and no copy of the functions taken out.  Without a sandbox (``mount_point=None``, the unsafe mode)
-:meth:`GradingLibrary.folder` is a full copy per exercise instead, and torch's own files cannot be replaced.
+:class:`GradingLibrary` writes the students' build once per grading run into a private folder (``base``),
+byte-compiled, and for each exercise a whole build of its own (:meth:`GradingLibrary.folder`: the base's files
+linked, every module with a function to take out written anew with stubs, and compiled).  A function stays when
+:mod:`.kept` traced it for the exercise, when its module uses it while being imported, or when it is a dunder
+method or a property (a student's code may print a tableau or read ``block.n_basis``); the exercise's own
+forbidden code goes even where its module uses it on import.  The sandbox mounts the exercise's build where the
+teacher's cnet_lib is installed, so the student's code finds it by every way there is to import it, and no copy
+of the functions taken out.  Files of torch and numpy that hold code an exercise asks for are stubbed the same way
+(:meth:`GradingLibrary.overlays`) and put over the originals inside the sandbox; without a sandbox (the unsafe
+mode) they cannot be replaced.
 """
 from __future__ import annotations
 
+import ast
 import compileall
 import importlib.util
 import os
@@ -24,9 +28,9 @@ from typing import Optional
 
 from ..book.student_wheel import strip_for_students
 from .absent import Plan, module_file, plan
-from .stubbing import absent_message, stub_source
+from .stubbing import absent_message, functions, import_time_names, is_property, stub_source, unneeded_message
 
-__all__ = ["GradingLibrary", "Overlay", "installed_package", "readable"]
+__all__ = ["GradingLibrary", "Overlay", "installed_package", "readable", "taken_out", "kept_in"]
 
 PYC = py_compile.PycInvalidationMode.UNCHECKED_HASH  # bound read-only: never checked against a source's time stamp
 
@@ -44,6 +48,53 @@ class Overlay:
     target: Path
 
 
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+@dataclass(frozen=True)
+class _Module:
+    """One module of the students' build, read once: its dotted ``name``, ``source``, ``tree``, functions and the
+    names it uses while it is imported."""
+
+    name: str
+    source: str
+    tree: ast.Module
+    functions: tuple
+    on_import: frozenset
+
+    @classmethod
+    def read(cls, name: str, path: Path) -> "_Module":
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        return cls(name, source, tree, tuple(functions(tree)), frozenset(import_time_names(tree)))
+
+
+def taken_out(p: Plan, module: _Module) -> set[str]:
+    """The qualified names of ``module``'s functions that exercise ``p`` takes out (see the module doc)."""
+    whole = p.named.get(module.name, ()) is None
+    out = set()
+    for qualname, node in module.functions:
+        short = qualname.rsplit(".", 1)[-1]
+        named = p.is_named(module.name, qualname)
+        if named and not whole:
+            out.add(qualname)
+        elif (f"{module.name}:{qualname}" in p.kept or short in module.on_import or _dunder(short)
+              or is_property(node)):
+            continue
+        else:
+            out.add(qualname)
+    return out
+
+
+def kept_in(p: Plan, module: str, path: Path) -> list[str]:
+    """The qualified names of the functions of ``module`` (its file ``path``) that stay callable while exercise
+    ``p`` is graded: everything :func:`taken_out` leaves."""
+    read = _Module.read(module, path)
+    gone = taken_out(p, read)
+    return [q for q, _ in read.functions if q not in gone]
+
+
 class GradingLibrary:
     """The students' build for grading, in ``workdir`` (see the module doc); ``mount_point``: where the sandbox
     mounts it (the installed package's folder), None without a sandbox."""
@@ -51,8 +102,9 @@ class GradingLibrary:
     def __init__(self, workdir: Path, mount_point: Optional[Path] = None):
         self.workdir, self.mount_point = Path(workdir), mount_point
         self.base = self.workdir / "base" / "cnet_lib"
-        self._plans: dict[str, list[Overlay]] = {}
+        self._overlays: dict[str, list[Overlay]] = {}
         self._build_base()
+        self._modules = {path: _Module.read(self._module(path), path) for path in sorted(self.base.rglob("*.py"))}
 
     def _build_base(self) -> None:
         root = self.base.parent
@@ -65,66 +117,65 @@ class GradingLibrary:
             raise RuntimeError(f"the students' build of cnet_lib in {self.base} does not compile")
         readable(self.base)
 
-    def _library_target(self, module: str) -> Path:
-        parts = module.split(".")[1:]
-        path = self.base.joinpath(*parts)
-        return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    def _module(self, path: Path) -> str:
+        parts = path.relative_to(self.base.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    def folder(self, exercise: str) -> Path:
+        """The folder holding exercise ``exercise``'s whole build, ``<folder>/cnet_lib`` (see the module doc),
+        written once."""
+        dest = self.workdir / "builds" / exercise
+        if dest.exists():
+            return dest
+        p = plan(exercise)
+        build = dest / "cnet_lib"
+        shutil.copytree(self.base, build, copy_function=_link_or_copy)
+        for path, module in self._modules.items():
+            names = taken_out(p, module)
+            if not names:
+                continue
+            stubbed = stub_source(module.source, names.__contains__, lambda q, m=module.name: (
+                absent_message if p.is_named(m, q) else unneeded_message)(exercise, f"{m}.{q}"), tree=module.tree)
+            target = build / path.relative_to(self.base)
+            target.unlink()
+            target.write_text(stubbed.source, encoding="utf-8")
+            pyc = Path(importlib.util.cache_from_source(str(target)))
+            pyc.unlink(missing_ok=True)
+            shown = str(self.mount_point / path.relative_to(self.base)) if self.mount_point else str(target)
+            py_compile.compile(str(target), cfile=str(pyc), dfile=shown, doraise=True, invalidation_mode=PYC)
+        readable(dest)
+        return dest
 
     def overlays(self, exercise: str) -> list[Overlay]:
-        """The files that change for ``exercise`` (ours at the original paths; see the module doc), written once."""
-        if exercise not in self._plans:
-            self._plans[exercise] = self._write(plan(exercise))
-        return self._plans[exercise]
+        """The files outside the library that change for ``exercise`` (ours at the original paths), written once."""
+        if exercise not in self._overlays:
+            self._overlays[exercise] = self._write_outside(plan(exercise))
+        return self._overlays[exercise]
 
-    def _write(self, p: Plan) -> list[Overlay]:
+    def _write_outside(self, p: Plan) -> list[Overlay]:
         folder = self.workdir / "stubs" / p.exercise
         out = []
-        for module, pattern in sorted(p.stubbed_python().items()):
-            ours = module.split(".")[0] == "cnet_lib"
-            source = self._library_target(module) if ours else Path(module_file(module) or "")
-            if not source.is_file():
-                if ours:
-                    raise RuntimeError(f"{module} (taken out for {p.exercise}) is not a file of the students' build")
-                continue  # a third-party module this installation lacks: nothing to take out
-            target = self._mounted(source) if ours else source
-            out += self._stub_file(source, target, module, pattern, p.exercise, folder)
+        for module, pattern in sorted(p.outside.python):
+            source = Path(module_file(module) or "")
+            if source.is_file():  # a third-party module this installation lacks: nothing to take out
+                out += self._stub_file(source, module, pattern, p.exercise, folder)
         return out
 
-    def _mounted(self, path: Path) -> Path:
-        """Where ``path`` of the base appears inside the sandbox."""
-        if self.mount_point is None:
-            return path
-        return self.mount_point / path.relative_to(self.base)
-
-    def _stub_file(self, source: Path, target: Path, module: str, pattern: Optional[str], exercise: str,
-                   folder: Path) -> list[Overlay]:
-        regex = re.compile(pattern) if pattern else None
-        stubbed = stub_source(source.read_text(encoding="utf-8"), (lambda q: True) if regex is None else regex.search,
-                              lambda q: absent_message(exercise, f"{module}.{q}"), whole=regex is None)
-        dest = folder / module.replace(".", "/") / target.name
+    def _stub_file(self, source: Path, module: str, pattern: str, exercise: str, folder: Path) -> list[Overlay]:
+        regex = re.compile(pattern)
+        stubbed = stub_source(source.read_text(encoding="utf-8"), regex.search,
+                              lambda q: absent_message(exercise, f"{module}.{q}"))
+        dest = folder / module.replace(".", "/") / source.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(stubbed.source, encoding="utf-8")
-        out = [Overlay(dest, target)]
-        pyc_target = Path(importlib.util.cache_from_source(str(target)))
-        if module.split(".")[0] == "cnet_lib" or pyc_target.is_file():  # a file that exists can be covered
+        out = [Overlay(dest, source)]
+        pyc_target = Path(importlib.util.cache_from_source(str(source)))
+        if pyc_target.is_file():  # a file that exists can be covered
             pyc = dest.with_suffix(".pyc")
-            py_compile.compile(str(dest), cfile=str(pyc), dfile=str(target), doraise=True, invalidation_mode=PYC)
+            py_compile.compile(str(dest), cfile=str(pyc), dfile=str(source), doraise=True, invalidation_mode=PYC)
             out.append(Overlay(pyc, pyc_target))
         readable(folder)
         return out
-
-    def folder(self, exercise: str) -> Path:
-        """Without a sandbox: a folder holding a whole cnet_lib for ``exercise`` (the base with its stubbed library
-        files copied in; files outside the library cannot be replaced there)."""
-        dest = self.workdir / "copies" / exercise
-        if not dest.exists():
-            shutil.copytree(self.base, dest / "cnet_lib", copy_function=_link_or_copy)
-            for overlay in self.overlays(exercise):
-                if self.base in overlay.target.parents:
-                    target = dest / "cnet_lib" / overlay.target.relative_to(self.base)
-                    target.unlink(missing_ok=True)
-                    shutil.copy2(overlay.source, target)
-        return dest
 
 
 def readable(path: Path) -> None:

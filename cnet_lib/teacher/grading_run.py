@@ -6,7 +6,9 @@ process (:mod:`.janitor`) removes whenever the run ends, even by SIGKILL; SIGTER
 does.  Before anything runs it checks that the key, the submissions and the outputs lie outside every folder the
 sandboxes see.  The grading process alone writes the gradebook and the feedback, each file atomically, and the
 gradebook again after every student whose sandboxes have all ended: a run that is stopped keeps the students
-graded so far, and ``--resume`` grades only the others.
+graded so far, and ``--resume`` grades only the others (matched by their feedback file, one per exact name).
+Each run draws its hidden cases anew (a nonce recorded in every row it writes), so a resubmission meets new
+cases, and nothing one submission is or does stops the grading of the others (:mod:`.grading`).
 """
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from .answer_key import AnswerKey
-from .gradebook import read_rows, summary_line, write_feedback, write_gradebook
-from .grading import SubmissionGrade, grade_submissions
+from .gradebook import feedback_name, read_rows, summary_line, write_feedback, write_gradebook
+from .grading import SubmissionGrade, grade_submissions, new_nonce
 from .isolation import SandboxError, runtime_paths
 from .limits import Limits
 from .sandbox_client import Sandbox
@@ -99,7 +101,7 @@ def grade_folder(opts: RunOptions, say: Callable[[str], None] = print) -> list[S
     check_outside({"the answer key": opts.key, "the submissions": opts.submissions, "the gradebook": opts.out,
                    "the feedback": opts.feedback})
     kept = read_rows(opts.out, key.exercises) if opts.resume else {}
-    todo = [s for s in subs if s.student not in kept]
+    todo = [s for s in subs if feedback_name(s.student) not in kept]
     if kept:
         say(f"(--resume: {len(subs) - len(todo)} students already in {opts.out}; grading the other {len(todo)})")
     tmp = Path(tempfile.mkdtemp(prefix="cnet-grade-"))
@@ -116,9 +118,14 @@ def grade_folder(opts: RunOptions, say: Callable[[str], None] = print) -> list[S
             for parent in (sandbox.cgroups.parents if sandbox.cgroups else []):
                 tell(janitor, parent)
             say(f"isolation: {sandbox.describe()}; {sandbox.jobs} sandbox{'es' if sandbox.jobs > 1 else ''} at a time")
-            for grade in grade_submissions(todo, key, sandbox):
+            nonce = new_nonce()
+            say(f"hidden cases drawn anew for this run (nonce {nonce}, recorded in the gradebook's cases column)")
+            for grade in grade_submissions(todo, key, sandbox, nonce):
                 grades.append(grade)
-                write_feedback(grade, opts.feedback)
+                try:
+                    write_feedback(grade, opts.feedback)
+                except OSError as err:  # one student's file never stops the run: said in their row
+                    grade.problems.append(f"the feedback file could not be written ({err})")
                 write_gradebook(grades, key.exercises, opts.out, sandbox.describe(), kept)
                 say(f"[{len(grades)}/{len(todo)}] {summary_line(grade)}")
     finally:

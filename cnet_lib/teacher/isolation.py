@@ -15,6 +15,9 @@ capabilities, and an unprivileged user:
 * otherwise: a user namespace (``--unshare-user``) in which the code is uid 65534 without capabilities (the
   kernel sees the teacher's uid, which owns nothing visible inside) and may create no further namespaces.
 
+In both, a system call filter (:mod:`.seccomp`) refuses every new namespace (``unshare``, ``setns``, ``clone``
+with a namespace flag) and System V shared memory, and ``/dev/shm`` is a tmpfs of the size of ``/tmp``.
+
 :func:`find_isolation` tries both, once, and says in one sentence what to do where neither starts.
 """
 from __future__ import annotations
@@ -27,6 +30,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
+
+from .seccomp import namespace_filter
 
 __all__ = ["Isolation", "SandboxError", "find_isolation", "bwrap_command", "runtime_paths", "NOBODY", "REFUSAL",
            "UNSAFE"]
@@ -108,11 +113,12 @@ def _parents(targets: Sequence[Path], bound: Sequence[Path]) -> list[str]:
 
 
 def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overlays: Sequence, hidden: Sequence[Path],
-                  files: Sequence[tuple[Path, str]], empty: Path, tmp_bytes: int, env: dict, argv: Sequence[str]) -> list:
+                  files: Sequence[tuple[Path, str]], empty: Path, tmp_bytes: int, env: dict, argv: Sequence[str],
+                  seccomp_fd: Optional[int] = None) -> list:
     """The bwrap command line that runs ``argv`` in a sandbox (see the module doc): ``library`` a folder and the
     path it is mounted at, each overlay's source over its target, each ``hidden`` folder replaced by the ``empty``
-    folder, ``files`` (source, path inside) read-only, a ``/tmp`` of ``tmp_bytes``, and only ``env`` in the
-    environment."""
+    folder, ``files`` (source, path inside) read-only, a ``/tmp`` and a ``/dev/shm`` of ``tmp_bytes`` each, only
+    ``env`` in the environment, and the system call filter read from ``seccomp_fd`` (:mod:`.seccomp`)."""
     runtime = runtime_paths()
     cmd = [iso.bwrap, "--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
@@ -132,6 +138,8 @@ def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overl
     cmd += _parents([Path(inside) for _, inside in files], runtime)
     cmd += [a for src, inside in files for a in ("--ro-bind", str(src), inside)]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
+    cmd += (["--size", str(int(tmp_bytes))] if "--size" in iso.options else []) + ["--perms", "1777", "--tmpfs", "/dev/shm"]
+    cmd += ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
     cmd += ["--chdir", "/tmp", "--clearenv"] + [a for k, v in sorted(env.items()) for a in ("--setenv", k, str(v))]
     drop = [iso.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
             "--bounding-set=-all", "--no-new-privs", "--"] if iso.mode == "root" else []
@@ -139,16 +147,24 @@ def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overl
 
 
 def _probe(iso: Isolation, workdir: Path) -> Optional[str]:
-    """None when ``iso`` starts a sandbox in which Python runs as uid 65534 with nothing of ``workdir`` visible;
-    else why not (bwrap's own words)."""
+    """None when ``iso`` starts a sandbox, with its system call filter, in which Python runs as uid 65534 with
+    nothing of ``workdir`` visible; else why not (bwrap's own words)."""
     check = ("import os, sys; assert os.getuid() == 65534, os.getuid(); "
              f"assert not os.path.exists({str(workdir)!r}); print('ok')")
+    program = namespace_filter()
+    read, write = os.pipe() if program is not None else (None, None)
     cmd = bwrap_command(iso, library=None, overlays=(), hidden=(), files=(), empty=workdir, tmp_bytes=2**20,
-                        env={"PATH": "/usr/bin:/bin"}, argv=[sys.executable, "-I", "-S", "-c", check])
+                        env={"PATH": "/usr/bin:/bin"}, argv=[sys.executable, "-I", "-S", "-c", check], seccomp_fd=read)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if write is not None:
+            os.write(write, program)
+            os.close(write)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, pass_fds=(read,) if read else ())
     except (OSError, subprocess.TimeoutExpired) as err:
         return str(err)
+    finally:
+        if read is not None:
+            os.close(read)
     if out.returncode == 0 and out.stdout.strip() == "ok":
         return None
     return (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1][:300]

@@ -1,6 +1,7 @@
 """The answer key by exercise: each exercise's reference and hidden-case generator (:data:`KEYS`), the hidden
-cases of one submission (:func:`hidden_cases`: drawn from the key's secret, the student and the exercise, so
-every submission gets its own and no table built from another's can pass), and the reference's outputs
+cases of one submission (:func:`hidden_cases`: drawn from the key's secret, the student, the exercise and the
+grading run, so every submission and every regrading gets its own and no table built from another's, or from
+earlier feedback, can pass), and the reference's outputs
 (:func:`expected_outputs`), computed in the grading process and nowhere else."""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Callable
 from ..book.exercises.recipes import build_call, observed
 from ..book.exercises.registry import EXERCISES, exercise
 from . import adaptive_key, image_key, pendulum_key
+from .student_names import name_bytes
 
 __all__ = ["Key", "KEYS", "key", "hidden_cases", "expected_outputs", "submission_seed"]
 
@@ -42,15 +44,18 @@ def key(name: str) -> Key:
     return KEYS[name]
 
 
-def submission_seed(secret: str, student: str, name: str) -> int:
-    """The seed of one submission's hidden cases of exercise ``name``: SHA-256 of the key's secret, the student
-    and the exercise (so the cases differ between students and cannot be predicted without the secret)."""
-    return int.from_bytes(hashlib.sha256(f"{secret}\0{student}\0{name}".encode()).digest()[:8], "big")
+def submission_seed(secret: str, student: str, name: str, nonce: str = "") -> int:
+    """The seed of one submission's hidden cases of exercise ``name`` in the grading run ``nonce``: SHA-256 of the
+    key's secret, the student's exact name, the exercise and the run's nonce (so the cases differ between students
+    and between grading runs, and cannot be predicted without the secret)."""
+    data = b"\0".join([secret.encode(), name_bytes(student), name.encode(), nonce.encode()])
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
-def hidden_cases(name: str, secret: str, student: str) -> list:
-    """The hidden case recipes of exercise ``name`` for ``student``'s submission."""
-    return key(name).hidden(random.Random(submission_seed(secret, student, name)))
+def hidden_cases(name: str, secret: str, student: str, nonce: str = "") -> list:
+    """The hidden case recipes of exercise ``name`` for ``student``'s submission in the grading run ``nonce``
+    (the gradebook records each row's)."""
+    return key(name).hidden(random.Random(submission_seed(secret, student, name, nonce)))
 
 
 def expected_outputs(name: str, recipes: list) -> list:

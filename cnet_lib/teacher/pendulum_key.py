@@ -2,10 +2,10 @@
 
 Each ``reference_<name>`` computes what the student's ``<name>`` must return; each ``hidden_<name>(rng)`` draws
 the hidden cases of one submission from ``rng`` (a :class:`random.Random` seeded per student and exercise),
-as recipes (:mod:`cnet_lib.book.exercises.recipes`), some of them built to catch a named near miss
-(``catches``): ``two_point`` (a slope from two points), ``stage_time_without_h`` (stage times t + c_i),
-``two_steps`` (2s evaluations of the rate for an embedded pair), ``int`` and ``ceil`` (t_final/dt truncated, or
-rounded up, where it lands a hair below, or above, a whole number).
+as recipes (:mod:`cnet_lib.book.exercises.recipes`), built to catch the exercises' named near misses (``catches``; their
+words and hints: the exercises' ``near_misses``): a slope from two points or the mean of neighbours' slopes, stage
+times t + c_i or t, 2s evaluations of the rate for an embedded pair or its estimate's sign flipped, t_final/dt
+truncated or rounded up where it lands a hair below, or above, a whole number.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import random
 import torch
 
 from ..book.exercises.how_to_use import observed_order_cases
-from ..book.exercises.pendulum_exercises import EMBEDDED_PAIRS, SCHEMES, global_error_cases
+from ..book.exercises.pendulum_exercises import EMBEDDED_PAIRS, NODE_MISSES, SCHEMES, embedded_misses, global_error_cases
 from ..book.exercises.recipes import recipe
 from ..core.integrate import integrate
 from ..pendulum import odenet, physics
@@ -92,7 +92,7 @@ def hidden_rk_step(rng: random.Random) -> list:
         t, h = round(rng.uniform(0.0, 2.0), 4), round(rng.uniform(0.05, 0.5), 4)
         cases.append(recipe(f"{name}: a drawn {'forced' if forced else 'pendulum'} rate, t = {t}, h = {h}",
                             _rate(rng, forced), t, _state(rng), h, {"$": "scheme", "name": name},
-                            catches=("stage_time_without_h",) if forced else ()))
+                            catches=NODE_MISSES if forced else ()))
     return cases
 
 
@@ -104,7 +104,7 @@ def hidden_embedded_step(rng: random.Random) -> list:
         t, h = round(rng.uniform(0.0, 2.0), 4), round(rng.uniform(0.05, 0.4), 4)
         cases.append(recipe(f"{name} with b̂ = ({', '.join(b_hat)}): t = {t}, h = {h}", _rate(rng, k % 2 == 0, True), t,
                             _state(rng), h, {"$": "scheme", "name": name}, {"$": "fractions", "items": list(b_hat)},
-                            catches=("two_steps",)))
+                            catches=embedded_misses(name, b_hat)))
     return cases
 
 

@@ -5,13 +5,16 @@ the grading process, where the student's code cannot reach the counter.
 true}``) here, built from its recipe, and sends the sandbox a stand-in instead (``{"$": "counted_rate", "ident",
 "label"}``: :class:`cnet_lib.teacher.sandbox.CountedRate`), which has no copy of the function: each evaluation is
 a request on the sandbox's rate socket, ``{"id", "t", "x"}``, that :meth:`CountedRates.answer` checks, counts and
-answers with the value (or an error).  The stand-in's label names no parameter of the rate (a drawn frequency or
+answers with the value (or an error); every request is checked (its keys, its rate, a finite ``t``, a tensor
+of at most 4 dimensions and at most a million elements, none of them empty) before anything of it is used, and a
+request that fails any check is refused, never an error of the grading process.  The stand-in's label names no parameter of the rate (a drawn frequency or
 gravity), so the student's code cannot rebuild it either.  :meth:`CountedRates.evaluations` is what the grade
 compares with the reference's count.
 """
 from __future__ import annotations
 
 import json
+import math
 from typing import Optional
 
 import torch
@@ -56,10 +59,11 @@ class CountedRates:
         return None if ident is None else self.rates[ident].calls
 
     def answer(self, line: bytes) -> bytes:
-        """The reply (one JSON line) to one request line of the sandbox."""
+        """The reply (one JSON line) to one request line of the sandbox; never raises (a request the grader does
+        not accept, however it fails, is answered with an error and counted as refused, not as an evaluation)."""
         try:
             ident, t, x = self._request(line)
-        except (ResultError, ValueError, RecursionError) as err:
+        except Exception as err:  # noqa: BLE001 - any malformed request: refused, whatever it is
             self.refused += 1
             return (json.dumps({"error": f"a request the grader does not accept ({err})"[:300]}) + "\n").encode()
         rate = self.rates[ident]
@@ -78,13 +82,15 @@ class CountedRates:
         ident, t = data["id"], data["t"]
         if type(ident) is not int or ident not in self.rates:
             raise ResultError(f"no counted rate {str(ident)[:20]}")
-        if t is not None and type(t) not in (int, float):
-            raise ResultError("t is not a number")
+        if t is not None and (type(t) not in (int, float) or not math.isfinite(float(t))):
+            raise ResultError("t is not a finite number")
         if sum(r.calls for r in self.rates.values()) >= MAX_EVALUATIONS:
             raise ResultError(f"more than {MAX_EVALUATIONS} evaluations")
         check_value(data["x"], "x")
         if not isinstance(data["x"], dict) or data["x"].get("$") != "tensor":
             raise ResultError("x is not a tensor")
+        if math.prod(data["x"]["shape"]) == 0 or len(data["x"]["shape"]) > 4:
+            raise ResultError("x is an empty tensor or has more than 4 dimensions")
         x = decode(data["x"])
         if not x.is_floating_point():
             raise ResultError("x is not a floating-point tensor")

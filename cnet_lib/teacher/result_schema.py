@@ -47,7 +47,7 @@ def _keys(data, allowed: set, required: set, where: str) -> dict:
 
 
 def _number(x) -> bool:
-    return type(x) in (int, float, bool)
+    return type(x) in (float, bool) or (type(x) is int and -2**63 <= x < 2**64)
 
 
 def _check_array(data: dict, where: str, budget: list) -> None:
@@ -55,8 +55,9 @@ def _check_array(data: dict, where: str, budget: list) -> None:
     if data["dtype"] not in DTYPES:
         raise ResultError(f"{where}: dtype {str(data['dtype'])[:40]!r} is not one of {', '.join(DTYPES)}")
     shape, flat = data["shape"], data["data"]
-    if not isinstance(shape, list) or len(shape) > MAX_DEPTH or not all(type(n) is int and n >= 0 for n in shape):
-        raise ResultError(f"{where}: the shape is not a list of sizes")
+    if not isinstance(shape, list) or len(shape) > MAX_DEPTH or not all(type(n) is int and 0 <= n <= MAX_ELEMENTS
+                                                                           for n in shape):
+        raise ResultError(f"{where}: the shape is not a list of at most {MAX_DEPTH} sizes of at most {MAX_ELEMENTS}")
     if not isinstance(flat, list) or math.prod(shape) != len(flat) or not all(_number(x) for x in flat):
         raise ResultError(f"{where}: the data are not {math.prod(shape)} numbers")
     budget[0] -= len(flat)

@@ -28,6 +28,7 @@ from .grading_library import GradingLibrary, installed_package
 from .isolation import Isolation, SandboxError, bwrap_command, find_isolation
 from .limits import Limits, sandbox_environment
 from .rate_server import CountedRates
+from .seccomp import namespace_filter
 from .sandbox_process import Job, Outcome, SandboxProcess
 from .stubbing import absent_message
 
@@ -51,6 +52,16 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 environment reaches a sandbox)."""
 
 
+def seccomp_file(path: Path) -> Optional[Path]:
+    """The sandbox's system call filter (:mod:`.seccomp`) written to ``path`` (None on an architecture it does
+    not know: the sandbox then runs without one, and says so)."""
+    program = namespace_filter()
+    if program is None:
+        return None
+    path.write_bytes(program)
+    return path
+
+
 class Sandbox:
     """Runs jobs in sandboxes (see the module doc); ``workdir`` must be a private, empty folder; ``unsafe`` runs
     them without one (``--unsafe-no-sandbox``); ``jobs`` sandboxes at a time (default: :func:`default_jobs`)."""
@@ -67,6 +78,7 @@ class Sandbox:
         self.library = GradingLibrary(self.workdir / "library", self.mount_point)
         (self.workdir / "empty").mkdir(mode=0o755)
         (self.workdir / "jobs").mkdir()
+        self.filter = seccomp_file(self.workdir / "seccomp.bpf") if self.isolation.mode != "none" else None
         self._n = 0
 
     def __enter__(self) -> "Sandbox":
@@ -82,7 +94,8 @@ class Sandbox:
 
     def describe(self) -> str:
         """The isolation and the limits, in words (the gradebook's record)."""
-        return f"{self.isolation.describe()}; limits {self.limits.describe(self.cgroups is not None)}"
+        calls = "; system calls filtered (no namespaces, no System V memory)" if self.filter else ""
+        return f"{self.isolation.describe()}{calls}; limits {self.limits.describe(self.cgroups is not None)}"
 
     # ------------------------------------------------------------------ one job
     def _job_file(self, job: Job, rates: CountedRates, cgroup: bool) -> Path:
@@ -107,10 +120,11 @@ class Sandbox:
         p = plan(job.exercise)
         hidden = [Path(f) for f in (package_folder(m) for m in p.hidden) if f]
         files = [(RUNNER, f"{INSIDE}/run.py"), (job_file, f"{INSIDE}/job.json")]
-        cmd = bwrap_command(self.isolation, library=(self.library.base, self.mount_point),
+        cmd = bwrap_command(self.isolation, library=(self.library.folder(job.exercise) / "cnet_lib", self.mount_point),
                             overlays=self.library.overlays(job.exercise), hidden=hidden, files=files,
                             empty=self.workdir / "empty", tmp_bytes=self.limits.tmp_bytes, env=sandbox_environment(),
-                            argv=[sys.executable, "-I", f"{INSIDE}/run.py", f"{INSIDE}/job.json", *fds])
+                            argv=[sys.executable, "-I", f"{INSIDE}/run.py", f"{INSIDE}/job.json", *fds],
+                            seccomp_fd=proc.filter_fd)
         return cmd, {"PATH": SYSTEM_PATH}, str(self.workdir)
 
     def _start(self, job: Job) -> tuple[SandboxProcess, Path]:
@@ -121,9 +135,14 @@ class Sandbox:
             cgroup = None
         job_file = self._job_file(job, rates, cgroup is not None)
         proc = SandboxProcess(job, rates, self.limits.time_limit, self.limits.startup_limit, cgroup,
-                              self.limits.memory_bytes, self.limits.processes)
-        cmd, env, cwd = self._command(job, job_file, proc)
-        proc.start(cmd, env, cwd, own_session=self.isolation.mode == "none")
+                              self.limits.memory_bytes, self.limits.processes, self.filter)
+        try:
+            cmd, env, cwd = self._command(job, job_file, proc)
+            proc.start(cmd, env, cwd, own_session=self.isolation.mode == "none")
+        except BaseException:
+            proc.close()
+            job_file.unlink(missing_ok=True)
+            raise
         return proc, job_file
 
     # ------------------------------------------------------------------ many jobs
@@ -134,7 +153,12 @@ class Sandbox:
         try:
             while pending or running:
                 while pending and len(running) < self.jobs:
-                    running.append(self._start(pending.popleft()))
+                    job = pending.popleft()
+                    try:
+                        running.append(self._start(job))
+                    except Exception as err:  # noqa: BLE001 - a job that cannot start is its own crash, not the run's
+                        yield job, Outcome("crashed", detail=f"the sandbox could not start ({type(err).__name__}: {err})")
+                        continue
                     for fd in running[-1][0].open_fds:
                         selector.register(fd, selectors.EVENT_READ, running[-1][0])
                 for key, _ in selector.select(timeout=0.05):

@@ -7,9 +7,9 @@ bwrap's own messages (its standard output and error until the runner takes them 
 sandbox that cannot start).  The clock of the time limit starts when the runner says it starts the student's
 code; before that, the start-up limit applies.  A sandbox past its time, or whose pipe carries more than the cap,
 is killed: bwrap with SIGKILL (its PID namespace dies with it) and every process in its cgroup.  Where no cgroup
-caps the sandbox's memory, the grading process adds up the private memory of all the sandbox's processes (every
-descendant of bwrap, ``RssAnon`` in ``/proc``) and counts them five times a second, and kills the sandbox above
-its budget.
+caps the sandbox's memory, the grading process adds up the memory all the sandbox's processes hold, whatever its
+kind (:mod:`.sandbox_memory`: private and shared, memfds, the sandbox's tmpfs), and counts them, five times a
+second, and kills the sandbox above either budget.
 """
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 from .cgroups import Cgroup
 from .rate_server import MAX_REQUEST_BYTES, CountedRates
+from .sandbox_memory import descendants, sandbox_bytes
 from .result_schema import MAX_RESULT_BYTES, STARTED, ResultError, parse_channel
 
 __all__ = ["Job", "Outcome", "SandboxProcess"]
@@ -31,40 +33,6 @@ MAX_DIAGNOSTIC = 4096
 JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 """The shell that writes its own pid into each cgroup's ``cgroup.procs``, then execs the command."""
 WATCH_EVERY = 0.2  # seconds between two sums of a sandbox's memory (without a cgroup)
-
-
-def descendants(root: int) -> list[int]:
-    """``root`` and every process below it (read from ``/proc``)."""
-    children: dict[int, list] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
-def private_bytes(pids: list) -> int:
-    """The private (anonymous) memory of ``pids``, in bytes: what they hold that no other process shares."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"RssAnon:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        except (OSError, ValueError):
-            continue
-    return total
 
 
 @dataclass
@@ -98,8 +66,10 @@ class SandboxProcess:
     sandbox, the runner itself), ``result_w`` and ``rate_w`` being the ends it inherits."""
 
     def __init__(self, job: Job, rates: CountedRates, time_limit: float, startup_limit: float,
-                 cgroup: Optional[Cgroup] = None, memory_bytes: int = 0, processes: int = 0):
+                 cgroup: Optional[Cgroup] = None, memory_bytes: int = 0, processes: int = 0,
+                 seccomp: Optional[Path] = None):
         self.job, self.rates, self.cgroup = job, rates, cgroup
+        self.filter_fd = os.open(seccomp, os.O_RDONLY | os.O_CLOEXEC) if seccomp is not None else None
         self.time_limit, self.startup_limit, self.memory_bytes = time_limit, startup_limit, memory_bytes
         self.processes = processes or 1 << 30
         self.result_r, self.result_w = os.pipe()
@@ -116,15 +86,23 @@ class SandboxProcess:
         """The descriptors the sandbox inherits (the result pipe, and the rate socket if any)."""
         return (self.result_w,) + ((self.rate_child.fileno(),) if self.rate_child else ())
 
+    def _bwrap_fds(self) -> tuple[int, ...]:
+        """The descriptors bwrap itself reads (the system call filter)."""
+        return (self.filter_fd,) if self.filter_fd is not None else ()
+
     def start(self, command: list, env: dict, cwd: str, own_session: bool) -> None:
         """Start ``command``, inside the sandbox's cgroup when it has one (a shell enters it, then becomes the
         command: everything the command starts stays in the cgroup)."""
         if self.cgroup is not None:
             command = ["/bin/sh", "-c", JOIN, "cnet-grade-join", *map(str, self.cgroup.join_files()), "--", *command]
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     pass_fds=self.child_fds(), env=env, cwd=cwd, start_new_session=own_session)
+                                     pass_fds=self.child_fds() + self._bwrap_fds(), env=env, cwd=cwd,
+                                     start_new_session=own_session)
         self.spawned = time.monotonic()
         os.close(self.result_w)
+        if self.filter_fd is not None:
+            os.close(self.filter_fd)
+            self.filter_fd = None
         if self.rate_child:
             self.rate_child.close()
             self.rate_sock.settimeout(0.5)  # a sandbox that sends requests and reads no reply stalls no one long
@@ -184,7 +162,7 @@ class SandboxProcess:
         if self.cgroup is None and self.memory_bytes and now > self._watched + WATCH_EVERY:
             self._watched = now
             pids = descendants(self.proc.pid)
-            if private_bytes(pids) > self.memory_bytes:
+            if sandbox_bytes(pids) > self.memory_bytes:
                 return self.kill(f"out of memory: the sandbox's processes held more than "
                                  f"{self.memory_bytes / 2**30:g} GiB together (the grader stopped it)")
             if len(pids) > self.processes + 3:  # bwrap's own two and setpriv's, besides the sandbox's
@@ -249,7 +227,7 @@ class SandboxProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.kill("the grader stopped")
             self.proc.wait()
-        for fd in (self.result_r,):
+        for fd in (self.result_r,) + self._bwrap_fds():
             try:
                 os.close(fd)
             except OSError:

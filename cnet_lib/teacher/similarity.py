@@ -1,8 +1,11 @@
 """How much of an exercise cell is the library's own code for the exercise, pasted: winnowing (Schleimer,
 Wilkerson and Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003, the method of MOSS)
-over Python's own tokens.
+over Python's own tokens, read from a normalised form of the code.
 
-:func:`tokens` reads a source with :mod:`tokenize` and keeps its shape, not its spelling: every identifier becomes
+:func:`normalised` rewrites a source as Python would print it back (``ast.unparse``: no comments, one layout)
+without the statements that do nothing (``pass``, an expression that calls nothing, an assignment that calls
+nothing to a name nothing reads, such as ``_ = 0``, an ``if`` on a false constant): a line of that kind after every
+line of pasted code changes nothing of its fingerprints.  :func:`tokens` reads a source with :mod:`tokenize` and keeps its shape, not its spelling: every identifier becomes
 one token (renaming variables changes nothing), every number another and every string a third, while keywords and
 operators stay as they are; comments and blank lines go.  :func:`fingerprints` hashes every run of :data:`K`
 tokens and keeps the smallest hash of each window of :data:`W` runs (so any common run of ``K + W - 1`` tokens or
@@ -20,6 +23,7 @@ import hashlib
 import io
 import keyword
 import re
+import textwrap
 import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,7 +31,7 @@ from typing import Optional
 
 from .absent import module_file, plan
 
-__all__ = ["tokens", "fingerprints", "Similarity", "compare", "library_sources", "K", "W", "FLAG_AT"]
+__all__ = ["tokens", "fingerprints", "normalised", "Similarity", "compare", "library_sources", "K", "W", "FLAG_AT"]
 
 K = 12  # tokens per hashed run
 W = 6   # runs per window
@@ -35,6 +39,54 @@ FLAG_AT = 0.6  # share of the cell's fingerprints found in the library's code, f
 NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 40%)
 MIN_FINGERPRINTS = 8  # a cell shorter than this says nothing either way
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+
+
+def _calls(node: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
+
+
+class _NoOps(ast.NodeTransformer):
+    """Drops the statements that do nothing (see the module doc); ``read``: the names the code reads."""
+
+    def __init__(self, read: set):
+        self.read = read
+
+    def _dead(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Pass):
+            return True
+        if isinstance(stmt, ast.Expr):
+            return not _calls(stmt.value)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            return (all(isinstance(t, ast.Name) and t.id not in self.read for t in targets)
+                    and (value is None or not _calls(value)))
+        return False
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field_name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field_name, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                kept = []
+                for stmt in stmts:
+                    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant):
+                        kept += stmt.body if stmt.test.value else stmt.orelse
+                    elif not self._dead(stmt):
+                        kept.append(stmt)
+                setattr(node, field_name, kept or ([ast.Pass()] if field_name == "body" else []))
+        return node
+
+
+def normalised(source: str) -> str:
+    """``source`` printed back by Python without its statements that do nothing (see the module doc); the source
+    as it is when it is not Python or too deep to print."""
+    try:
+        tree = ast.parse(source)
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return ast.unparse(ast.fix_missing_locations(_NoOps(read).visit(tree)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
 
 
 def tokens(source: str) -> list[str]:
@@ -60,8 +112,8 @@ def tokens(source: str) -> list[str]:
 
 
 def fingerprints(source: str, k: int = K, w: int = W) -> set[int]:
-    """The winnowed fingerprints of ``source`` (see the module doc)."""
-    toks = tokens(source)
+    """The winnowed fingerprints of ``source``, normalised (see the module doc)."""
+    toks = tokens(normalised(source))
     hashes = [int.from_bytes(hashlib.blake2b(" ".join(toks[i:i + k]).encode(), digest_size=8).digest(), "big")
               for i in range(len(toks) - k + 1)]
     if len(hashes) <= w:
@@ -102,7 +154,7 @@ def _functions_of(path: str, names: Optional[frozenset]) -> dict[str, str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = prefix + node.name
                 if names is None or qual in names:
-                    out[qual] = "\n".join(lines[node.lineno - 1:node.end_lineno])
+                    out[qual] = textwrap.dedent("\n".join(lines[node.lineno - 1:node.end_lineno]))
             elif isinstance(node, ast.ClassDef):
                 walk(node.body, f"{prefix}{node.name}.")
 
@@ -115,7 +167,7 @@ def library_sources(exercise: str) -> dict[str, str]:
     """The code that does exercise ``exercise``'s work, as installed here: ``{qualified name: source}`` of the
     library functions it takes out and of the outside routines stubbed for it."""
     p, out = plan(exercise), {}
-    for module, pattern in p.stubbed_python().items():
+    for module, pattern in p.named_python().items():
         path = module_file(module)
         if path is None:
             continue

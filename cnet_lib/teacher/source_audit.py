@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Optional
 
 from ..book.exercise_cells import cell_python
 from ..book.exercises.public_checks import Rules
 
-__all__ = ["Finding", "audit_exercise_cell", "audit_other_cell", "python_source"]
+__all__ = ["Finding", "audit_exercise_cell", "audit_imports_above", "audit_other_cell", "python_source"]
 
 TAMPER_MODULES = frozenset({"importlib", "inspect", "threading", "_thread", "multiprocessing", "concurrent", "subprocess",
                             "ctypes", "gc", "signal", "builtins", "pickle", "marshal", "dill", "code", "codeop", "socket",
@@ -59,10 +58,9 @@ class Finding:
         return f"line {self.line}: {self.what}"
 
 
-@lru_cache(maxsize=4096)
 def python_source(source: str) -> str:
-    """A cell's source as Python (IPython magics turned into calls, as IPython runs them); remembered, since
-    grading reads every cell of a notebook once per exercise."""
+    """A cell's source as Python (IPython magics turned into calls, as IPython runs them), in time linear in its
+    size (:mod:`cnet_lib.book.cell_magics`)."""
     return cell_python(source)
 
 
@@ -136,6 +134,8 @@ def _path_findings(node: ast.AST, names: dict[str, str], bound: set[str], rules:
         return [Finding("library", node.lineno, f"uses {path}, library code the exercise does not allow")]
     if parts[0] in SYSTEM_ALLOWED and len(parts) > 1 and parts[1] not in SYSTEM_ALLOWED[parts[0]] | TAMPER_ATTRIBUTES:
         return [Finding("tampering", node.lineno, f"uses {path}")]
+    if parts[0] in TAMPER_MODULES:
+        return [Finding("tampering", node.lineno, f"uses {path}")]
     return []
 
 
@@ -157,14 +157,21 @@ def _name_findings(node: ast.AST, bound: set[str], rules: Rules, own: str) -> li
     return []
 
 
-def audit_exercise_cell(source: str, name: str, rules: Rules, preamble: str = "") -> list[Finding]:
-    """The findings of exercise ``name``'s cell ``source`` (``preamble``: the imports the grader runs before it).
-    Raises SyntaxError when the cell is not Python."""
-    tree = ast.parse(python_source(source))
-    names = {**_imports(ast.parse(python_source(preamble))), **_imports(tree)} if preamble else _imports(tree)
+def _tree(source) -> ast.Module:
+    return source if isinstance(source, ast.Module) else ast.parse(python_source(source))
+
+
+def audit_exercise_cell(source, name: str, rules: Rules, preamble="") -> list[Finding]:
+    """The findings of exercise ``name``'s cell (``source``: its text, or its parsed tree), most serious first
+    (``preamble``: the imports the grader runs before it, as text or a tree).  Raises SyntaxError when the cell
+    is not Python.  One walk of the cell: time linear in its size."""
+    tree = _tree(source)
+    above = _imports(_tree(preamble)) if preamble else {}
+    names = {**above, **_imports(tree)}
     bound = _bound(tree)
     out = _import_findings(tree, rules)
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    patchable = {**names, **_parameters(tree, name)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
             out += _name_findings(node, bound, rules, name)
@@ -172,8 +179,30 @@ def audit_exercise_cell(source: str, name: str, rules: Rules, preamble: str = ""
         if isinstance(node, ast.Call):
             out += _call_findings(node, rules)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            out += _patch_findings(node, {**names, **_parameters(tree, name)})
-    return sorted(set(out), key=lambda f: (f.kind != "library", f.line, f.what))
+            out += _patch_findings(node, patchable)
+    return sorted(set(out), key=lambda f: (f.kind != "tampering", f.line, f.what))
+
+
+def audit_imports_above(trees: list, rules: Rules) -> list[Finding]:
+    """The findings of the imports of the code cells above an exercise (``trees``: their parsed cells, in order),
+    which the grader runs before the exercise cell: the imports an exercise cell may not make (the tampering
+    modules, the banned ones, the checks' internals or the answer key) are read there too.  A finding's ``what``
+    names its cell (code cell 1 is the first)."""
+    out = []
+    for i, tree in enumerate(trees):
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not _book_import(node):
+                out += [Finding(f.kind, f.line, f"{f.what} (code cell {i + 1}, above the exercise)")
+                        for f in _import_findings(ast.Module([node], []), rules)]
+    return sorted(set(out), key=lambda f: (f.kind != "tampering", f.what))
+
+
+def _book_import(node: ast.AST) -> bool:
+    """An import a student copy itself makes above its exercises (the grader, the setup, a later check's
+    helpers)."""
+    return isinstance(node, ast.ImportFrom) and (
+        (node.module == "cnet_lib.book.exercises" and all(a.name.startswith(CHECK_NAMES) for a in node.names))
+        or (node.module == "cnet_lib.book" and all(a.name != "exercises" for a in node.names)))
 
 
 def _parameters(tree: ast.AST, name: str) -> dict[str, str]:
@@ -216,8 +245,8 @@ def audit_other_cell(source: str, grader_names: tuple[str, ...] = ("grader",)) -
     """Tampering with the public checks in a cell that is not an exercise cell (empty for a cell that is not
     Python: the grader does not run it)."""
     try:
-        tree = ast.parse(python_source(source))
-    except SyntaxError:
+        tree = _tree(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     names = _imports(tree)
     out = []

@@ -13,18 +13,27 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
-__all__ = ["Stubbed", "stub_source", "absent_message", "ABSENT_MARK"]
+__all__ = ["Stubbed", "stub_source", "absent_message", "unneeded_message", "ABSENT_MARK", "functions", "is_property",
+           "import_time_names"]
 
-ABSENT_MARK = "asks you to write"
-"""Words every stub's message holds: the grader recognises a case that failed on a stub by them."""
+ABSENT_MARK = "is not available while"
+"""Words every stub's message holds, right after what it stubs: the grader recognises a case that failed on a stub
+by them."""
 
 
 def absent_message(exercise: str, where: str) -> str:
-    """The message of a stub of ``where`` (a qualified name) while exercise ``exercise`` is graded."""
-    return (f"this is what exercise {exercise} {ABSENT_MARK}: {where} is not available while {exercise} is graded; "
+    """The message of a stub of ``where`` (a qualified name), the exercise's own code, while exercise ``exercise``
+    is graded."""
+    return (f"this is what exercise {exercise} asks you to write: {where} {ABSENT_MARK} {exercise} is graded; "
             "write it yourself")
+
+
+def unneeded_message(exercise: str, where: str) -> str:
+    """The message of a stub of ``where``, library code exercise ``exercise`` does not need, while it is graded."""
+    return (f"{where} {ABSENT_MARK} exercise {exercise} is graded: the grader keeps only the library code the "
+            "exercise needs (write the exercise's code yourself)")
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,22 @@ class Stubbed:
 
     source: str
     names: tuple[str, ...]
+
+
+def functions(source) -> list[tuple[str, ast.AST]]:
+    """``(qualified name, node)`` of every function of ``source`` (text or a parsed tree) that stubbing can take
+    out (at module level, in classes, under a module-level ``if`` or ``try``)."""
+    return list(_functions((source if isinstance(source, ast.Module) else ast.parse(source)).body))
+
+
+def is_property(node: ast.AST) -> bool:
+    """Whether a function is a property's getter, setter or deleter (``@property``, ``@x.setter``,
+    ``@functools.cached_property``)."""
+    for d in getattr(node, "decorator_list", ()):
+        name = d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
+        if name in ("property", "cached_property", "setter", "getter", "deleter"):
+            return True
+    return False
 
 
 def _functions(body: list, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
@@ -49,7 +74,7 @@ def _functions(body: list, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
                 yield from _functions(handler.body, prefix)
 
 
-def _import_time_names(tree: ast.Module) -> set[str]:
+def import_time_names(tree: ast.Module) -> set[str]:
     """Names the module uses while it is imported: in decorators, and anywhere outside function bodies."""
     used = set()
 
@@ -83,11 +108,12 @@ def _stub_text(node: ast.AST, lines: list[str], message: str) -> list[str]:
 
 
 def stub_source(source: str, matches: Callable[[str], bool], message: Callable[[str], str],
-                whole: bool = False) -> Stubbed:
+                whole: bool = False, tree: Optional[ast.Module] = None) -> Stubbed:
     """``source`` with every function whose qualified name ``matches`` replaced by a stub raising
-    ``message(qualified name)``; ``whole``: a module taken out as a whole (its import-time machinery stays)."""
-    tree = ast.parse(source)
-    keep = _import_time_names(tree) if whole else set()
+    ``message(qualified name)``; ``whole``: a module taken out as a whole (its import-time machinery stays);
+    ``tree``: ``source`` parsed already."""
+    tree = ast.parse(source) if tree is None else tree
+    keep = import_time_names(tree) if whole else set()
     lines = source.splitlines()
     chosen = []
     for qualname, node in _functions(tree.body):

@@ -1,102 +1,142 @@
 """A folder of submissions, read as data (nothing in them runs here): who handed in which chapter, and each
-exercise's cell.
+notebook's code cells.
 
 The folder holds one entry per student: a folder named after the student with any of their notebooks (``.ipynb``)
 or submission zips (``grader.export()``'s, or otter's), or a single file, a notebook or a zip, named after the
-student (an export's ``_<chapter>_<time>`` or ``<chapter>_<time>`` part is dropped from the name).  A notebook's
-chapter comes from the metadata the student copy carries, else from its file name, else from the exercises it
-defines.  Unreadable files are reported, never fatal.
+student (an export's ``_<chapter>_<time>`` or ``<chapter>_<time>`` part is dropped from the name).  The name is
+kept exactly as the file system gives it (:mod:`.student_names`).  A notebook's chapter comes from the metadata
+the student copy carries, else from its file name, else from the exercises it defines.
+
+Nothing a submission is or holds stops the reading of the others: a symbolic link (to a classmate's notebook, say)
+or a special file (a FIFO, a device) is refused, never followed or opened for reading; a folder is walked without
+following links, up to :data:`MAX_FILES` entries and :data:`MAX_DEPTH` levels; every file that cannot be read,
+however it fails, is a sentence in the student's ``problems`` (:mod:`.submission_files`).  Hidden entries (a name
+starting with ``.``: ``.ipynb_checkpoints``, ``.DS_Store``) are not submissions.
 """
 from __future__ import annotations
 
-import ast
-import json
+import os
 import re
-import zipfile
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..book.exercises.registry import chapter_exercises
-from .source_audit import python_source
+from .submission_cells import CodeCell, Deadline, read_cells
+from .submission_files import file_kind, notebooks_in
 
-__all__ = ["Submission", "find_submissions", "exercise_cell", "preamble", "code_cells", "read_notebook_data"]
+__all__ = ["Submission", "find_submissions", "student_name", "MAX_FILES", "MAX_DEPTH"]
 
-MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
+MAX_FILES = 500
+MAX_DEPTH = 6
 _STAMP = re.compile(r"_?\d{4}_\d\d_\d\dT\d\d_\d\d_\d\d(_\d+)?$")
+_SUFFIXES = (".ipynb", ".zip")
 
 
 @dataclass
 class Submission:
-    """One student's notebooks: ``notebooks[chapter]`` (the notebook as JSON data), ``files[chapter]`` (where it was
-    read), and ``problems`` (files that could not be read, chapters handed in twice)."""
+    """One student's notebooks: ``notebooks[chapter]`` (the notebook as plain data), ``files[chapter]`` (where it
+    was read), ``problems`` (files that could not be read, chapters handed in twice), and the code cells of each
+    chapter read once (:meth:`cells`, within ``deadline``)."""
 
     student: str
     notebooks: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
+    deadline: Deadline = field(default_factory=Deadline, repr=False)
+    _cells: dict = field(default_factory=dict, repr=False)
+
+    def cells(self, chapter: str) -> list[CodeCell]:
+        """The code cells of the student's notebook of ``chapter``, read once."""
+        if chapter not in self._cells:
+            self._cells[chapter] = read_cells(self.notebooks[chapter], self.deadline)
+        return self._cells[chapter]
 
 
-def read_notebook_data(data: bytes, where: str) -> dict:
-    """A notebook from its bytes (JSON with a list of cells), or ValueError saying what is wrong."""
-    if len(data) > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"{where} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
-    try:
-        nb = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise ValueError(f"{where} is not a notebook ({type(err).__name__})") from None
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise ValueError(f"{where} is not a notebook (no list of cells)")
-    return nb
-
-
-def _notebooks_in(path: Path, problems: list) -> list[tuple[str, dict]]:
-    """``(where, notebook)`` of a ``.ipynb`` file or of every ``.ipynb`` inside a ``.zip``."""
-    out = []
-    try:
-        if path.suffix == ".ipynb":
-            out.append((path.name, read_notebook_data(path.read_bytes(), path.name)))
-        elif path.suffix == ".zip":
-            with zipfile.ZipFile(path) as zf:
-                for info in zf.infolist():
-                    if info.filename.endswith(".ipynb") and not info.filename.startswith("__MACOSX"):
-                        if info.file_size > MAX_NOTEBOOK_BYTES:
-                            raise ValueError(f"{info.filename} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
-                        out.append((f"{path.name}:{info.filename}", read_notebook_data(zf.read(info), info.filename)))
-    except (OSError, ValueError, zipfile.BadZipFile) as err:
-        problems.append(f"{path.name}: {err}")
-    return out
-
-
-def _defined(nb: dict) -> set[str]:
-    names = set()
-    for src in code_cells(nb):
-        try:
-            names |= {n.name for n in ast.parse(python_source(src)).body if isinstance(n, ast.FunctionDef)}
-        except SyntaxError:
-            continue
-    return names
-
-
-def _chapter(nb: dict, where: str, chapters: Sequence[str]) -> Optional[str]:
-    meta = (nb.get("metadata") or {}).get("cnet_student_copy") or {}
-    if meta.get("chapter") in chapters:
+def _chapter(nb: dict, where: str, chapters: Sequence[str], deadline: Deadline) -> Optional[str]:
+    meta = nb["metadata"].get("cnet_student_copy")
+    if isinstance(meta, dict) and isinstance(meta.get("chapter"), str) and meta["chapter"] in chapters:
         return meta["chapter"]
     name = where.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
     stem = _STAMP.sub("", name[: -len(".ipynb")] if name.endswith(".ipynb") else name)
     if stem in chapters:
         return stem
-    defined = _defined(nb)
+    defined = set().union(*(c.defines for c in read_cells(nb, deadline)))
     found = [c for c in chapters if set(chapter_exercises(c)) & defined]
     return found[0] if len(found) == 1 else None
 
 
-def _student_name(path: Path, chapters: Sequence[str]) -> str:
-    stem = _STAMP.sub("", path.stem if path.is_file() else path.name)
+def student_name(entry: str, is_file: bool, chapters: Sequence[str]) -> str:
+    """The student a top-level entry of the folder belongs to (its name without a suffix, time stamp or chapter)."""
+    stem = entry
+    if is_file:
+        stem = next((entry[: -len(s)] for s in _SUFFIXES if entry.endswith(s)), entry)
+    stem = _STAMP.sub("", stem)
     for c in sorted(chapters, key=len, reverse=True):
         if stem.endswith("_" + c) and len(stem) > len(c) + 1:
             return stem[: -len(c) - 1]
     return stem
+
+
+def _walk(folder: Path, problems: list) -> list[Path]:
+    """The ``.ipynb`` and ``.zip`` files below ``folder`` (no link followed; bounded), sorted; links and special
+    files among them go to ``problems``."""
+    found, seen = [], 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        depth = len(Path(root).relative_to(folder).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.startswith("__MACOSX") and depth < MAX_DEPTH)
+        for name in sorted(files):
+            seen += 1
+            if seen > MAX_FILES:
+                problems.append(f"{folder.name}: more than {MAX_FILES} files; the rest not read")
+                return sorted(found)
+            if not name.startswith(".") and name.endswith(_SUFFIXES):
+                found.append(Path(root) / name)
+        for name in dirs:
+            if (Path(root) / name).is_symlink():
+                problems.append(f"{name} is a symbolic link to a folder: not followed (hand in the folder itself)")
+    return sorted(found)
+
+
+def _files_of(entry: os.DirEntry, problems: list) -> list[Path]:
+    """The files of one top-level entry to read (links and special files refused into ``problems``)."""
+    mode = entry.stat(follow_symlinks=False).st_mode
+    if stat.S_ISLNK(mode):
+        problems.append(f"{entry.name} is a symbolic link: refused (hand in the file or folder itself)")
+        return []
+    if stat.S_ISDIR(mode):
+        return _walk(Path(entry.path), problems)
+    if not stat.S_ISREG(mode):
+        problems.append(f"{entry.name} is {file_kind(mode)}, not a file: refused")
+        return []
+    return [Path(entry.path)]
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    """The top-level entries that are submissions (see the module doc), by name."""
+    with os.scandir(folder) as it:
+        entries = [e for e in it if not e.name.startswith(".")]
+    out = []
+    for e in sorted(entries, key=lambda e: e.name):
+        try:
+            mode = e.stat(follow_symlinks=False).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or e.name.endswith(_SUFFIXES):
+            out.append(e)
+    return out
+
+
+def _add_notebook(sub: Submission, where: str, nb: dict, chapters: Sequence[str]) -> None:
+    chapter = _chapter(nb, where, chapters, sub.deadline)
+    if chapter is None:
+        sub.problems.append(f"{where}: no chapter of this class (its exercises are none of the key's)")
+        return
+    if chapter in sub.notebooks:
+        sub.problems.append(f"{chapter} handed in twice: {sub.files[chapter]} and {where}; graded {where}")
+        sub._cells.pop(chapter, None)
+    sub.notebooks[chapter], sub.files[chapter] = nb, where
 
 
 def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
@@ -105,57 +145,11 @@ def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     by_student: dict[str, Submission] = {}
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
-            continue
-        sub = by_student.setdefault(_student_name(entry, chapters), Submission(_student_name(entry, chapters)))
-        files = sorted(p for p in entry.rglob("*") if p.suffix in (".ipynb", ".zip")) if entry.is_dir() else [entry]
-        for path in files:
-            for where, nb in _notebooks_in(path, sub.problems):
-                chapter = _chapter(nb, where, chapters)
-                if chapter is None:
-                    sub.problems.append(f"{where}: no chapter of this class (its exercises are none of the key's)")
-                    continue
-                if chapter in sub.notebooks:
-                    sub.problems.append(f"{chapter} handed in twice: {sub.files[chapter]} and {where}; graded {where}")
-                sub.notebooks[chapter], sub.files[chapter] = nb, where
+    for entry in _entries(folder):
+        is_dir = entry.is_dir(follow_symlinks=False) or entry.is_symlink()
+        name = student_name(entry.name, not is_dir, chapters)
+        sub = by_student.setdefault(name, Submission(name))
+        for path in _files_of(entry, sub.problems):
+            for where, nb in notebooks_in(path, sub.problems):
+                _add_notebook(sub, where, nb, chapters)
     return [by_student[k] for k in sorted(by_student)]
-
-
-def code_cells(nb: dict) -> list[str]:
-    """The sources of the notebook's code cells, in order."""
-    out = []
-    for cell in nb.get("cells", []):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            src = cell.get("source", "")
-            out.append("".join(src) if isinstance(src, list) else str(src))
-    return out
-
-
-def exercise_cell(nb: dict, name: str) -> Optional[tuple[int, str]]:
-    """``(index among the code cells, source)`` of the last code cell that defines ``def name(...)`` at its top
-    level (the one "Run all" leaves in force), or None."""
-    found = None
-    for i, src in enumerate(code_cells(nb)):
-        try:
-            tree = ast.parse(python_source(src))
-        except SyntaxError:
-            if re.search(rf"^def {re.escape(name)}\s*\(", src, flags=re.M):
-                found = (i, src)
-            continue
-        if any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body):
-            found = (i, src)
-    return found
-
-
-def preamble(nb: dict, upto: int) -> str:
-    """The top-level import statements of the code cells before code cell ``upto``: what the grader runs before an
-    exercise cell, so that a name imported above it (``torch``) is there."""
-    lines = []
-    for src in code_cells(nb)[:upto]:
-        try:
-            tree = ast.parse(python_source(src))
-        except SyntaxError:
-            continue
-        lines += [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not getattr(n, "level", 0)]
-    return "\n".join(lines)

@@ -32,6 +32,7 @@ import copy
 import math
 import os
 import sys
+import sysconfig
 import threading
 import traceback
 import types
@@ -39,8 +40,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
+from .differences import describe, first_difference, values_close
+
 __all__ = ["Case", "Forbidden", "check", "values_close", "describe", "solution", "is_stub", "reset_hints",
-           "student_frame", "call_guard"]
+           "student_frame", "call_guard", "asker"]
 
 _FAILURES: dict[str, int] = {}  # failed checks per exercise in this session (they grade the hints)
 _EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -48,11 +51,13 @@ _EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 @dataclass(frozen=True)
 class Case:
-    """One call of the function under test: ``fn(*args, **kwargs)``; ``label`` describes it in messages."""
+    """One call of the function under test: ``fn(*args, **kwargs)``; ``label`` describes it in messages, ``hint``
+    (if any) is the first hint a failure of this case gets (aimed at the near miss it catches)."""
 
     args: Sequence[Any] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     label: str = ""
+    hint: str = ""
 
     def __str__(self) -> str:
         if self.label:
@@ -69,61 +74,6 @@ def _as_case(c) -> Case:
     if isinstance(c, tuple):
         return Case(c, {})
     return Case((c,), {})
-
-
-def describe(v: Any, limit: int = 80) -> str:
-    """A short text for a value (tensors and arrays by shape and a few entries)."""
-    if hasattr(v, "detach"):
-        v = v.detach().cpu()
-        text = f"tensor{tuple(v.shape)} {v.flatten()[:4].tolist()}"
-    elif hasattr(v, "shape") and hasattr(v, "tolist"):
-        text = f"array{tuple(v.shape)} {v.reshape(-1)[:4].tolist()}"
-    else:
-        text = repr(v)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _is_array(v) -> bool:
-    return hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "tolist")
-
-
-def _to_numpy(v):
-    if hasattr(v, "detach"):
-        return v.detach().cpu().double().numpy()
-    return v
-
-
-def values_close(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """Whether ``got`` matches ``expected``: numbers, tensors, arrays, sequences, mappings."""
-    if _is_array(expected) or _is_array(got):
-        import numpy as np
-
-        try:
-            g = np.asarray(_to_numpy(got), dtype=float)
-            e = np.asarray(_to_numpy(expected), dtype=float)
-        except (TypeError, ValueError, RuntimeError):
-            return False
-        return g.shape == e.shape and bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
-    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
-        return got == expected
-    if isinstance(expected, (int, float)):
-        if isinstance(got, bool) or not isinstance(got, (int, float)) and not hasattr(got, "__float__"):
-            return False
-        g = float(got)
-        return math.isclose(g, float(expected), rel_tol=rtol, abs_tol=atol) or (math.isnan(g) and math.isnan(expected))
-    if isinstance(expected, Mapping):
-        return (
-            isinstance(got, Mapping)
-            and set(got) == set(expected)
-            and all(values_close(got[k], expected[k], rtol, atol) for k in expected)
-        )
-    if isinstance(expected, (list, tuple)):
-        return (
-            isinstance(got, (list, tuple))
-            and len(got) == len(expected)
-            and all(values_close(g, e, rtol, atol) for g, e in zip(got, expected))
-        )
-    return got == expected
 
 
 # ----------------------------------------------------------------------------- shortcuts
@@ -208,14 +158,22 @@ def _hint_level(n_hints: int, failures: int, requested: Optional[int]) -> int:
     return max(1, min(n_hints, 1 + (failures - 1) // 2))
 
 
-def _hint_text(hints: Sequence[str], level: int, checker: Optional[str], name: str) -> str:
+def _hint_text(hints: Sequence[str], level: int, ask: Optional[Callable[[int], str]], first: str = "") -> str:
+    """The hint of ``level`` (``first`` in place of the first hint: the one aimed at the failed case), and how to
+    ask for the next (``ask(k)``: the call that shows hint k)."""
     if not hints:
         return ""
-    text = f"\n   hint {level} of {len(hints)}: {hints[level - 1]}"
+    text = f"\n   hint {level} of {len(hints)}: {first if level == 1 and first else hints[level - 1]}"
     if level < len(hints):
-        ask = f"; or ask for it now: {checker}({name}, hint={level + 1})" if checker else ""
-        text += f"\n   (a stronger hint comes after more failed tries{ask})"
+        how = f"; or ask for it now: {ask(level + 1)}" if ask else ""
+        text += f"\n   (a stronger hint comes after more failed tries{how})"
     return text
+
+
+def asker(checker: Optional[str], name: str) -> Optional[Callable[[int], str]]:
+    """How a reader asks for hint k of exercise ``name`` with the book's check ``checker``:
+    ``checker(name, hint=k)``."""
+    return (lambda k: f"{checker}({name}, hint={k})") if checker else None
 
 
 # ----------------------------------------------------------------------------- the check
@@ -229,11 +187,22 @@ def _call(fn: Callable, case: Case, context: Optional[Callable], copy_args: bool
     return observe(result, args, kwargs) if observe is not None else result
 
 
-def student_frame(err: BaseException) -> str:
-    """``line N: source`` of the innermost frame of the traceback outside the library (the student's code)."""
-    frames = traceback.extract_tb(err.__traceback__)
+def _installed() -> tuple[str, ...]:
+    """The folders of code that is not the student's: this library, Python's standard library and its packages."""
     lib = os.path.dirname(os.path.dirname(_EXERCISES_DIR.rstrip(os.sep))) + os.sep
-    mine = [f for f in frames if not os.path.abspath(f.filename).startswith(lib)] or frames
+    paths = sysconfig.get_paths()
+    return (lib, *{os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths})
+
+
+def student_frame(err: BaseException) -> str:
+    """``line N: source`` of the innermost frame of the traceback in the student's own code: outside the library,
+    Python's standard library and installed packages, and not code Python generates (a dataclass's ``__init__``,
+    file ``<string>``), one with a line to show first; else the innermost frame outside the library."""
+    frames = traceback.extract_tb(err.__traceback__)
+    installed = _installed()
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(installed) and f.filename != "<string>"]
+    mine = ([f for f in own if (f.line or "").strip()] or own
+            or [f for f in frames if not os.path.abspath(f.filename).startswith(installed[0])] or frames)
     if not mine:
         return "no line known"
     where = mine[-1]
@@ -249,10 +218,12 @@ def check(
     *,
     hint: Optional[int] = None,
     checker: Optional[str] = None,
+    ask: Optional[Callable[[int], str]] = None,
     forbidden: Sequence[Forbidden] = (),
     rtol: float = 1e-6,
     atol: float = 1e-9,
     compare: Optional[Callable[[Any, Any], bool]] = None,
+    explain: Optional[Callable[[Any, Any], Any]] = None,
     context: Optional[Callable] = None,
     copy_args: bool = True,
     expected: Optional[Sequence[Any]] = None,
@@ -263,41 +234,58 @@ def check(
 
     A case is a :class:`Case`, a tuple of positional arguments, a dict of keyword arguments,
     or a single argument; each function gets a deep copy of it (``copy_args``).
-    Outputs are compared with :func:`values_close` (or ``compare``).  ``hints`` are graded,
-    nudge first (see the module doc); ``hint`` asks for one by number and ``checker`` (e.g.
-    ``"check_rk_step"``) is named in the message that says how.  A call, during the student's
-    function, of anything in ``forbidden`` or of a loaded ``reference_*`` function fails the check.
-    ``context`` (e.g. ``torch.no_grad``) is entered around every call; ``observe`` (see :func:`_call`)
-    adds what the arguments recorded to both sides' values."""
+    Outputs are compared with :func:`values_close` (or ``compare``); a failure says where they differ
+    (``explain(got, want)``, by default :func:`.differences.first_difference`).  ``hints`` are graded,
+    nudge first (see the module doc), a failed case's own ``hint`` in place of the first; ``hint`` asks for one
+    by number, and ``ask(k)`` (by default ``checker(name, hint=k)``, e.g. ``check_rk_step(rk_step, hint=2)``)
+    is the call the message names for it.  A call, during the student's function, of anything in ``forbidden``
+    or of a loaded ``reference_*`` function fails the check.  ``context`` (e.g. ``torch.no_grad``) is entered
+    around every call; ``observe`` (see :func:`_call`) adds what the arguments recorded to both sides' values."""
     cases = _checked_cases(cases, reference_fn, expected)
     hints = (hints,) if isinstance(hints, str) else tuple(hints)
     compare = compare or (lambda g, e: values_close(g, e, rtol, atol))
-    rules, codes, prefixes = _guarded(forbidden, reference_fn)
+    explain = explain or (lambda g, e: first_difference(g, e, rtol, atol))
+    ask = ask or asker(checker, name)
+    guarded = _guarded(forbidden, reference_fn)
 
-    def fail(message: str) -> bool:
+    def fail(message: str, case: Optional[Case] = None) -> bool:
         _FAILURES[name] = _FAILURES.get(name, 0) + 1
         level = _hint_level(len(hints), _FAILURES[name], hint)
-        print(f"❌ fail: {name}: {message}{_hint_text(hints, level, checker, name)}")
+        print(f"❌ fail: {name}: {message}{_hint_text(hints, level, ask, case.hint if case else '')}")
         return False
 
     if not callable(student_fn):
-        return fail(f"expected a function, got {type(student_fn).__name__}: pass the function itself, e.g. "
-                    f"{checker or 'check'}({name}), not the result of calling it")
+        return fail(f"expected a function, got {type(student_fn).__name__}: {name} must be the function itself "
+                    f"(def {name}(...)), not the result of calling it")
     for i, case in enumerate(cases, 1):
         want = expected[i - 1] if expected is not None else _call(reference_fn, case, context, copy_args, observe=observe)
-        got, hit, err = _run_student(student_fn, case, context, copy_args, codes, prefixes, observe)
+        got, hit, err = _run_student(student_fn, case, context, copy_args, guarded[1], guarded[2], observe)
         if hit is None and isinstance(err, NotImplementedError):
-            return _not_done(name, checker if hints else None)
-        if hit is None and err is not None:  # a student's bug: report it, never crash the notebook
-            return fail(f"case {i}/{len(cases)} {case} raised {type(err).__name__}: {err} ({student_frame(err)})")
-        if hit is not None:
-            why = next((r.why for r in rules if _matches(r, hit)), "")
-            return fail(f"your function calls {hit}, which does (part of) what the exercise asks you "
-                        f"to write. {why}".rstrip())
-        if not compare(got, want):
-            return fail(f"case {i}/{len(cases)} {case}\n   expected {describe(want)}\n   got      {describe(got)}")
+            return _not_done(name, ask if hints else None)
+        problem = _problem(f"case {i}/{len(cases)} {case}", got, want, hit, err, guarded[0], compare, explain)
+        if problem:
+            return fail(problem, case)
     print(f"✅ pass: {name} ({len(cases)} case{'s' if len(cases) != 1 else ''})")
     return True
+
+
+def _problem(label: str, got, want, hit: Optional[str], err: Optional[BaseException], rules, compare, explain) -> str:
+    """What is wrong with one case's outcome, in words ("" when it passes)."""
+    if hit is not None:
+        why = next((r.why for r in rules if _matches(r, hit)), "")
+        return f"your function calls {hit}, which does (part of) what the exercise asks you to write. {why}".rstrip()
+    if err is not None:  # a student's bug: report it, never crash the notebook
+        return f"{label} raised {type(err).__name__}: {err} ({student_frame(err)})"
+    if compare(got, want):
+        return ""
+    try:
+        diff = explain(got, want)
+    except Exception:  # noqa: BLE001 - a value the explanation cannot read: say both sides as they are
+        diff = None
+    words = diff.words() if hasattr(diff, "words") else (diff or "")
+    if not words:
+        return f"{label}\n   expected {describe(want)}\n   got      {describe(got)}"
+    return f"{label}\n   {words}"
 
 
 def _checked_cases(cases: Iterable[Any], reference_fn: Optional[Callable], expected: Optional[Sequence[Any]]) -> list:
@@ -310,9 +298,9 @@ def _checked_cases(cases: Iterable[Any], reference_fn: Optional[Callable], expec
     return cases
 
 
-def _not_done(name: str, checker: Optional[str]) -> bool:
+def _not_done(name: str, ask: Optional[Callable[[int], str]]) -> bool:
     """Say that the stub is unfinished (no hint, no failure counted); False."""
-    extra = f" (hint: {checker}({name}, hint=1))" if checker else ""
+    extra = f" (a first hint: {ask(1)})" if ask else ""
     print(f"❌ not done yet: {name}: the function still raises NotImplementedError. "
           f"Replace the `raise NotImplementedError(...)` line with your code and run this cell again.{extra}")
     return False

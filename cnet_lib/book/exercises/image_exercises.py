@@ -23,14 +23,16 @@ from ...images.studies import sweep_verdict as image_verdict
 from ...report import refinement_report, robustness_report, seed_report, sweep_report
 from ...runtime import rows as row_tables
 from .framework import Forbidden
-from .public_checks import Exercise, Rules, check_exercise
-from .recipes import recipe
+from .public_checks import Exercise, NearMiss, Rules, check_exercise
+from .recipes import build, recipe
 
 __all__ = ["EULER_BLOCK_AS_RESNET", "EULER_BLOCK_HINTS", "check_euler_block_as_resnet", "euler_block_cases",
            "PARAMETERS_AFTER_REFINEMENT", "PARAMETERS_AFTER_REFINEMENT_HINTS", "check_parameters_after_refinement",
            "model_cases", "REFINE_PIECEWISE_LINEAR", "REFINE_HINTS", "check_refine_piecewise_linear", "hat_cases",
            "IDEAL_SPEEDUP", "IDEAL_SPEEDUP_HINTS", "check_ideal_speedup", "schedule_cases", "IDENTITY_GAP",
-           "IDENTITY_GAP_HINTS", "check_identity_gap", "sweep_cases", "refine_functions"]
+           "IDENTITY_GAP_HINTS", "check_identity_gap", "sweep_cases", "refine_functions", "UNSHUFFLED",
+           "EULER_BLOCK_NEAR_MISSES", "PARAMETERS_NEAR_MISSES", "REFINE_NEAR_MISSES", "IDEAL_SPEEDUP_NEAR_MISSES",
+           "IDENTITY_GAP_NEAR_MISSES"]
 
 EULER_BLOCK_HINTS = (
     "an Euler step adds h times the rate to x. With N_t = M steps, step k starts at t_k = k·h and reads "
@@ -98,8 +100,16 @@ def euler_block_cases(blocks) -> list:
     return cases
 
 
+EULER_BLOCK_NEAR_MISSES = (
+    NearMiss("h_without_T", "the step h = 1/M, the block's horizon T forgotten",
+             "the block integrates over [0, T], and T is not always 1: M steps of that interval are each T/M long."),
+    NearMiss("without_gain", "each residual update without the block's gain ε s(t)",
+             "the rate of an OdeBlock is its residual scaled by the block's gain at that time (ε, and the skip "
+             "gains s(t) when it has them): leave it out and every step is off."),
+)
+
 EULER_BLOCK_AS_RESNET = Exercise(
-    name="euler_block_as_resnet", hints=EULER_BLOCK_HINTS,
+    name="euler_block_as_resnet", hints=EULER_BLOCK_HINTS, near_misses=EULER_BLOCK_NEAR_MISSES,
     public=lambda: euler_block_cases([(1, 1.0, False, 1.0, "euler", 1, 0), (3, 0.5, False, 0.8, "midpoint", 3, 1),
                                       (4, 2.5, True, 1.0, "rk4_classic", 2, 2), (7, 1.3, True, 0.6, "euler", 14, 3)]),
     forbidden=lambda: [
@@ -122,14 +132,26 @@ def check_euler_block_as_resnet(student_fn: Callable, hint: Optional[int] = None
 
 # ----------------------------------------------------------------------------- chapter "Refinement training"
 def model_cases(nets) -> list:
-    """Recipes from ``(channels, M, skip gains, classes, seed)``: small ContinuousNets."""
+    """Recipes from ``(channels, M, skip gains, classes, seed)``: small ContinuousNets; one with skip gains catches
+    ``without_gains``."""
     return [recipe(f"ContinuousNet(channels={tuple(ch)}, n_basis={m}, skip_init={skip}, num_classes={k})",
                    {"$": "continuous_net", "channels": list(ch), "n_basis": m, "skip": skip, "classes": k, "seed": seed},
-                   catches=("doubled_everything",)) for ch, m, skip, k, seed in nets]
+                   catches=("doubled_everything",) + (("without_gains",) if skip else ()))
+            for ch, m, skip, k, seed in nets]
+
+
+PARAMETERS_NEAR_MISSES = (
+    NearMiss("doubled_everything", "every parameter doubled, the stem, the stitches and the head too",
+             "only the blocks' weight functions θ(t) get twice the coefficients; the layers outside the blocks "
+             "keep their size."),
+    NearMiss("without_gains", "the coefficients θ̂ doubled but not the blocks' skip gains s_β",
+             "a block with skip gains holds them as a function of t too, on the same basis as θ: they double "
+             "with it."),
+)
 
 
 PARAMETERS_AFTER_REFINEMENT = Exercise(
-    name="parameters_after_refinement", hints=PARAMETERS_AFTER_REFINEMENT_HINTS,
+    name="parameters_after_refinement", hints=PARAMETERS_AFTER_REFINEMENT_HINTS, near_misses=PARAMETERS_NEAR_MISSES,
     public=lambda: model_cases([((4, 8, 8), 1, True, 10, 0), ((3, 5), 2, False, 10, 0), ((2, 4, 6), [1, 2, 4], True, 10, 0),
                                 ((6,), 3, False, 100, 0)]),
     forbidden=lambda: [Forbidden(functions=refine_functions(),
@@ -151,8 +173,17 @@ def hat_cases(rows) -> list:
             for m, shape, dtype, seed in rows]
 
 
+REFINE_NEAR_MISSES = (
+    NearMiss("constant_refinement", "each coefficient copied twice, as for a piecewise-constant θ(t)",
+             "between two nodes a piecewise-linear θ is a straight line, not a step: a new node in the middle of "
+             "an interval takes the value on that line."),
+    NearMiss("m_is_one", "M = 1 left out: 2M − 1 = 1 coefficient where the refined basis has 2",
+             "M = 1 is a constant θ, and its refinement has 2 hats, both at that constant: the rule for M ≥ 2 "
+             "gives one."),
+)
+
 REFINE_PIECEWISE_LINEAR = Exercise(
-    name="refine_piecewise_linear", hints=REFINE_HINTS,
+    name="refine_piecewise_linear", hints=REFINE_HINTS, near_misses=REFINE_NEAR_MISSES,
     public=lambda: hat_cases([(1, [3], "float64", 0), (2, [], "float64", 1), (3, [2, 2], "float32", 2),
                               (5, [4], "float64", 3), (8, [2, 3, 3], "float32", 4)]),
     forbidden=lambda: [Forbidden(functions=refine_functions(), modules=(bases, coefficient_maps),
@@ -177,8 +208,14 @@ def schedule_cases(schedules) -> list:
     return [recipe(label(s), list(s), catches=("max_not_last",) if s[-1] != max(s) else ()) for s in schedules]
 
 
+IDEAL_SPEEDUP_NEAR_MISSES = (
+    NearMiss("max_not_last", "the largest N_t of the schedule in place of the last",
+             "the fixed-depth run uses the depth the schedule ends at: its last N_t, which is not always its "
+             "largest."),
+)
+
 IDEAL_SPEEDUP = Exercise(
-    name="ideal_speedup", hints=IDEAL_SPEEDUP_HINTS,
+    name="ideal_speedup", hints=IDEAL_SPEEDUP_HINTS, near_misses=IDEAL_SPEEDUP_NEAR_MISSES,
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
@@ -194,19 +231,39 @@ def check_ideal_speedup(student_fn: Callable, hint: Optional[int] = None) -> boo
 
 
 # ----------------------------------------------------------------------------- chapter "Manifestation invariance"
+UNSHUFFLED = (4, 6)
+"""Where a sweep's rows of kind ``trained`` and ``identity`` stand before they are shuffled."""
+
+
 def sweep_cases(rows) -> list:
-    """Recipes from ``(trained accuracy, identity accuracy, shuffle seed)``: seven sweep rows each."""
-    return [recipe(f"7 sweep rows in a shuffled order (seed {seed})",
-                   {"$": "sweep_rows", "trained": tr, "identity": ident, "seed": seed}, catches=("by_position",))
-            for tr, ident, seed in rows]
+    """Recipes from ``(trained accuracy, identity accuracy, shuffle seed)``: seven sweep rows each; one where the
+    rows at the two rows' unshuffled places (:data:`UNSHUFFLED`) hold other accuracies catches ``by_position``, one
+    whose gap is not zero ``as_fraction``."""
+    cases = []
+    for tr, ident, seed in rows:
+        rows_ = {"$": "sweep_rows", "trained": tr, "identity": ident, "seed": seed}
+        built = build(rows_)
+        moved = (built[UNSHUFFLED[0]]["accuracy"], built[UNSHUFFLED[1]]["accuracy"]) != (tr, ident)
+        catches = (("by_position",) if moved else ()) + (("as_fraction",) if tr != ident else ())
+        cases.append(recipe(f"7 sweep rows in a shuffled order (seed {seed})", rows_, catches=catches))
+    return cases
+
+
+IDENTITY_GAP_NEAR_MISSES = (
+    NearMiss("by_position", "the rows read by their position in the table, not by their kind",
+             "the rows come in any order: find each by its kind, wherever it stands."),
+    NearMiss("as_fraction", "the gap as a fraction of 1, not in percentage points",
+             "accuracies are fractions of 1, and the gap is asked in percentage points."),
+)
 
 
 IDENTITY_GAP = Exercise(
-    name="identity_gap", hints=IDENTITY_GAP_HINTS,
+    name="identity_gap", hints=IDENTITY_GAP_HINTS, near_misses=IDENTITY_GAP_NEAR_MISSES,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
     forbidden=lambda: [Forbidden(modules=(image_study, image_sweeps, image_verdict, row_tables, robustness_verdict,
                                           seed_verdict, sweep_report, robustness_report, seed_report),
-                                 why="the image study reads the rows for you; find them yourself.")],
+                                 why="the library's row readers (find_row, which other chapters use) find the rows "
+                                     "for you; here, find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),
     rtol=1e-9, atol=1e-9,
 )

@@ -67,7 +67,12 @@ class Notebook:
         if name not in env:
             print(f"❌ {name} is not defined yet: run the cell of the exercise {name} first")
             return CheckResult(name, False)
-        return CheckResult(name, check_exercise(exercise(name), env[name], hint))
+        return CheckResult(name, check_exercise(exercise(name), env[name], hint, ask=self.asker(name)))
+
+    @staticmethod
+    def asker(name: str):
+        """How a student copy asks for hint k of exercise ``name``: ``grader.check("name", hint=k)``."""
+        return lambda k: f'grader.check("{name}", hint={k})'
 
     def check_all(self, global_env: Optional[dict] = None) -> list[CheckResult]:
         """The public check of every exercise of the chapter; prints a summary line."""
@@ -90,8 +95,10 @@ class Notebook:
         with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(f"{self.chapter}.ipynb", json.dumps(nb, indent=1, ensure_ascii=False))
             zf.writestr(ZIP_NAME_FILE, zip_path.name)
-        print(f"Your submission: {zip_path.resolve()}. Hand in this file as your teacher asked (it holds the notebook "
-              "as it is now: finish your exercises and run this cell again to update it).")
+        state = ("as it is now in your browser" if "google.colab" in sys.modules
+                 else "as it was last saved: save it first (File → Save) whenever you changed it")
+        print(f"Your submission: {zip_path.resolve()}. Hand in this file as your teacher asked. It holds the notebook "
+              f"{state}; finish your exercises and run this cell again to update it.")
         if "google.colab" in sys.modules:
             _colab_download(zip_path)
         return zip_path
@@ -105,7 +112,7 @@ class Notebook:
                 raise FileNotFoundError(f"no {path} here: save the notebook (File → Save) and run this cell again, or "
                                         f'name it: grader.export("path/to/{self.chapter}.ipynb")')
             path = found[0]
-        print(f"(exporting {path} as last saved: save the notebook first if you changed it)")
+        print(f"(exporting {path})")
         return json.loads(path.read_text(encoding="utf-8"))
 
 

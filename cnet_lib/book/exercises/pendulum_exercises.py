@@ -11,13 +11,15 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Callable, Optional
 
 from ...core import adaptive
 from ...core import integrate as integrate_module
+from ...core.schemes import get_scheme
 from ...pendulum import convergence, odenet, path_errors, rate_flows, rollouts, trained_models
 from .framework import Forbidden
-from .public_checks import Exercise, Rules, check_exercise
+from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import recipe
 
 STUDY = (convergence, path_errors, rollouts, rate_flows, trained_models)
@@ -25,7 +27,8 @@ STUDY = (convergence, path_errors, rollouts, rate_flows, trained_models)
 
 __all__ = ["STUDY", "RK_STEP", "RK_STEP_HINTS", "check_rk_step", "rk_step_cases", "EMBEDDED_STEP", "EMBEDDED_STEP_HINTS",
            "check_embedded_step", "embedded_step_cases", "GLOBAL_ERROR", "GLOBAL_ERROR_HINTS", "check_global_error",
-           "global_error_cases", "integrator_rules", "SCHEMES", "EMBEDDED_PAIRS"]
+           "global_error_cases", "integrator_rules", "SCHEMES", "EMBEDDED_PAIRS", "NODE_MISSES", "embedded_misses",
+           "RK_STEP_NEAR_MISSES", "EMBEDDED_STEP_NEAR_MISSES", "GLOBAL_ERROR_NEAR_MISSES"]
 
 SCHEMES = ("euler", "midpoint", "heun", "ralston", "rk3", "rk4_classic", "rk4_38")
 EMBEDDED_PAIRS = (("heun", ("1", "0")), ("ralston", ("1", "0")), ("rk3", ("0", "1", "0")),
@@ -101,12 +104,24 @@ def rk_step_cases(schemes=SCHEMES, t: float = 0.7, h: float = 0.25, omega: float
                             _x0(), 0.1, scheme))
         cases.append(recipe(f"{name}: forced rate (ω = {omega}), t = {t}, a batch of 3 states, h = {h}",
                             {"$": "rate", "name": "forced", "omega": omega}, t, _batch(), h, scheme,
-                            catches=() if name == "euler" else ("stage_time_without_h",)))
+                            catches=() if name == "euler" else NODE_MISSES))
     return cases
 
 
+NODE_MISSES = ("stage_time_without_h", "no_nodes")
+"""The near misses of the nodes c_i, caught by a rate that depends on time and a scheme with c ≠ 0."""
+
+RK_STEP_NEAR_MISSES = (
+    NearMiss("stage_time_without_h", "stage i evaluated at t + c_i instead of t + c_i h",
+             "a stage's time is t plus a fraction c_i of the step: the node c_i is a fraction of h, not of a unit "
+             "of time."),
+    NearMiss("no_nodes", "every stage evaluated at t (the nodes c_i ignored)",
+             "each stage has its own time, set by its node c_i: on a rate that depends on time, a stage evaluated "
+             "at the step's start is wrong."),
+)
+
 RK_STEP = Exercise(name="rk_step", hints=RK_STEP_HINTS, public=rk_step_cases, forbidden=integrator_rules,
-                   rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12)
+                   rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12, near_misses=RK_STEP_NEAR_MISSES)
 
 
 def check_rk_step(student_fn: Callable, hint: Optional[int] = None) -> bool:
@@ -122,17 +137,33 @@ def embedded_step_cases(pairs=EMBEDDED_PAIRS, t: float = 0.7, h: float = 0.25, o
     for name, b_hat in pairs:
         args = ({"$": "scheme", "name": name}, {"$": "fractions", "items": list(b_hat)})
         pair = f"{name} with b̂ = ({', '.join(b_hat)})"
+        catches = embedded_misses(name, b_hat)
         cases.append(recipe(f"{pair}: pendulum, t = 0, x = [3π/4, 0], h = 0.1",
-                            {"$": "rate", "name": "pendulum", "counted": True}, 0.0, _x0(), 0.1, *args,
-                            catches=("two_steps",)))
+                            {"$": "rate", "name": "pendulum", "counted": True}, 0.0, _x0(), 0.1, *args, catches=catches))
         cases.append(recipe(f"{pair}: forced rate (ω = {omega}), t = {t}, a batch of 3 states, h = {h}",
                             {"$": "rate", "name": "forced", "omega": omega, "counted": True}, t, _batch(), h, *args,
-                            catches=("two_steps",)))
+                            catches=catches))
     return cases
 
 
+def embedded_misses(name: str, b_hat) -> tuple:
+    """The near misses a case of the pair (``name``, ``b_hat``) catches: two steps always; a flipped estimate
+    unless b̂ = b (an estimate of zero has no sign)."""
+    same = [Fraction(b) for b in b_hat] == list(get_scheme(name).b)
+    return ("two_steps",) + (() if same else ("flipped_estimate",))
+
+
+EMBEDDED_STEP_NEAR_MISSES = (
+    NearMiss("two_steps", "two whole steps, one per set of weights: 2s evaluations of the rate instead of s",
+             "an embedded pair shares its stages: the rate is evaluated once per stage, s times in all, and the "
+             "same slopes are combined twice."),
+    NearMiss("flipped_estimate", "the error estimate with its sign flipped (the embedded step minus the step)",
+             "the estimate is the step's own combination minus the embedded one, in that order: check its sign."),
+)
+
 EMBEDDED_STEP = Exercise(name="embedded_step", hints=EMBEDDED_STEP_HINTS, public=embedded_step_cases,
-                         forbidden=integrator_rules, rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12)
+                         forbidden=integrator_rules, rules=_STEPPING_RULES, rtol=1e-12, atol=1e-12,
+                         near_misses=EMBEDDED_STEP_NEAR_MISSES)
 
 
 def check_embedded_step(student_fn: Callable, hint: Optional[int] = None) -> bool:
@@ -156,8 +187,17 @@ def global_error_cases(rows: list) -> list:
     return cases
 
 
+GLOBAL_ERROR_NEAR_MISSES = (
+    NearMiss("int", "N_t = int(t_final / dt): one step short where t_final / dt lands a hair below a whole number",
+             "t_final / dt is a float, and here it lands a hair below the whole number it means: cutting it off "
+             "loses a step. Take the nearest whole number."),
+    NearMiss("ceil", "N_t rounded up: one step too many where t_final / dt lands a hair above a whole number",
+             "t_final / dt is a float, and here it lands a hair above the whole number it means: rounding up adds "
+             "a step. Take the nearest whole number."),
+)
+
 GLOBAL_ERROR = Exercise(
-    name="global_error", hints=GLOBAL_ERROR_HINTS,
+    name="global_error", hints=GLOBAL_ERROR_HINTS, near_misses=GLOBAL_ERROR_NEAR_MISSES,
     public=lambda: global_error_cases([("true_rate", "euler", 0.01, 1.0), ("true_rate", "midpoint", 0.02, 1.0),
                                        ("true_rate", "rk4_classic", 0.05, 2.0), (123, "rk4_38", 0.01, 0.5),
                                        (123, "midpoint", 0.005, 0.25), ("true_rate", "rk4_classic", 0.1, 0.3),

@@ -17,10 +17,12 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .differences import Difference, first_difference
 from .framework import Case, Forbidden, check, values_close
 from .recipes import build_call, decode, observed, recipes_digest
 
-__all__ = ["Rules", "Exercise", "PUBLIC_ANSWERS", "public_expected", "check_exercise", "GENERIC_STUB_MESSAGE"]
+__all__ = ["Rules", "NearMiss", "Exercise", "PUBLIC_ANSWERS", "public_expected", "check_exercise",
+           "GENERIC_STUB_MESSAGE"]
 
 PUBLIC_ANSWERS = Path(__file__).with_name("public_answers.json")
 GENERIC_STUB_MESSAGE = "write your code here, in place of this line"
@@ -41,6 +43,17 @@ class Rules:
 
 
 @dataclass(frozen=True)
+class NearMiss:
+    """A mistake the exercise is about: ``tag`` (the ``catches`` of the cases that tell it apart), ``words`` (what
+    it is, for the answer key) and ``hint`` (what the student is told when a case that catches it fails; a nudge,
+    never the answer line)."""
+
+    tag: str
+    words: str
+    hint: str
+
+
+@dataclass(frozen=True)
 class Exercise:
     """An exercise's public side: ``name`` (the function), graded ``hints`` (a nudge, then a narrower one; never
     the answer line), ``public()`` (the public case recipes), ``forbidden()`` (library code the function may not
@@ -57,6 +70,7 @@ class Exercise:
     rtol: float = 1e-6
     atol: float = 1e-9
     no_grad: bool = False
+    near_misses: tuple = ()
 
     @property
     def checker(self) -> str:
@@ -68,6 +82,14 @@ class Exercise:
         if self.compare == "same_tensor":
             return _same_tensor(got, expected, self.rtol, self.atol)
         return values_close(got, expected, self.rtol, self.atol)
+
+    def difference(self, got: Any, expected: Any) -> Optional[Difference]:
+        """Where ``got`` differs from ``expected`` under :meth:`matches` (None where they match)."""
+        return first_difference(got, expected, self.rtol, self.atol, exact_tensors=self.compare == "same_tensor")
+
+    def near_miss(self, tag: str) -> Optional[NearMiss]:
+        """The near miss ``tag`` of this exercise (None when it names none)."""
+        return next((m for m in self.near_misses if m.tag == tag), None)
 
     def context(self):
         """The context every call runs in (:func:`torch.no_grad` or nothing)."""
@@ -100,12 +122,20 @@ def public_expected(exercise: Exercise, recipes: Optional[list] = None) -> list:
     return [decode(e) for e in entry["expected"]]
 
 
-def check_exercise(exercise: Exercise, student_fn: Callable, hint: Optional[int] = None) -> bool:
+def check_exercise(exercise: Exercise, student_fn: Callable, hint: Optional[int] = None,
+                   ask: Optional[Callable[[int], str]] = None) -> bool:
     """The public check of ``exercise``: ``student_fn`` on every public case against the stored answers; prints
-    ``✅ pass`` or ``❌ fail`` with a graded hint and returns the verdict (it never raises)."""
+    ``✅ pass`` or ``❌ fail`` with where the value differs and a graded hint (aimed at the near miss the failed case
+    catches, if any), and returns the verdict (it never raises).  ``ask(k)``: the call that shows hint k where the
+    check runs (by default the book's, ``check_<name>(<name>, hint=k)``)."""
     recipes = exercise.public()
     expected = public_expected(exercise, recipes)
-    cases = [Case(*build_call(r), label=r["label"]) for r in recipes]
+    cases = [Case(*build_call(r), label=r["label"], hint=_case_hint(exercise, r)) for r in recipes]
     return check(student_fn, None, cases, name=exercise.name, hints=exercise.hints, hint=hint, checker=exercise.checker,
-                 forbidden=exercise.forbidden(), compare=exercise.matches, context=exercise.context(),
-                 expected=expected, observe=observed)
+                 ask=ask, forbidden=exercise.forbidden(), compare=exercise.matches, explain=exercise.difference,
+                 context=exercise.context(), expected=expected, observe=observed)
+
+
+def _case_hint(exercise: Exercise, recipe: dict) -> str:
+    """The hints aimed at the near misses a case catches ("" when it catches none the exercise names)."""
+    return " Or: ".join(m.hint for t in recipe.get("catches", ()) if (m := exercise.near_miss(t)) is not None)

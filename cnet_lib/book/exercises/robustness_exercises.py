@@ -8,10 +8,11 @@ from ...images.studies import paired_stats as image_stats
 from ...images.studies import robustness_measure as image_robustness
 from ...images.studies import robustness_perturbations as image_perturbations
 from .framework import Forbidden
-from .public_checks import Exercise, Rules, check_exercise
+from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import recipe
 
-__all__ = ["QUANTIZE_PER_CHANNEL", "QUANTIZE_HINTS", "check_quantize_per_channel", "weight_cases"]
+__all__ = ["QUANTIZE_PER_CHANNEL", "QUANTIZE_HINTS", "QUANTIZE_NEAR_MISSES", "check_quantize_per_channel",
+           "weight_cases"]
 
 QUANTIZE_HINTS = (
     "every output channel w[c] (a slice along the first dimension, of any shape) gets its own scale, "
@@ -27,15 +28,23 @@ def weight_cases(rows) -> list:
     cases = []
     for label, shape, seed, scale, zeros, dtype, bits in rows:
         w = {"$": "randn", "shape": list(shape), "seed": seed, "dtype": dtype, "row_scale": scale, "zero_rows": list(zeros)}
-        catches = ("one_scale",) if scale is not None and max(scale) > 2 * min(scale) else ()
+        catches = ("one_scale",) if shape[0] - len(zeros) >= 2 else ()  # channels of their own sizes
         cases.append(recipe(label, w, bits, catches=catches + (("nan_on_zeros",) if zeros else ())))
     return cases
 
 
 _SPREAD = [1e-3, 1.0, 30.0, 0.25]
 
+QUANTIZE_NEAR_MISSES = (
+    NearMiss("one_scale", "one scale for the whole tensor, not one per output channel",
+             "channels that differ in size by orders of magnitude each need a scale of their own, set by their own "
+             "largest weight: one scale for all rounds the small channels to zero."),
+    NearMiss("nan_on_zeros", "a division by the scale of a channel of zeros (NaN where zeros should stay)",
+             "a channel of zeros has a scale of zero: dividing by it gives NaN. Such a channel stays zero."),
+)
+
 QUANTIZE_PER_CHANNEL = Exercise(
-    name="quantize_per_channel", hints=QUANTIZE_HINTS,
+    name="quantize_per_channel", hints=QUANTIZE_HINTS, near_misses=QUANTIZE_NEAR_MISSES,
     public=lambda: weight_cases([
         ("a (4, 6) float64 weight whose rows differ in scale by 10⁴, 8 bits", (4, 6), 11, _SPREAD, (), "float64", 8),
         ("the same weight, 4 bits", (4, 6), 11, _SPREAD, (), "float64", 4),
