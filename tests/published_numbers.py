@@ -228,6 +228,27 @@ def image_numbers(runs_dir: str) -> dict:
     return out
 
 
+def factorial_numbers() -> dict:
+    """The `cpu` preset's four models of integrator x refinement, as the chapter shows them (shipped_factorial), and
+    the roughness of their theta(t) (theta_roughness of the shipped checkpoints)."""
+    from cnet_lib.images.studies.factorial import shipped_factorial
+    from cnet_lib.images.studies.theta import theta_roughness
+    from cnet_lib.images.training.train_state import load_model
+
+    fx = shipped_factorial("cpu", fallback=None)
+    e = {k: v["spread"]["mean"] for k, v in fx.effects.items()}
+    out = {f"fx_valid_{run}": f"{v['valid'][0]:.1f}" for run, v in fx.cells.items()}
+    out.update({f"fx_cross_{run}": f"{v['straddles'][0]:.1f}" for run, v in fx.cells.items()})
+    out.update({"fx_integrator": f"{(e['integrator, refined'] + e['integrator, fixed depth']) / 2:.1f}",
+                "fx_refinement": f"{(e['refinement, Euler'] + e['refinement, RK4']) / 2:.1f}",
+                "fx_main": format(e["main runs' contrast"], ".1f"), "fx_ref_euler": f"{e['refinement, Euler']:.1f}",
+                "fx_ref_rk4": f"{e['refinement, RK4']:.1f}"})
+    for run in fx.cells:
+        rough = [r["roughness"] for r in theta_roughness(load_model(SHIPPED / f"cpu-{run}", "cpu")[0])]
+        out[f"rough_{run}"] = f"{sum(rough) / len(rough):.2f}"
+    return out
+
+
 def paper_numbers() -> dict:
     """The paper's Table 1 and sentences as :mod:`cnet_lib.book.paper_claims` types them, and the book's rows."""
     p = {r["key"]: r for r in PAPER_TABLE1}

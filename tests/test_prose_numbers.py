@@ -39,6 +39,7 @@ CLAIMS: dict[str, list[str]] = {
         "seeds and the RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}",
         "on seed 0 ({drop_euler} points) less than the threshold fixed in advance",
         "rounding every weight to 4 bits costs the Euler model {w4_diff} points more than the RK4 model",
+        "the integrator carries more of the difference ({fx_integrator} points against {fx_refinement})",
     ],
     "book/adaptive": [
         "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
@@ -93,6 +94,17 @@ CLAIMS: dict[str, list[str]] = {
         "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs and the "
         "RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}: the paper's direction in every seed, but three seeds per "
         "method do not establish the difference (p = {seeds_p})",
+        "On their valid graphs the Euler-trained models lose {fx_valid_euler_fixed} points (fixed depth) and "
+        "{fx_valid_euler_refined} (refined), the RK4-trained ones {fx_valid_rk4_fixed} and {fx_valid_rk4_refined}. "
+        "Averaged over the other factor the integrator accounts for {fx_integrator} of the main runs' {fx_main} points "
+        "and refinement for {fx_refinement}, and the two interact: refinement changes the Euler model's loss by "
+        "{fx_ref_euler} points and the RK4 model's by {fx_ref_rk4}.",
+        "(a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined Euler model and "
+        "{rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps them apart "
+        "({rough_euler_fixed} and {rough_rk4_fixed}), and the graphs that cross $\\theta$'s jumps cost the rough models "
+        "more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points against {fx_cross_euler_refined} and "
+        "{fx_cross_rk4_refined})",
+        "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points)",
     ],
     "book/refinement_training": [
         "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "
@@ -178,7 +190,7 @@ def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
     return {**P.integrator_numbers(), **P.pendulum_numbers(runs), **P.image_numbers(runs), **P.paper_numbers(),
             **P.adaptive_pendulum_numbers(runs),
-            **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers()}
+            **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers(), **P.factorial_numbers()}
 
 
 @pytest.mark.parametrize("page", sorted(CLAIMS))

@@ -65,12 +65,16 @@ def shipped_models_table(root: Optional[Path] = None) -> Rich:
         if folder.is_dir():                                                         # studies have no manifest
             m = read_manifest(folder)
             rows.append({"model": folder.name, "epochs": len(m.get("history") or []), "acc": m.get("final_test_acc"),
-                         "train": m.get("train_seconds"), "machine": machine_words(m.get("machine") or {}),
+                         "train": m.get("train_seconds"), "loaded": bool(m.get("timing_note")),
+                         "machine": machine_words(m.get("machine") or {}),
                          "date": (m.get("created_utc") or "")[:10], "images": m.get("data", {}).get("n_train") or "all"})
     return format_table(rows, [("model", "model", "{}"), ("training images", "images", "{}"), ("epochs", "epochs", "{}"),
-                               ("held-out accuracy", "acc", "{:.2%}"), ("training", "train", "{:.0f} s"),
+                               ("held-out accuracy", "acc", "{:.2%}"),
+                               ("training", lambda r: f"{r['train']:.0f} s" + (" *" if r["loaded"] else ""), "{}"),
                                ("on", "machine", "{}"), ("shipped", "date", "{}")], left=1,
-                        note="cnet_lib/shipped/<preset>-<run>/manifest.json; training time excludes evaluation and the studies")
+                        note="cnet_lib/shipped/<preset>-<run>/manifest.json; training time excludes evaluation and the studies"
+                             "; * trained beside other jobs on the same CPU (the manifest's timing_note): an upper "
+                             "bound, not the run alone")
 
 
 SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {

@@ -136,9 +136,11 @@ def training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None:
     if not to_train:
         return
     first = next(iter(cfgs.values()))
-    print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{first.preset}' preset; training "
-          f"takes {expected_training(first.preset)}, once: later chapters and runs reload the models from "
-          f"{shown_path(Path(first.out_dir).parent)}.")
+    main = set(image_runs(first.preset))
+    how_long = (f"training takes {expected_training(first.preset)}" if set(to_train) <= main else
+                "the control runs' training time is on the page Measurements (the models that ship)")
+    print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{first.preset}' preset; {how_long}, "
+          f"once: later chapters and runs reload the models from {shown_path(Path(first.out_dir).parent)}.")
     preset = first.preset
     shipping = [p for p in shipping_presets() if p != preset]
     if shipping and preset != "smoke":
