@@ -76,6 +76,7 @@ CLAIMS: dict[str, list[str]] = {
         "{rk4_refined_epoch_4} s at $N_t = 4$",
         "{euler_fixed_epoch_4} s an epoch at $N_t = 4$",
         "trained for {rk4_refined_total} s in all against the Euler model's {euler_fixed_total} s",
+        "Its median epochs give a speed-up of {rk4_refined_log_speedup}× against the ideal {rk4_refined_log_ideal}×",
         "Refinement trained in {refined_min} min, fixed depth in {fixed_min} min: a speed-up of {speedup} against the "
         "ideal {ideal}. The refined model ended at {refined_acc}% on {bench_test} held-out images, the fixed-depth one at "
         "{fixed_acc}%",

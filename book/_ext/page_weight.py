@@ -12,7 +12,15 @@ Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benc
 * **MathJax** (1.2 MB on a first visit, 24 MB on the site): the pages load MathJax's startup with only the TeX
   input, its AMS package, the CHTML output and the assistive MathML (:data:`MATHJAX_LOAD`) instead of
   ``tex-chtml.js``, which carries the context menu and every TeX package; after the build the copied MathJax
-  folder keeps only those components and the fonts (:data:`MATHJAX_KEEP`).
+  folder keeps only those components and the fonts (:data:`MATHJAX_KEEP`); pages without math load none of it
+  (Sphinx adds MathJax to the pages that have math);
+* **Font Awesome's webfonts** (274 KB on every page): the icons are inline SVG (above), yet the theme's stylesheet
+  declared the fonts, and the browser fetched them for the ``<i>`` elements drawn before the script swapped them:
+  the declarations (:func:`without_icon_fonts`) and the fonts go;
+* **the search index** (100 KB, with Sphinx's search scripts, on every page): only the search page loads it
+  (:data:`SEARCH_SCRIPTS`); the search box of every page opens that page;
+* **ipywidgets' state** (25-50 KB on a page whose notebook saved its live apps' widgets): the book shows no widget
+  view (a live app's static figure stands in its place, ``_config.yml``), so no page carries their state.
 
 The browser test draws every page of the book with them (``tests/test_book_build.py``: every figure, every
 formula typeset, no icon left undrawn, no JavaScript error).
@@ -41,6 +49,10 @@ STYLES = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far", "f
 _ICON = re.compile(r'(?:"([a-z0-9-]+)"|\b([a-z][a-z0-9]*)):\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]*",'
                    r'("(?:[^"\\]|\\.)*"|\[(?:"(?:[^"\\]|\\.)*",?)+\])\]')
 _PACK = re.compile(r'\bd\("(fa[srb])",(\w+)\)')
+_ICON_FONT = re.compile(r'@font-face\{[^}]*Font Awesome[^}]*\}')
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)"></script>')
+"""The search scripts the theme puts in the head of every page; the search page loads its own."""
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _config(app, config):
@@ -118,6 +130,35 @@ def _fontawesome(out: Path) -> None:
         map_file.unlink()
 
 
+def without_icon_fonts(css: str) -> str:
+    """A stylesheet less its Font Awesome ``@font-face`` rules."""
+    return _ICON_FONT.sub("", css)
+
+
+def _icon_fonts(out: Path) -> None:
+    for css in (out / "_static" / "styles").glob("*.css"):
+        text = css.read_text(encoding="utf-8")
+        if _ICON_FONT.search(text):
+            css.write_text(without_icon_fonts(text), encoding="utf-8")
+    shutil.rmtree(out / "_static" / "vendor" / "fontawesome" / "webfonts", ignore_errors=True)
+
+
+def _search_page_only(out: Path) -> None:
+    for page in out.rglob("*.html"):
+        if page.relative_to(out).as_posix() == "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        lean = SEARCH_SCRIPTS.sub("", text)
+        if lean != text:
+            page.write_text(lean, encoding="utf-8")
+
+
+def _no_widget_state(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if scripts:
+        scripts[:] = [s for s in scripts if (getattr(s, "attributes", None) or {}).get("type") != WIDGET_STATE]
+
+
 def _mathjax(out: Path) -> None:
     root = out / "_static" / "mathjax"
     if not (root / "startup.js").is_file():
@@ -135,10 +176,13 @@ def _finished(app, exc):
         return
     out = Path(app.outdir)
     _fontawesome(out)
+    _icon_fonts(out)
+    _search_page_only(out)
     _mathjax(out)
 
 
 def setup(app):
     app.connect("config-inited", _config)
+    app.connect("html-page-context", _no_widget_state, priority=950)  # after myst-nb has added the page's scripts
     app.connect("build-finished", _finished, priority=900)  # after sphinx-mathjax-offline has copied MathJax
     return {"parallel_read_safe": True, "parallel_write_safe": True}
