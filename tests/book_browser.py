@@ -32,7 +32,10 @@ function box(el) {
     const r = el.getBoundingClientRect();
     return (r.width > 0 && r.height > 0) ? {l: r.left, r: r.right, t: r.top, b: r.bottom} : null;
 }
-function shown(el) { const c = getComputedStyle(el); return c.fill !== 'rgba(0, 0, 0, 0)' && c.opacity !== '0'; }
+function shown(el) {
+    const c = getComputedStyle(el);
+    return c.fill !== 'rgba(0, 0, 0, 0)' && c.opacity !== '0' && c.fillOpacity !== '0';
+}
 function boxes(g, sel) { return Array.from(g.querySelectorAll(sel)).filter(shown).map(box).filter(b => b); }
 return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => {
     const svg = g.querySelector('svg.main-svg');

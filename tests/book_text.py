@@ -77,16 +77,17 @@ BLOCKS = "p, li, dt, dd, th, td, figcaption, caption, .cell_output .output, .adm
 @lru_cache(maxsize=None)
 def module_names() -> tuple[str, ...]:
     """The library's module names that a reader never calls: every ``cnet_lib`` module whose name has an underscore
-    (``robustness_verdict``, ``refinement_timing``), less the names the packages export (a chapter calls
-    ``images.trained_runs``, which is no module)."""
+    (``robustness_verdict``, ``refinement_timing``), less the functions and classes of that name the packages export
+    (a chapter calls ``images.trained_runs``, which is no module)."""
     import importlib
+    import inspect
 
     pkg = ROOT / "cnet_lib"
     stems = {p.stem for p in pkg.rglob("*.py") if "_" in p.stem.strip("_")}
     exported = set()
     for init in pkg.rglob("__init__.py"):
-        name = ".".join(init.relative_to(ROOT).parent.parts)
-        exported |= set(getattr(importlib.import_module(name), "__all__", ()))
+        package = importlib.import_module(".".join(init.relative_to(ROOT).parent.parts))
+        exported |= {n for n in getattr(package, "__all__", ()) if not inspect.ismodule(getattr(package, n, None))}
     return tuple(sorted(stems - exported))
 
 

@@ -16,7 +16,14 @@
    fixed-width text, a machine path in the text, a run of identical output lines; at 1280 px any
    output or formula wider than its box, at 390 px a table, verdict or figure wider than the text
    column; and a page whose own HTML is over 1 MB (plotly.js is a shared static file, see
-   ``book/_ext/plotly_asset.py``).
+   ``book/_ext/plotly_asset.py``).  Issue 44, at both widths: a figure running past its box, a legend entry outside
+   its figure or a legend that scrolls, overlapping tick labels, a page wider than the window, a formula wider than
+   the text column, a dropdown's list outside its figure, slider steps closer than 24 px without a menu of them beside
+   the figure (and the menu moving the slider); at 390 px, a touch drag along every slider, in Chrome's phone
+   emulation, moving it to the end.
+4. The text of every page (``tests/book_text.py``): no deferral without a number in its paragraph and no machinery
+   (environment variables, file paths, hashes, module names, benchmark scripts) on a chapter page, no commit hash on
+   any page.
 
 Without Chromium the browser test skips locally and FAILS when ``CI=true``.
 """
@@ -37,6 +44,7 @@ from pathlib import Path
 import pytest
 
 from book_browser import break_problems, check_page, layout_problems, text_problems
+from book_text import chapter_pages, page_problems
 from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
@@ -262,6 +270,17 @@ def test_page_checks_see_the_faults_of_issue_20():
     assert layout_problems([under]) == ["figure f: the axistitle overlaps the annotation"]
     stacked = dict(fig, parts=dict(fig["parts"], annotation=[box(10, 40), box(10, 280)], axistitle=[box(100, 240)]))
     assert layout_problems([stacked]) == []
+
+
+CHAPTERS = set(chapter_pages(ROOT))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_states_its_results_in_a_reader_s_words(page, built_book):
+    """Issue 44: a chapter states its results where it announces them and names no machinery; no page names a
+    commit (``tests/book_text.py`` says what it reads and how to extend its lists)."""
+    problems = page_problems((built_book / f"{page}.html").read_text(encoding="utf-8"), page in CHAPTERS)
+    assert not problems, f"{page}: what a student should not have to read:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -152,15 +152,33 @@
     }
   }
 
+  /* -- a slider's step labels that run off the figure or into each other are hidden (the current value names the
+        step shown) and the rail takes the room their padding kept (the figure's phone layout does this where it can
+        tell in advance, cnet_lib/draw/phone_layout.py) -- */
+  function quietSlider(gd) {
+    var svg = gd.querySelector("svg.main-svg"), s = gd.layout.sliders && gd.layout.sliders[0];
+    if (!svg || !s || gd._cnetQuiet) return;
+    var f = svg.getBoundingClientRect(), labels = Array.from(gd.querySelectorAll(".slider-label")).filter(function (t) {
+      var c = getComputedStyle(t);
+      return c.fill !== "rgba(0, 0, 0, 0)" && c.fillOpacity !== "0";
+    }).map(function (t) { return t.getBoundingClientRect(); }).filter(function (r) { return r.width > 0; });
+    var out = labels.some(function (r) { return r.left < f.left - 1 || r.right > f.right + 1; });
+    if (!out && !overlaps(labels)) return;
+    gd._cnetQuiet = true;
+    Plotly.relayout(gd, {"sliders[0].font.color": "rgba(0,0,0,0)", "sliders[0].currentvalue.font.color": "#444",
+                         "sliders[0].pad.l": 10, "sliders[0].pad.r": 10});
+  }
+
   function figure(gd) {
     if (!gd.on || !window.Plotly) return;
     touchSliders(gd);
     stepMenu(gd);
     fitBox(gd);
     declutter(gd);
+    quietSlider(gd);
     if (!gd._cnetPhone) {
       gd._cnetPhone = true;
-      gd.on("plotly_afterplot", function () { fitBox(gd); declutter(gd); });
+      gd.on("plotly_afterplot", function () { fitBox(gd); declutter(gd); quietSlider(gd); });
       gd.on("plotly_relayout", function () { fitBox(gd); stepMenu(gd); });
     }
   }
