@@ -3,8 +3,8 @@
 Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benchmarks/results/page_weight.json``,
 ``benchmarks/bench_page_weight.py``):
 
-* **plotly.js** (4.8 MB): ``plotly_asset.py`` serves the *cartesian* partial bundle instead, which draws every
-  trace type the library uses (scatter, bar, heatmap, image); see there;
+* **plotly.js** (4.8 MB): ``plotly_asset.py`` serves a partial bundle instead (1.17 MB), which draws every
+  trace type the book's pages use (scatter, bar, heatmap); see there;
 * **Font Awesome** (1.5 MB of JavaScript holding every icon): the theme's ``fontawesome.js`` is replaced, after the
   build, by a script holding only the icons the built pages use (:func:`icons_used`, :func:`icon_script`), which
   swaps each ``<i class="fa-solid fa-bars">`` for its inline SVG as Font Awesome's own script does; the source maps
@@ -13,14 +13,19 @@ Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benc
   input, its AMS package, the CHTML output and the assistive MathML (:data:`MATHJAX_LOAD`) instead of
   ``tex-chtml.js``, which carries the context menu and every TeX package; after the build the copied MathJax
   folder keeps only those components and the fonts (:data:`MATHJAX_KEEP`); pages without math load none of it
-  (Sphinx adds MathJax to the pages that have math);
+  (Sphinx adds MathJax to the pages that have math), and where Node.js typeset the formulas when the book was built
+  (``static_math.py``) no page loads it;
 * **Font Awesome's webfonts** (274 KB on every page): the icons are inline SVG (above), yet the theme's stylesheet
   declared the fonts, and the browser fetched them for the ``<i>`` elements drawn before the script swapped them:
   the declarations (:func:`without_icon_fonts`) and the fonts go;
 * **the search index** (100 KB, with Sphinx's search scripts, on every page): only the search page loads it
   (:data:`SEARCH_SCRIPTS`); the search box of every page opens that page;
 * **ipywidgets' state** (25-50 KB on a page whose notebook saved its live apps' widgets): the book shows no widget
-  view (a live app's static figure stands in its place, ``_config.yml``), so no page carries their state.
+  view (a live app's static figure stands in its place, ``_config.yml``), so no page carries their state;
+* **stylesheets of everything** (500 KB on every page: all of Bootstrap in the theme's, every component of
+  sphinx-design and myst-nb): each stylesheet keeps the rules that can match something on the site
+  (``unused_css.py``; 395 KB of the theme's went to 102 KB, and the pages drew the same, pixel for pixel, at 390 and
+  1280 px).
 
 The browser test draws every page of the book with them (``tests/test_book_build.py``: every figure, every
 formula typeset, no icon left undrawn, no JavaScript error).
@@ -159,6 +164,19 @@ def _no_widget_state(app, pagename, templatename, context, doctree):
         scripts[:] = [s for s in scripts if (getattr(s, "attributes", None) or {}).get("type") != WIDGET_STATE]
 
 
+def _stylesheets(out: Path) -> None:
+    from unused_css import site_words, used_only
+
+    words = site_words(out)
+    for css in (out / "_static").rglob("*.css"):
+        if "mathjax" in css.parts or "vendor" in css.parts:
+            continue
+        text = css.read_text(encoding="utf-8")
+        lean = used_only(text, words)
+        if len(lean) < len(text):
+            css.write_text(lean, encoding="utf-8")
+
+
 def _mathjax(out: Path) -> None:
     root = out / "_static" / "mathjax"
     if not (root / "startup.js").is_file():
@@ -178,6 +196,7 @@ def _finished(app, exc):
     _fontawesome(out)
     _icon_fonts(out)
     _search_page_only(out)
+    _stylesheets(out)
     _mathjax(out)
 
 

@@ -21,7 +21,7 @@ into account.  The timing uses random images (a step's time does not depend on p
 
 A step of the ``gpu`` preset's model takes milliseconds on a GPU and about a second on a 2-core CPU: the grid
 that times it well on a GPU (7 rounds of 20 steps) took four minutes on such a CPU.  With ``budget_s`` the timing
-fits what the machine can do in that many seconds: one step of each N_t after the warm-up says how long a round
+fits what the machine can do in that many seconds: one warm-up step of each N_t says how long a round
 takes, and the steps per round, then the rounds (never fewer than :data:`MIN_ROUNDS`), are cut to fit.  The
 result says how many were timed.  Beside it, the run's own record (:func:`recorded_timing`): the median epoch at
 each N_t of its training log, on the machine that trained it (for the shipped models, the GPU).
@@ -100,7 +100,7 @@ def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: i
     """Seconds per SGD step of ``cfg``'s model at every N_t of its schedule (:func:`schedule_n_steps`),
     timed in turn: ``rounds`` rounds of ``steps`` steps per N_t each (after ``warmup`` untimed steps per
     N_t), the order of the N_t rotated every round; with ``budget_s``, as many of them as fit that many seconds
-    (:func:`fit_budget`; the warm-up is then at most two steps, the last of which sizes the rounds).  Returns
+    (:func:`fit_budget`; the warm-up is then one step per N_t, which sizes the rounds).  Returns
     ``n_steps_per_epoch``, ``seconds_per_step`` (``{N_t: median over the rounds}``), ``per_round`` (``{N_t: [seconds
     per step of each round]}``), ``speedup`` (``S`` of the module doc), ``speedup_range`` (the lowest and highest
     ``S`` of a single round), ``ideal`` (``S*``), ``efficiency`` (``S / S*``), and what was timed (device, threads,
@@ -131,7 +131,7 @@ def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: i
             return (time.perf_counter() - t0) / max(k, 1)
 
     if budget_s is not None:
-        warmup = min(warmup, 2)
+        warmup = min(warmup, 1)
     last = {n: 0.0 for n in distinct}
     for n in distinct:
         for _ in range(warmup):
