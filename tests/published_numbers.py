@@ -13,10 +13,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from cnet_lib import images, pendulum, report
-from cnet_lib.book.paper_comparison import PAPER_TABLE1, book_rows
+from cnet_lib import book, images, pendulum, report
+from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1
+from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
+from cnet_lib.images.studies.paired_stats import two_proportions
 from cnet_lib.report.pendulum_claims_report import span, times
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
@@ -132,7 +134,10 @@ def adaptive_pendulum_numbers(runs_dir: str) -> dict:
     nfe = max(abs(r["nfe"] - r["nfe_torchdiffeq"]) / min(r["nfe"], r["nfe_torchdiffeq"]) for r in checked)
     return {"td_lo": lo, "td_hi": hi, "td_slope": re.search(r"slope (\S+) of", said).group(1),
             "td_nfe": f"{100 * nfe:.0f}%",
-            **{f"flow_{a}": times(judged[(a, cfg.dt_data)]["ratio"]) for a in ("euler", "midpoint", "rk4_38")}}
+            **{f"flow_{a}": times(judged[(a, cfg.dt_data)]["ratio"]) for a in ("euler", "midpoint", "rk4_38")},
+            "flow_mid_coarse1": times(judged[("midpoint", 0.05)]["ratio"]),
+            "flow_mid_coarse2": times(judged[("midpoint", 0.1)]["ratio"]),
+            "flow_rk4_coarse2": times(judged[("rk4_38", 0.1)]["ratio"])}
 
 
 # --------------------------------------------------------------------------- the image models
@@ -142,7 +147,8 @@ def image_numbers(runs_dir: str) -> dict:
     runs = images.trained_runs(settings(runs_dir), verbose=False)
     sweeps = images.sweep_runs(runs, verbose=False)
     v = images.judge_sweeps(sweeps)
-    c = images.contrast_over_seeds(images.seed_sweeps(runs, sweeps))
+    by_seed = images.seed_sweeps(runs, sweeps)
+    c = images.contrast_over_seeds(by_seed)
     study = images.robustness_runs(runs, verbose=False)
     r = images.judge(study, "rk4_refined", "euler_fixed")
     over = images.robustness_over_seeds(images.seed_studies(runs, study))
@@ -163,7 +169,11 @@ def image_numbers(runs_dir: str) -> dict:
         "drop_euler": f"{v.drops['euler_fixed']:.1f}", "drop_rk4": f"{v.drops['rk4_refined']:.1f}",
         "seeds_euler_lo": f"{min(drops['euler_fixed']):.1f}", "seeds_euler_hi": f"{max(drops['euler_fixed']):.1f}",
         "seeds_euler_mean": f"{sum(drops['euler_fixed']) / 3:.1f}",
-        "seeds_rk4_lo": f"{min(drops['rk4_refined']):.1f}", "seeds_rk4_hi": f"{max(drops['rk4_refined']):.1f}",
+        "seeds_rk4_lo": f"{min(drops['rk4_refined']):.2f}", "seeds_rk4_hi": f"{max(drops['rk4_refined']):.2f}",
+        "x_euler_lo": f"{min(c.straddle_drops['euler_fixed']):.1f}", "x_euler_hi": f"{max(c.straddle_drops['euler_fixed']):.1f}",
+        "x_rk4_lo": minus(f"{min(c.straddle_drops['rk4_refined']):.2f}"),
+        "x_rk4_hi": minus(f"{max(c.straddle_drops['rk4_refined']):.2f}"),
+        "x_euler_seed0": f"{v.straddle_drops['euler_fixed']:.1f}",
         "seeds_ci_lo": minus(f"{c.methods['ci95'][0]:+.1f}"), "seeds_ci_hi": minus(f"{c.methods['ci95'][1]:+.1f}"),
         "seeds_p": f"{c.methods['p']:.2g}", "comp2_acc": pct(comp2["accuracy"]), "comp2_delta": minus(f"{comp2['delta_points']:+.1f}"),
         "euler_comp2_acc": pct(next(row for k, row in t1.items() if k[1] == "compressed" and k[2] == "rk4_classic"
@@ -173,7 +183,29 @@ def image_numbers(runs_dir: str) -> dict:
         "over_primary_diff": f"{primary['diff']:+.2f}", "over_primary_lo": f"{primary['ci95'][0]:+.2f}",
         "over_primary_hi": f"{primary['ci95'][1]:+.2f}",
         "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
+        **{f"ad_own_{key}": pct(next(row for row in images.studies.adaptive_measure.adaptive_rows(adaptive)
+                                     if row["run"] == run and row["pair"] is None)["accuracy"])
+           for run, key in (("rk4_refined", "rk4"), ("euler_fixed", "euler"))},
     }
+    cheap = {(row["source"], row["graph"]): row for row in book.paper_claims.cheaper_graphs(by_seed)}
+    claims = {(row["run"], row["n_steps"]): row["loss"]["mean"] for row in book.paper_claims.invariance_claims(by_seed)}
+    out.update({"same3_38": f"{-cheap[('here', 'rk4_38 3-3-3')]['delta']['mean']:.1f}",
+                "same2_38": f"{-cheap[('here', 'rk4_38 2-2-2')]['delta']['mean']:.1f}",
+                "same2_c": f"{-cheap[('here', 'rk4_classic 2-2-2')]['delta']['mean']:.1f}",
+                "same1_38": f"{-cheap[('here', 'rk4_38 1-1-1')]['delta']['mean']:.1f}",
+                "proj2_acc": f"{cheap[('here', 'rk4_classic 2-2-2, M = 2')]['accuracy']['mean']:.1f}",
+                "proj2_delta": minus(f"{cheap[('here', 'rk4_classic 2-2-2, M = 2')]['delta']['mean']:+.1f}"),
+                "eu3": f"{claims[('euler_fixed', 3)]:.1f}", "eu2": f"{claims[('euler_fixed', 2)]:.1f}",
+                "eu8": f"{claims[('euler_fixed', 8)]:.2f}", "eu16": f"{claims[('euler_fixed', 16)]:.2f}",
+                "rke4": f"{claims[('rk4_refined', 4)]:.2f}", "rke8": f"{claims[('rk4_refined', 8)]:.2f}",
+                "rke16": f"{claims[('rk4_refined', 16)]:.2f}"})
+    over_rows = {(row["kind"], row["level"]): row for row in over.rows}
+    sizes = {(c.kind, c.level): c.bytes for c in study["rk4_refined"]}
+    out.update({"wn3_a": f"{over_rows[('weight_noise', 0.3)]['a']['mean']:.2f}",
+                "wn3_b": f"{over_rows[('weight_noise', 0.3)]['b']['mean']:.2f}",
+                "in3_a": f"{over_rows[('input_noise', 0.3)]['a']['mean']:.2f}",
+                "in3_b": f"{over_rows[('input_noise', 0.3)]['b']['mean']:.2f}",
+                "bytes_w4": f"{sizes[('quantized_weights', 4)]:,}", "bytes_f32": f"{sizes[('clean', None)]:,}"})
     pr = r.primary
     w4 = next(row for row in r.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
     w4s = next(row for row in over.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
@@ -197,18 +229,19 @@ def image_numbers(runs_dir: str) -> dict:
 
 
 def paper_numbers() -> dict:
-    """The paper's Table 1 as :data:`cnet_lib.book.paper_comparison.PAPER_TABLE1` types it, and the book's rows."""
-    p = {r["model"]: r for r in PAPER_TABLE1}
+    """The paper's Table 1 and sentences as :mod:`cnet_lib.book.paper_claims` types them, and the book's rows."""
+    p = {r["key"]: r for r in PAPER_TABLE1}
     rows = {(r["source"], r["model"]): r for r in book_rows()}
     probe = {m: rows[("book, probe", m)] for m in ("Euler (ResNet-like)", "RK4-classic, refined")}
-    book = {(r["source"], r["model"]): r for r in book_rows()}
-    gpu = {m: float(book[("book, gpu", m)]["accuracy"]) for m in ("Euler (ResNet-like)", "RK4-classic, refined")}
-    return {"below_rk4": f"{p['RK4-classic']['accuracy'] - gpu['RK4-classic, refined']:.0f}",
-            "below_euler": f"{p['Euler (ResNet-like)']['accuracy'] - gpu['Euler (ResNet-like)']:.0f}",
-            "paper_euler": f"{p['Euler (ResNet-like)']['accuracy']:.2f}", "paper_rk4": f"{p['RK4-classic']['accuracy']:.2f}",
-            "paper_compressed": f"{p['RK4-classic, compressed']['accuracy']:.2f}",
-            "paper_params": f"{p['RK4-classic']['parameters'] / 1e6:.2f}",
-            "paper_comp_loss": f"{p['RK4-classic']['accuracy'] - p['RK4-classic, compressed']['accuracy']:.2f}",
+    gpu = {m: float(rows[("book, gpu", m)]["accuracy"]) for m in ("Euler (ResNet-like)", "RK4-classic, refined")}
+    return {"below_rk4": f"{p['rk4']['accuracy'] - gpu['RK4-classic, refined']:.0f}",
+            "below_euler": f"{p['euler']['accuracy'] - gpu['Euler (ResNet-like)']:.0f}",
+            "paper_euler": f"{p['euler']['accuracy']:.2f}", "paper_rk4": f"{p['rk4']['accuracy']:.2f}",
+            "paper_best": f"{p['rk4_best']['accuracy']:.2f}", "paper_same11": f"{p['same_11']['accuracy']:.2f}",
+            "paper_same11_loss": f"{p['rk4_best']['accuracy'] - p['same_11']['accuracy']:.2f}",
+            "paper_same6_loss": f"{p['rk4_best']['accuracy'] - p['same_6']['accuracy']:.2f}",
+            "paper_as_euler": f"{PAPER_SENTENCES['rk4_as_euler']['accuracy']:.2f}",
+            "paper_params": f"{p['rk4']['parameters'] / 1e6:.2f}",
             "probe_rk4": probe["RK4-classic, refined"]["accuracy"], "probe_euler": probe["Euler (ResNet-like)"]["accuracy"],
             "probe_params": f"{probe['RK4-classic, refined']['parameters'] / 1e6:.2f}",
             "probe_epochs": str(probe["RK4-classic, refined"]["epochs"])}
@@ -226,12 +259,14 @@ def history_numbers() -> dict:
     for run in ("rk4_refined", "euler_fixed"):
         h = read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["history"]
         out[f"{run}_total"] = f"{sum(e['train_seconds'] for e in h):.1f}"
+        out[f"_{run}_seconds"] = sum(e["train_seconds"] for e in h)
         medians = {n: _median(e["train_seconds"] for e in h if e["n_steps"][0] == n) for n in {e["n_steps"][0] for e in h}}
         for n, seconds in sorted(medians.items()):
             out[f"{run}_epoch_{n}"] = f"{seconds:.1f}"
         schedule = [e["n_steps"][0] for e in h]  # refinement's speed-up read from the log (its median epochs)
         out[f"{run}_log_speedup"] = f"{len(h) * medians[schedule[-1]] / sum(medians[n] for n in schedule):.2f}"
         out[f"{run}_log_ideal"] = f"{len(h) * schedule[-1] / sum(schedule):.2f}"
+    out["rk4_over_euler"] = f"{out.pop('_rk4_refined_seconds') / out.pop('_euler_fixed_seconds'):.1f}"
     return out
 
 
@@ -247,7 +282,13 @@ def training_numbers() -> dict:
 def refinement_numbers() -> dict:
     """What refinement saved, measured against fixed-depth RK4 (``benchmarks/bench_refinement.py``)."""
     r = json.loads((ROOT / "benchmarks" / "results" / "bench_refinement.json").read_text(encoding="utf-8"))
+    n = r["settings"]["n_test"]
+    d = two_proportions(r["runs"]["fixed"]["final_test_acc"], n, r["runs"]["refined"]["final_test_acc"], n)
+    t = PAPER_SENTENCES["training_time"]
     return {"speedup": f"{r['speedup']:.2f}", "ideal": f"{r['ideal']:.2f}",
+            "refined_diff": minus(f"{100 * d['diff']:+.1f}"), "refined_lo": minus(f"{100 * d['ci95'][0]:+.1f}"),
+            "refined_hi": minus(f"{100 * d['ci95'][1]:+.1f}"), "paper_min_refined": f"{t['minutes_refined']:,}",
+            "paper_min_fixed": f"{t['minutes_fixed']:,}", "paper_speedup": f"{t['minutes_fixed'] / t['minutes_refined']:.2f}",
             "refined_acc": pct(r["runs"]["refined"]["final_test_acc"]), "fixed_acc": pct(r["runs"]["fixed"]["final_test_acc"]),
             "refined_min": f"{r['runs']['refined']['train_seconds'] / 60:.0f}",
             "fixed_min": f"{r['runs']['fixed']['train_seconds'] / 60:.0f}", "bench_epochs": str(r["settings"]["epochs"]),

@@ -200,6 +200,19 @@ def test_the_pendulum_rule_decides_every_outcome(euler, rk4, klasses, tail):
     assert AF.PENDULUM_RULE == AF.PendulumRule("dopri5", 2.0, 0.1)
 
 
+def test_the_pendulum_verdict_names_the_coarse_data_models_it_classes_discrete():
+    """Issue 40: "tells the Euler-trained ODE-Net from the others" is said of the models at the preset's Δt_data only,
+    and the coarser-data models classed discrete are named, so the sentence is true of the list above it."""
+    e_rows, e_own = _flow("euler", "euler", (0.31, 0.30), 2.5e-3)
+    r_rows, r_own = _flow("rk4_38", "rk4_38", (2e-3, 2e-3), 2.4e-3)
+    c_rows, c_own = _flow("midpoint, Δt_data = 0.1", "midpoint", (0.5, 0.5), 6e-3, dt=0.1)
+    judged = AF.judge_flows(e_rows + r_rows + c_rows, [e_own, r_own, c_own])
+    verdict = " ".join(PF.word_flows(judged, config_for("smoke")).splitlines()[-1:])
+    said = " ".join(str(PF.word_flows(judged, config_for("smoke"))).split())
+    assert "at Δt_data = 0.01 the error-controlled solver tells the Euler-trained ODE-Net from the others" in said
+    assert "At coarser data the solver classes midpoint, Δt_data = 0.1 as discrete too" in said, verdict
+
+
 # --------------------------------------------------------------------------- the exercise
 def test_the_exercise_check(capsys):
     def right(e, y0, y1, rtol, atol):

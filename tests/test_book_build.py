@@ -105,6 +105,25 @@ def test_book_builds_every_page(built_book):
     assert "cnet-live-app-static" in chapter, "the live app's static counterpart is missing"
 
 
+IMAGE_CHAPTERS = ("continuousnet", "refinement_training", "manifestation_invariance", "robustness", "adaptive")
+
+
+def test_one_number_per_model_in_the_built_image_chapters(built_book):
+    """Issue 40: every image chapter quotes each model's accuracy on its own graph as its runs table does (to one
+    decimal), or says why beside a different figure (another arithmetic, a subset of the images)."""
+    from one_number import own_accuracy_mentions, trained_accuracies, unexplained
+
+    trained = trained_accuracies((built_book / "book" / "continuousnet.html").read_text(encoding="utf-8"))
+    assert set(trained) == {"rk4_refined", "euler_fixed"}, trained
+    seen = 0
+    for name in IMAGE_CHAPTERS:
+        mentions = own_accuracy_mentions((built_book / "book" / f"{name}.html").read_text(encoding="utf-8"))
+        seen += len(mentions)
+        bad = unexplained(mentions, trained)
+        assert not bad, f"{name}: a model quoted with another accuracy and no reason beside it: {bad}"
+    assert seen >= 10, f"the quotations were not found ({seen}): has the markup of the tables changed?"
+
+
 # ----------------------------------------------------------------------------- browser
 def _browser_available() -> str | None:
     """None when the browser test can run, else the reason it cannot."""

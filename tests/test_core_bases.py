@@ -100,3 +100,34 @@ def test_bad_bases():
         make_basis("chebyshev", 3)
     with pytest.raises(ValueError, match="tau"):
         PiecewiseConstant(2).weights(Fraction(3, 2))
+
+
+def test_steps_align_with_every_break_point_in_exact_arithmetic():
+    """A step grid aligns with θ's pieces when every break point is a step boundary (issue 40's valid graphs)."""
+    assert [n for n in range(1, 17) if PiecewiseConstant(4).steps_align(n)] == [4, 8, 12, 16]
+    assert [n for n in range(1, 13) if PiecewiseConstant(6).steps_align(n)] == [6, 12]
+    assert [n for n in range(1, 9) if PiecewiseLinear(3).steps_align(n)] == [2, 4, 6, 8]  # knots at 0, 1/2, 1
+    assert all(PiecewiseLinear(1).steps_align(n) and Legendre(5).steps_align(n) for n in range(1, 7))
+    # refinement keeps θ, and the refined pieces need the finer grid: N_t = M still aligns, N_t = M / 2 no longer
+    fine, _ = PiecewiseConstant(4).refine()
+    assert fine.steps_align(8) and not fine.steps_align(4)
+    for bad in (0, -2, 2.0, True, "4"):
+        with pytest.raises(ValueError, match="n_steps must be an int >= 1"):
+            PiecewiseConstant(4).steps_align(bad)
+
+
+def test_the_stages_of_an_aligned_step_read_one_piece_and_a_straddling_step_reads_two():
+    """What alignment buys: with the left limit at c = 1, every stage of an aligned RK4 step reads the piece of its
+    own step; a step over a jump of θ reads two pieces (the case the verdict leaves out)."""
+    from cnet_lib.core.integrate import stage_positions
+
+    basis = PiecewiseConstant(4)
+
+    def pieces(n_steps):
+        out = {}
+        for p in stage_positions("rk4_classic", n_steps):
+            out.setdefault(p.k, set()).update(b for b, _ in basis.weights(p.tau, p.side))
+        return out
+
+    assert all(len(s) == 1 for s in pieces(8).values()) and all(len(s) == 1 for s in pieces(4).values())
+    assert any(len(s) == 2 for s in pieces(6).values())

@@ -135,9 +135,10 @@ def test_fake_data_fallback_is_announced(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- the verdict
 def _rows(trained, identity, off, scheme="euler", nt=8):
-    rows = [{"kind": "trained", "scheme": scheme, "n_steps": nt, "accuracy": trained}]
+    """One model's sweep, trained at N_t = M = ``nt`` (piecewise-constant θ)."""
+    rows = [{"kind": "trained", "scheme": scheme, "n_steps": nt, "n_basis": nt, "accuracy": trained}]
     for (s, n), a in off.items():
-        rows.append({"kind": "manifestation", "scheme": s, "n_steps": n, "accuracy": a,
+        rows.append({"kind": "manifestation", "scheme": s, "n_steps": n, "n_basis": nt, "accuracy": a,
                      "is_trained": (s, n) == (scheme, nt)})
     rows.append({"kind": "identity", "scheme": None, "n_steps": 0, "accuracy": identity})
     return rows
@@ -146,15 +147,18 @@ def _rows(trained, identity, off, scheme="euler", nt=8):
 def test_verdict_sees_the_paper_contrast():
     # the issue's CPU-scale numbers (Euler 82.0 / 63.0 / 53.8, RK4 77.5 / 77.0-77.6, identity 14.3 / 18.3)
     euler = _rows(0.820, 0.143, {("euler", 4): 0.426, ("midpoint", 8): 0.630, ("rk4_classic", 8): 0.538,
-                                 ("rk4_classic", 16): 0.55})
+                                 ("rk4_classic", 16): 0.55, ("rk4_classic", 12): 0.30})
     rk4 = _rows(0.775, 0.183, {("rk4_classic", 2): 0.774, ("rk4_classic", 16): 0.770, ("midpoint", 8): 0.777,
                                ("euler", 8): 0.60}, scheme="rk4_38")
     v = V.judge_sweeps({"euler_fixed": euler, "rk4_refined": rk4})
     assert v.blocks_matter and v.contrast
     assert v.gaps["euler_fixed"] == pytest.approx(67.7) and v.drops["euler_fixed"] == pytest.approx(28.2)
-    assert v.drops["rk4_refined"] == pytest.approx(0.5), "Euler (order 1) and N_t below the trained one are not counted"
+    assert v.drops["rk4_refined"] == pytest.approx(0.5), "lower orders and N_t below the trained one are not counted"
+    # issue 40: 12 steps on 8 pieces cross θ's jumps: shown apart, never judged
+    assert v.straddle_drops["euler_fixed"] == pytest.approx(52.0) and v.drops["euler_fixed"] < 52.0
     text = str(SR.word_sweeps(v, n_test=2000))
     assert "contrast appears" in text and "28.2" in text and "67.7" in text and "2,000 held-out images" in text
+    assert "steps cross θ's jumps" in text and "52.0 points" in text
 
 
 def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
@@ -167,7 +171,8 @@ def test_verdict_refuses_to_claim_invariance_of_blocks_that_do_nothing():
 
 def test_verdict_says_when_the_contrast_is_missing():
     euler = _rows(0.80, 0.20, {("midpoint", 8): 0.79, ("rk4_classic", 8): 0.795})
-    rk4 = _rows(0.78, 0.20, {("midpoint", 8): 0.70, ("rk4_classic", 16): 0.78}, scheme="rk4_classic")
+    rk4 = _rows(0.78, 0.20, {("midpoint", 8): 0.60, ("rk4_38", 8): 0.70, ("rk4_classic", 16): 0.78},
+                scheme="rk4_classic")  # midpoint is of lower order than RK4: its 18 points are not judged
     v = V.judge_sweeps({"euler_fixed": euler, "rk4_refined": rk4})
     assert v.blocks_matter and not v.contrast
     text = str(SR.word_sweeps(v))

@@ -64,9 +64,9 @@ def test_forward_euler_goes_over_the_top():
 
 
 def test_units_claims_of_the_continuousnet_chapter():
-    """"classic RK4 with N_t = M/2 costs twice the units of the ResNet graph and reads every piece; with N_t = 1
+    """"classic RK4 with N_t = M/2 costs twice the evaluations of the ResNet graph and reads every piece; with N_t = 1
     it skips pieces; the 3/8 rule ... touches every piece even at N_t = 1"."""
-    assert "costs twice the units of the ResNet graph" in _markdown("continuousnet")
+    assert "costs twice the evaluations of the ResNet graph" in _markdown("continuousnet")
     rows = {(r["scheme"], r["n_steps"]): r for r in theta.manifestation_reads(
         [("euler", 4), ("rk4_classic", 2), ("rk4_classic", 1), ("rk4_38", 1)], 4)}
     assert rows[("rk4_classic", 2)]["units"] == 2 * rows[("euler", 4)]["units"]

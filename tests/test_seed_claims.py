@@ -23,17 +23,26 @@ from cnet_lib.runtime.settings import Settings
 
 
 def _sweep(trained: float, identity: float, off: dict, n_steps: int = 4, scheme: str = "rk4_classic") -> list[dict]:
-    rows = [{"kind": "trained", "scheme": scheme, "n_steps": n_steps, "accuracy": trained},
+    """One model's sweep: trained at N_t = M = ``n_steps`` (piecewise-constant θ), ``off`` its other graphs."""
+    rows = [{"kind": "trained", "scheme": scheme, "n_steps": n_steps, "n_basis": n_steps, "accuracy": trained},
             {"kind": "identity", "accuracy": identity}]
-    rows += [{"kind": "manifestation", "scheme": s, "n_steps": n, "accuracy": a, "is_trained": (s, n) == (scheme, n_steps)}
-             for (s, n), a in off.items()]
+    rows += [{"kind": "manifestation", "scheme": s, "n_steps": n, "n_basis": n_steps, "accuracy": a,
+              "is_trained": (s, n) == (scheme, n_steps)} for (s, n), a in off.items()]
     return rows
 
 
-def _pair(euler_loss: float, rk4_loss: float, identity: float = 0.30) -> dict:
-    grid = [("euler", 4), ("midpoint", 2), ("midpoint", 4), ("rk4_classic", 3), ("rk4_classic", 4), ("rk4_classic", 8)]
-    euler = {k: (0.70 if k == ("euler", 4) else 0.70 - euler_loss) for k in grid}
-    rk4 = {k: (0.72 if k == ("rk4_classic", 4) else 0.72 - rk4_loss) for k in grid}
+GRID = [("euler", 4), ("midpoint", 2), ("midpoint", 4), ("rk4_classic", 3), ("rk4_classic", 4), ("rk4_classic", 6),
+        ("rk4_classic", 8)]
+
+
+def _pair(euler_loss: float, rk4_loss: float, identity: float = 0.30, cross: float = 0.0) -> dict:
+    """Both models of one seed: each loses ``*_loss`` on every graph but its own, and ``cross`` more on the graph
+    whose steps cross θ's jumps (rk4_classic at N_t = 6, with M = 4)."""
+    def acc(top, loss, k, own):
+        return top if k == own else top - loss - (cross if k == ("rk4_classic", 6) else 0.0)
+
+    euler = {k: acc(0.70, euler_loss, k, ("euler", 4)) for k in GRID}
+    rk4 = {k: acc(0.72, rk4_loss, k, ("rk4_classic", 4)) for k in GRID}
     return {"euler_fixed": _sweep(0.70, identity, euler, scheme="euler"), "rk4_refined": _sweep(0.72, identity, rk4)}
 
 
@@ -46,14 +55,32 @@ def test_the_contrast_over_three_seeds_holds_and_says_how_many_seeds():
     assert c.methods["p"] == pytest.approx(expected.pvalue) and c.methods["diff"] == pytest.approx(8.5)
     table = str(SR.contrast_over_seeds_table(c))
     assert "3 training seeds per method (seeds 0, 1, 2)" in table
-    assert "rk4_classic, N_t = 3" in table and "midpoint, N_t = 2" not in table, "graphs of order >= 2 at N_t >= 3 only"
-    assert "euler, N_t = 4" not in table, "Euler is of order 1"
+    # issue 40: only graphs that are valid for a model or cross θ's jumps are listed; coarser ones are not
+    assert "rk4_classic, N_t = 8" in table and "midpoint, N_t = 4" in table and "rk4_classic, N_t = 6" in table
+    assert "midpoint, N_t = 2" not in table and "rk4_classic, N_t = 3" not in table, "fewer steps than trained"
+    assert "euler, N_t = 4" not in table, "the Euler model's own graph, of lower order for the RK4 model"
     assert "blocks removed" in table and "61.0 [60.0, 62.0]" in table  # Euler-trained off its graph: 70 - (8, 10, 9)
-    # issue 30: a graph below the trained N_t is listed but does not enter the worst loss, and the table says so
-    assert "rk4_classic, N_t = 3 (below the trained N_t: not counted)" in table
-    assert "rk4_classic, N_t = 8 (below" not in table and "worst loss off own graph, counted graphs" in table
+    assert "worst loss, valid graphs" in table and "worst loss, steps across θ's jumps" in table
+    assert "71.5 [71.0, 72.0] °" in table, "midpoint is of lower order than the RK4 model's scheme: marked, not judged"
     words = SR.word_contrast_over_seeds(c).splitlines()
-    assert words[-1].startswith("VERDICT (training methods, 3 seeds per method): the paper's contrast holds")
+    assert words[-1].startswith("VERDICT (training methods, 3 seeds per method, valid graphs only): the paper's "
+                                "contrast holds")
+
+
+def test_graphs_that_cross_the_jumps_of_theta_never_enter_the_verdict():
+    """Issue 40: a large loss on steps that straddle θ's jumps (N_t = 6 with M = 4) is shown on its own row and
+    changes neither the drops nor the outcome; the same loss on a valid graph would."""
+    calm = {k: _pair(0.02, 0.005) for k in range(3)}
+    crossing = {k: _pair(0.02, 0.005, cross=0.15) for k in range(3)}
+    a, b = SC.contrast_over_seeds(calm), SC.contrast_over_seeds(crossing)
+    assert a.drops == b.drops and a.outcome == b.outcome == "no contrast"
+    assert b.straddle_drops["euler_fixed"] == pytest.approx([17.0] * 3)
+    assert b.straddle_drops["rk4_refined"] == pytest.approx([15.5] * 3)
+    rows = {r["graph"]: r for r in b.rows}
+    assert rows["rk4_classic, N_t = 6"]["kinds"] == {"euler_fixed": "straddles", "rk4_refined": "straddles"}
+    assert rows["rk4_classic, N_t = 8"]["kinds"] == {"euler_fixed": "valid", "rk4_refined": "valid"}
+    assert rows["midpoint, N_t = 4"]["kinds"] == {"euler_fixed": "valid", "rk4_refined": "lower order"}
+    assert "On graphs whose steps cross θ's jumps, never judged" in str(SR.word_contrast_over_seeds(b))
 
 
 def test_overlapping_seeds_show_no_contrast_and_one_seed_makes_no_claim():

@@ -3,8 +3,10 @@ builds the session's settings), faults shown as one sentence (:mod:`.faults`), n
 (:mod:`.notebook_bars`), the first chapter's worked example (:mod:`.demos`), exercises and their checks
 (:mod:`.exercises`), student copies (:mod:`.student_copies`), the table of contents (:mod:`.toc`),
 notebook files and cells (:mod:`.notebook_cells`, :mod:`.exercise_cells`), the chapters' conventions
-(:mod:`.conventions`) and the repository's address (:mod:`.project`).
+(:mod:`.conventions`), the repository's address (:mod:`.project`), and the seed paper's numbers and sentences beside
+the book's (:mod:`.paper_claims`, :mod:`.paper_comparison`).
 """
 from .notebook import setup
+from .paper_claims import cheaper_graphs_table, invariance_claims_table, paper_beside
 
-__all__ = ["setup"]
+__all__ = ["setup", "paper_beside", "cheaper_graphs_table", "invariance_claims_table"]

@@ -17,12 +17,13 @@ from ..runtime.progress import duration
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
 from .measurements import book_builds, gpu_chapters, gpu_preset_on_cpu, machine_words, result, value
+from .claims_page import TABLE as CLAIMS_TABLES
 from .paper_comparison import paper_comparison_table
 from .shipped_tables import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "live_apps_table",
            "gpu_steps_table", "gpu_recipe_table", "ddp_estimate_table", "recipe_steps_table", "training_seeds_table",
-           "threads_table", "ci_table", "TABLES"]
+           "threads_table", "ci_table", "TABLES", "WORDED"]
 
 FORMATS: dict[str, Callable[[Any], str]] = {
     "duration": duration, "int": lambda v: f"{int(round(v)):,}", "pct": lambda v: f"{100 * v:.2f}%",
@@ -290,7 +291,11 @@ TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "live_apps": live_apps_table, "gpu_steps": gpu_steps_table, "gpu_recipe": gpu_recipe_table,
     "threads": threads_table, "ci": ci_table, "recipe_steps": recipe_steps_table, "training_seeds": training_seeds_table,
     "ddp_estimate": ddp_estimate_table, "paper_comparison": paper_comparison_table, "page_weight": page_weight_table,
-    **SHIPPED_TABLES,
+    **SHIPPED_TABLES, **CLAIMS_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship
 with the models (:data:`cnet_lib.book.shipped_tables.SHIPPED_TABLES`)."""
+
+WORDED = frozenset({"paper_comparison"})
+"""Tables shown on a chapter-like page (the introduction), which names no file: their notes say in words where their
+numbers come from (the shipped models' records, the probe's on the page *On a GPU*)."""

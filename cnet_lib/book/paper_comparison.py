@@ -2,8 +2,8 @@
 *Manifestation invariance* show (``{measured-table} paper_comparison`` on a page; ``book.paper_comparison_table()``
 in a chapter).
 
-The paper's rows are quoted from its Table 1 (:data:`PAPER_TABLE1`: the one place they are typed, with what they
-were measured on); the book's rows are read from what measured them: the shipped models' sweeps (parameters, the
+The paper's rows are quoted from its Table 1 (:data:`cnet_lib.book.paper_claims.PAPER_TABLE1`: the one place they
+are typed, with what they were measured on); the book's rows are read from what measured them: the shipped models' sweeps (parameters, the
 trained and the compressed graphs) and manifests (epochs, training images), the ``gpu`` preset's three training
 seeds (``seeds.json``), and the probe toward the paper's accuracy (``benchmarks/results/gpu_recipe-h200-e40.json``).
 What a reader must not miss is said in the table's note: the book's accuracies are measured on images held out
@@ -12,38 +12,39 @@ CIFAR-10's test set.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
 from ..images.runs.image_presets import image_runs
 from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
+from ..images.studies.shipped_studies import shipped_sweep_file
 from ..runtime.rich_text import Rich
 from ..runtime.rows import find_row, format_table
 from .measurements import result
+from .paper_claims import PAPER_SCALE, PAPER_TABLE1
 
-__all__ = ["PAPER_TABLE1", "paper_rows", "book_rows", "paper_comparison_table"]
-
-PAPER_TABLE1 = (
-    {"model": "Euler (ResNet-like)", "graph": "euler 32-32-32", "parameters": 3.19e6, "accuracy": 93.84},
-    {"model": "RK4-classic", "graph": "rk4_classic 32-32-32", "parameters": 3.19e6, "accuracy": 93.57},
-    {"model": "RK4-classic, compressed", "graph": "rk4_38 11-11-11", "parameters": None, "accuracy": 93.44},
-)
-"""Queiruga et al. (arXiv 2008.02389), Table 1, CIFAR-10: ContinuousNets of widths 16-32-64 at 32-32-32 (N_t = M = 32
-in each of the three blocks), trained with the paper's schedule on CIFAR-10's 50,000 training images, accuracy on its
-10,000 test images; the compressed row is the RK4 model on a cheaper graph, 11-11-11 with the 3/8 rule."""
-
+__all__ = ["paper_rows", "book_rows", "paper_comparison_table"]
 
 def paper_rows() -> list:
-    """The paper's rows, as the table shows them."""
-    return [{"source": "paper, Table 1", **r, "widths": "16-32-64", "epochs": "—", "evaluated": "test (10,000)"}
-            for r in PAPER_TABLE1]
+    """The paper's rows, as the table shows them (:data:`cnet_lib.book.paper_claims.PAPER_TABLE1`, typed there once):
+    its two trained models and the identical trained weights on fewer steps."""
+    rows = []
+    for r in PAPER_TABLE1:
+        if r["key"] == "rk4_best":
+            continue
+        graph = f"{r['scheme'] or ''} {r['units']}".strip()
+        model = {"euler": "Euler (ResNet-like)", "rk4": "RK4-classic, refined"}.get(
+            r["key"], f"RK4-classic, refined: same weights, {r['units']}")
+        rows.append({"source": "paper, Table 1", "model": model, "graph": graph, "widths": PAPER_SCALE["widths"],
+                     "parameters": r["parameters"], "accuracy": r["accuracy"], "epochs": "—",
+                     "evaluated": f"test ({PAPER_SCALE['test_images']:,})"})
+    return rows
 
 
 def _sweep_rows(preset: str, run: str) -> list:
-    found = sorted((SHIPPED / f"{preset}-{run}").glob("sweep-*.json"))
-    return json.loads(found[0].read_text(encoding="utf-8"))["rows"] if found else []
+    payload = shipped_sweep_file(preset, run)
+    return payload["rows"] if payload else []
 
 
 def _graph(row: dict) -> str:
@@ -51,9 +52,8 @@ def _graph(row: dict) -> str:
 
 
 def _run_row(preset: str, run: str, label: str, seeds: Optional[dict]) -> dict:
-    folder = SHIPPED / f"{preset}-{run}"
-    m = read_manifest(folder)
-    sweep = json.loads(next(folder.glob("sweep-*.json")).read_text(encoding="utf-8"))
+    m = read_manifest(SHIPPED / f"{preset}-{run}")
+    sweep = shipped_sweep_file(preset, run)
     trained = find_row(sweep["rows"], kind="trained")
     acc, spread = f"{100 * m['final_test_acc']:.1f}", None
     if seeds:
@@ -74,8 +74,8 @@ def book_rows() -> list:
         for run, label in (("euler_fixed", "Euler (ResNet-like)"), ("rk4_refined", "RK4-classic, refined")):
             out.append(_run_row(preset, run, label, seeds))
     best = max((r for r in _sweep_rows("gpu", "rk4_refined") if r["kind"] == "compressed"), key=lambda r: r["accuracy"])
-    out.append({**out[-1], "model": "RK4-classic, compressed", "graph": _graph(best), "parameters": best["n_parameters"],
-                "accuracy": f"{100 * best['accuracy']:.1f}", "seeds": None})
+    out.append({**out[-1], "model": f"RK4-classic, θ(t) projected to M = {best['n_basis']} (the book's addition)", "graph": _graph(best),
+                "parameters": best["n_parameters"], "accuracy": f"{100 * best['accuracy']:.1f}", "seeds": None})
     probe = result("gpu_recipe-h200-e40.json")
     for trial, label in (("euler_fixed-64-e40", "Euler (ResNet-like)"), ("rk4_refined-64-e40", "RK4-classic, refined")):
         t, c = probe["trials"][trial], probe["trials"][trial]["config"]
@@ -104,12 +104,12 @@ def paper_comparison_table(root: Optional[Path] = None) -> Rich:
                                ("parameters", params, "{}"),
                                ("epochs", "epochs", "{}"), ("accuracy (%)", "accuracy", "{}"), ("3 seeds", "seeds", "{}"),
                                ("images", "evaluated", "{}")], left=4,
-                        note="Graph: the widths of the three blocks, the scheme and N_t = M of each block. The paper "
-                             "trained on CIFAR-10's 50,000 training images and measured on its 10,000 test images. The "
-                             "book trained on 45,000 of the training images, in a copy whose pixels passed through JPEG "
-                             "(the `gpu` models and the probe: that copy again stored as WebP, quality 90), and measured "
-                             "on the other 5,000, held out from training (a validation set: the copy has no test split). "
-                             "Accuracy of training seed 0; 3 seeds: the `gpu` preset's three training seeds, mean [min, "
-                             "max]. Read from cnet_lib/shipped/ (the models' manifests and sweeps, seeds.json) and "
-                             "benchmarks/results/gpu_recipe-h200-e40.json (the probe: the page On a GPU, Toward the "
-                             "paper's accuracy).")
+                        note="Graph: the widths of the three blocks, the scheme and the steps of each block (the paper's "
+                             "units; N_t = M for the trained models; the paper's cheaper rows keep the trained weights "
+                             "and take fewer steps). The paper trained on CIFAR-10's 50,000 training images and measured "
+                             "on its 10,000 test images. The book trained on 45,000 of the training images, in a copy "
+                             "whose pixels passed through JPEG (the `gpu` models and the probe: that copy again stored as "
+                             "WebP, quality 90), and measured on the other 5,000, held out from training (a validation "
+                             "set: the copy has no test split). Accuracy of training seed 0; 3 seeds: the `gpu` preset's "
+                             "three training seeds, mean [min, max]. The book's numbers are read from the shipped "
+                             "models' records and the probe's (the page On a GPU, Toward the paper's accuracy).")

@@ -11,6 +11,11 @@ training them, and say so.
 
     CNET_DATA_DIR=../shared/data-large python -m cnet_lib ship cpu --data-description "..."
 
+``--controls`` ships the preset's control runs instead (RK4-classic at fixed depth, Euler refined: with the two main
+runs they make the 2 x 2 of integrator x refinement), each with its sweep:
+
+    CNET_DATA_DIR=../shared/data-large python -m cnet_lib ship cpu --controls --data-description "..."
+
 ``--restudy`` recomputes only the studies of the models already shipped (when a study changes, not
 the training): each shipped model is verified and loaded, its sweeps and robustness study are
 computed with the preset's current grids (a cache that matches is reused, with the time it took
@@ -37,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..images.runs.image_presets import image_runs, robustness_grid, sweep_grid
+from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, sweep_grid
 from ..images.runs.run_folders import identity_hash
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
@@ -197,23 +202,30 @@ def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) ->
     return _ship_runs([(run, folder, keep)], record)[0]
 
 
-def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED) -> list[Path]:
+def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED,
+         controls: bool = False) -> list[Path]:
     """Train (or reload from the settings' runs folder), sweep and study the runs of the settings' preset, and
-    write the shipped folders.  A run file that cannot be shipped (damaged, not a file, a link) stops with one
-    sentence (:class:`ShipError`) before any shipped folder is replaced (:func:`_ship_runs`)."""
+    write the shipped folders.  With ``controls`` the preset's control runs instead
+    (:data:`cnet_lib.images.runs.image_presets.CONTROLS`, the other cells of integrator x refinement): trained and
+    swept, shipped with their sweep (the robustness and adaptive studies are the main runs').  A run file that
+    cannot be shipped (damaged, not a file, a link) stops with one sentence (:class:`ShipError`) before any
+    shipped folder is replaced (:func:`_ship_runs`)."""
     preset = settings.preset
     t0 = time.perf_counter()
-    runs = trained_runs(settings, use_shipped=False, verbose=True, progress=False)
+    runs = trained_runs(settings, runs=list(CONTROLS) if controls else None, use_shipped=False, verbose=True,
+                        progress=False)
     sweeps_t0 = time.perf_counter()
     sweep_runs(runs, verbose=True)
-    robustness_runs(runs, verbose=True, progress=True)
-    finished = time.perf_counter()
     dev = settings.device
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
-    robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
-    studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
-    adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+    if not controls:
+        robustness_runs(runs, verbose=True, progress=True)
+        robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
+        studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
+    finished = time.perf_counter()
+    if not controls:
+        adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
+        studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
     record = {"command": command, "description": data_description,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -287,6 +299,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-description", help="what the data is, in words (goes into the manifest; needed unless "
                    "--restudy)")
     p.add_argument("--restudy", action="store_true", help="recompute the studies of the shipped models, not their training")
+    p.add_argument("--controls", action="store_true", help="ship the preset's control runs (RK4-classic at fixed depth, "
+                   "Euler refined: the other cells of integrator x refinement) with their sweeps, not its two main runs")
     p.add_argument("--root", help="runs root to train into (default: $CNET_RUNS_DIR, else ~/.cache/cnet_lib/runs)")
     p.add_argument("--device", default="cpu")
 
@@ -295,13 +309,16 @@ def run(args: argparse.Namespace) -> int:
     """Ship (or restudy) the preset's models; 0 when done."""
     if not args.restudy and not args.data_description:
         raise UsageError("--data-description is needed to ship newly trained models")
+    if args.restudy and args.controls:
+        raise UsageError("--restudy recomputes the main runs' studies; the control runs ship with their sweep only "
+                         "(ship them again with --controls)")
     settings = Settings.from_environment(preset=args.preset, runs_dir=args.root, device=args.device)
     command = (f"CNET_DATA_DIR=<the folder {settings.data_dir.name}> python -m cnet_lib ship "
                + " ".join(shlex.quote(a) for a in args.argv))
     if args.restudy:
         restudy(settings, command)
     else:
-        ship(settings, args.data_description, command)
+        ship(settings, args.data_description, command, controls=args.controls)
     return 0
 
 

@@ -145,6 +145,15 @@ class Basis(ABC):
     def degree(self) -> int:
         """Polynomial degree of each φ_β between break points."""
 
+    def steps_align(self, n_steps: int) -> bool:
+        """Whether ``n_steps`` equal steps of [0, 1] put a step boundary on every break point, in exact arithmetic:
+        then θ(t) is one polynomial inside every step, and a Runge–Kutta step keeps its order (its stages read one
+        piece: the last stage takes the left limit, :class:`cnet_lib.core.integrate.StagePosition`).  A step that
+        holds a break point inside it integrates a right-hand side with a jump (or a kink) and loses its order."""
+        if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
+            raise ValueError(f"n_steps must be an int >= 1 (the number of steps N_t), got {n_steps!r}")
+        return all((p * n_steps).denominator == 1 for p in self.breakpoints)
+
     @property
     def n_intervals(self) -> int:
         """Equal intervals of [0, 1] that time-dependent BatchNorm statistics live on

@@ -172,7 +172,7 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
             fig.add_trace(go.Scatter(x=[r["n_steps"] for r in rs], y=[r["accuracy"] for r in rs], mode="lines+markers",
                                      name=s, legendgroup=s, showlegend=s not in shown,
                                      line=dict(color=scheme_color(s)), customdata=[r["units"] for r in rs],
-                                     hovertemplate=f"{s}<br>N_t=%{{x}}<br>accuracy=%{{y:.4f}}<br>units=%{{customdata}}"),
+                                     hovertemplate=f"{s}<br>N_t=%{{x}}<br>accuracy=%{{y:.4f}}<br>evaluations of R=%{{customdata}}"),
                           row=c, col=1)
             shown.add(s)
         tr = find_row(rows, kind="trained")

@@ -17,13 +17,15 @@ The names a chapter calls are re-exported here (explicitly, :data:`__all__`), so
 ``images.trained_runs(ctx.settings)``; everything else is imported from its module.
 """
 from . import data, runs, studies, training
-from .runs.image_presets import IMAGE_PRESETS, adaptive_grid, image_runs, live_images, robustness_grid, sweep_grid, timing_grid
+from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_runs, live_images, robustness_grid, sweep_grid, timing_grid
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
 from .runs.study_run import StudyRun
 from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
+from .studies.factorial import factorial_over_seeds, shipped_factorial
+from .studies.graph_rule import graph_kind
 from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
@@ -44,7 +46,7 @@ __all__ = [
     # the wings
     "data", "training", "runs", "studies",
     # presets and trained runs
-    "IMAGE_PRESETS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "live_images", "trained_runs",
+    "IMAGE_PRESETS", "CONTROLS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "live_images", "trained_runs",
     "StudyRun", "study_data", "sample_batch",
     # training
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
@@ -57,4 +59,5 @@ __all__ = [
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
+    "graph_kind", "factorial_over_seeds", "shipped_factorial",
 ]

@@ -4,19 +4,21 @@ verdict (:func:`word_adaptive`).  The numbers are the study's (:mod:`cnet_lib.im
 :mod:`cnet_lib.images.studies.adaptive_verdict`); nothing here computes a measurement."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from ..images.studies.adaptive_measure import adaptive_rows, equal_cost_rows
 from ..images.studies.adaptive_verdict import AdaptiveRule, AdaptiveVerdict, ModelClass
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label, scheme_label
+from .run_report import as_trained_note
 
 __all__ = ["adaptive_table", "equal_cost_table", "word_adaptive"]
 
 
-def adaptive_table(study: Mapping) -> Rich:
-    """:func:`cnet_lib.images.studies.adaptive_measure.adaptive_rows` as a table."""
+def adaptive_table(study: Mapping, as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
+    """:func:`cnet_lib.images.studies.adaptive_measure.adaptive_rows` as a table; with ``as_trained`` (the runs), the
+    note says why a model's accuracy on its own graph here differs from its accuracy as trained."""
     def graph(r):
         if r["pair"] is None:
             return "own: " + ", ".join(f"{scheme_label(s)} N_t = {n}" for s, n in dict.fromkeys(map(tuple, r["graph"])))
@@ -27,10 +29,13 @@ def adaptive_table(study: Mapping) -> Rich:
             ("NFE per image", "nfe", "{:.1f}"), ("NFE per block", lambda r: " / ".join(f"{v:.1f}" for v in r["nfe_blocks"]), "{}"),
             ("rejected per batch", "rejected", "{:.1f}")]
     g = study["grid"]
-    return format_table(adaptive_rows(study), cols, left=2,
+    rows = adaptive_rows(study)
+    own = {r["run"]: 100 * r["accuracy"] for r in rows if r["pair"] is None}
+    note = as_trained_note(own, as_trained, f"the study's {study['n']:,} held-out images, in float32")
+    return format_table(rows, cols, left=2,
                         note=f"{study['n']:,} held-out images in batches of {g['batch_size']}; tol = rtol = atol; NFE = rate "
                              "evaluations of a block (R(x, θ(t)) calls), per image's forward pass; changed = predicted "
-                             "class differs from the model's own graph")
+                             "class differs from the model's own graph" + (f"; the own graphs' accuracy {note}" if note else ""))
 
 
 def _fixed_steps(r: Mapping, study: Mapping) -> str:

@@ -29,12 +29,18 @@ def _flow_sentences(judged: Sequence[Mapping], cfg: PendulumConfig, rule: Pendul
     parts = [f"{k}: {', '.join(v)}" for k, v in groups.items() if v]
     euler = next((j for j in judged if j["trained"] == "euler" and j["dt_data"] == cfg.dt_data), None)
     others = [j for j in judged if j is not euler and j["dt_data"] == cfg.dt_data]
+    at = f"at Δt_data = {cfg.dt_data:g}"
     if euler is not None and euler["klass"] == "discrete" and others and all(j["klass"] == "continuous" for j in others):
-        tail = "the error-controlled solver tells the Euler-trained ODE-Net from the others."
+        tail = f"{at} the error-controlled solver tells the Euler-trained ODE-Net from the others."
     elif euler is not None and all(j["klass"] == euler["klass"] for j in others):
-        tail = f"the solver does not tell the Euler-trained ODE-Net from the others: all are {euler['klass']}."
+        tail = f"{at} the solver does not tell the Euler-trained ODE-Net from the others: all are {euler['klass']}."
     else:
-        tail = "the classes do not split along the training scheme as the question supposes."
+        tail = f"{at} the classes do not split along the training scheme as the question supposes."
+    coarse = [j["label"] for j in judged if j["dt_data"] != cfg.dt_data and j["klass"] == "discrete"]
+    if coarse:
+        tail += (f" At coarser data the solver classes {', '.join(coarse)} as discrete too: trained at a larger step, "
+                 "a rate absorbs its own scheme's truncation error, whatever the scheme, and its flow is no longer the "
+                 "graph it was trained on.")
     s.append(f"VERDICT (one trained model per scheme; rule: {rule.pair}, factor {rule.factor:g}): " + "; ".join(parts)
              + f". So {tail}")
     return s

@@ -5,7 +5,7 @@ of a quantizer (:func:`quantization_error_table`).  The numbers are the study's
 (:mod:`cnet_lib.images.studies.robustness_measure`, :mod:`cnet_lib.images.studies.robustness_verdict`)."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 
@@ -14,8 +14,9 @@ from ..images.studies.robustness_verdict import FAMILIES, Judgement, MethodJudge
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
+from .run_report import as_trained_note
 
-__all__ = ["word_verdict", "outcome_phrase", "FOOTING", "drops_table", "word_methods", "quantization_error_table",
+__all__ = ["word_verdict", "outcome_phrase", "floor_sentences", "HURTS", "STUDY_HOW", "FOOTING", "drops_table", "word_methods", "quantization_error_table",
            "size_table"]
 
 
@@ -30,7 +31,8 @@ def _models_phrase(j: Judgement) -> str:
     return f"{k} trained models per method"
 
 
-def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width: Optional[int] = 92) -> Rich:
+def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width: Optional[int] = 92,
+                 as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
     """Sentences that state what :func:`cnet_lib.images.studies.robustness_verdict.judge` found, quoting the
     numbers, as paragraphs (the text wrapped to ``width`` characters, one line per sentence with
     ``width=None``); the last one, ``VERDICT:``, rests on the primary test alone, is set apart in a notebook,
@@ -38,9 +40,10 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
     significantly."""
     lab = {j.a: run_label(j.a), j.b: run_label(j.b), **(labels or {})}
     A, B, t = lab[j.a], lab[j.b], j.test
+    note = as_trained_note({j.a: j.clean[j.a], j.b: j.clean[j.b]}, as_trained, STUDY_HOW)
     s = [f"Both models are measured on the same {j.n:,} held-out images: {A} {j.clean[j.a]:.1f}% clean, "
-         f"{B} {j.clean[j.b]:.1f}% clean. A perturbation is judged by each model's drop from its own clean "
-         "accuracy, the two drops compared image by image."]
+         f"{B} {j.clean[j.b]:.1f}% clean{f' ({note})' if note else ''}. A perturbation is judged by each model's drop "
+         "from its own clean accuracy, the two drops compared image by image."]
     for label in (j.a, j.b):
         if j.gaps.get(label) is not None:
             s.append(f"{lab[label]}: removing its blocks costs {j.gaps[label]:.1f} points.")
@@ -54,6 +57,9 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
                  f"{t.min_effect:g} point{'s' if t.min_effect != 1 else ''} more than {A}. {A} loses "
                  f"{p['drop_a']:.2f} points, {B} {p['drop_b']:.2f}; difference {p['diff']:+.2f}, 95% interval "
                  f"{_interval(p)}, p = {p['p']:.2g} (a single test: nothing to adjust): {outcome_phrase(j.outcome, t)}.")
+        s += floor_sentences(p["drop_a"], p["drop_b"], t, A, B,
+                             [(r["name"], r["drop_a"], r["drop_b"], r["diff"], r.get("p_holm")) for r in j.rows
+                              if r["role"] == "secondary"], j.outcome)
     for family in FAMILIES:
         members = [r for r in j.rows if r["family"] == family and r["role"] == "secondary"]
         unmeasured = [r for r in j.rows if r["family"] == family and r["role"] == "unmeasured"]
@@ -69,6 +75,32 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
                      + " — fewer than two seeds per model, so the spread of the draws is unknown.")
     s.append(_verdict_line(j, A, B))
     return paragraphs(s, width=width)
+
+
+HURTS = 2.0
+"""Points a model must lose under a perturbation for :func:`floor_sentences` to list it as one that hurts."""
+
+
+def floor_sentences(drop_a: float, drop_b: float, t: PrimaryTest, A: str, B: str, rows: Sequence[tuple],
+                    outcome: str) -> list:
+    """What the primary test can show: when the primary perturbation costs *both* models less than its minimum effect,
+    a difference of that size can hardly appear, and "equivalent" is a floor of the test rather than evidence of equal
+    robustness; then the perturbations that do hurt (a model loses at least :data:`HURTS` points: ``rows`` of
+    ``(name, drop A, drop B, B − A, Holm p)``) say what there is to see.  No sentence when the primary perturbation
+    hurts."""
+    if not (drop_a < t.min_effect and drop_b < t.min_effect):
+        return []
+    then = ("\u201cequivalent\u201d here is a floor of the test, not evidence that the two models are equally robust"
+            if outcome == "equivalent" else "the test has little room to show one")
+    out = [f"The primary perturbation costs each model less than the minimum effect ({drop_a:.2f} and {drop_b:.2f} "
+           f"points, against {t.min_effect:g}), so a difference of that size could hardly appear: {then}."]
+    hurt = [r for r in rows if max(r[1], r[2]) >= HURTS]
+    if hurt:
+        out.append(f"The perturbations that do hurt (a model loses at least {HURTS:g} points; secondary, so they never "
+                   "decide): " + "; ".join(
+                       f"{name}: {A} loses {a:.2f}, {B} {b:.2f}, difference {d:+.2f}"
+                       + (f" (Holm p = {ph:.2g})" if ph is not None else "") for name, a, b, d, ph in hurt) + ".")
+    return out
 
 
 def outcome_phrase(outcome: str, t: PrimaryTest) -> str:
@@ -168,14 +200,22 @@ def quantization_error_table(quantize: Callable[[torch.Tensor, int], torch.Tenso
                         note="relative error ‖w̃ − w‖ / ‖w‖")
 
 
-def size_table(study: Mapping[str, Sequence[Condition]]) -> Rich:
+STUDY_HOW = "the study evaluates every model again, in float32"
+"""What the robustness study does differently from training's own evaluation (said where its clean accuracies differ)."""
+
+
+def size_table(study: Mapping[str, Sequence[Condition]], as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
     """Each model's size in bytes and accuracy for every way of storing its weights that was measured
-    (float32, then each quantization scheme and float format; one row each)."""
+    (float32, then each quantization scheme and float format; one row each); with ``as_trained`` (the runs), the
+    note says why a float32 accuracy differs from the model's accuracy as trained."""
     rows = []
     for label, conds in study.items():
         for c in conds:
             if c.kind in ("clean", "quantized_theta", "quantized_weights", "float_format"):
                 rows.append({"model": run_label(label), "format": "float32" if c.kind == "clean" else condition_name(c.kind, c.level),
                              "bytes": c.bytes, "accuracy": sum(c.accuracies()) / len(c.correct)})
+    clean = {label: 100 * sum(c.accuracies()) / len(c.correct) for label, conds in study.items() for c in conds
+             if c.kind == "clean"}
+    note = as_trained_note(clean, as_trained, STUDY_HOW)
     return format_table(rows, [("model", "model", "{}"), ("weights", "format", "{}"), ("bytes", "bytes", "{:,}"),
-                               ("accuracy", "accuracy", "{:.4f}")], left=2)
+                               ("accuracy", "accuracy", "{:.4f}")], left=2, note=note[0].upper() + note[1:] if note else None)

@@ -63,10 +63,10 @@ def word_refinement_check(result: Mapping) -> Rich:
 
 
 def manifestation_reads_table(rows: Sequence[dict]) -> Rich:
-    """The rows of :func:`cnet_lib.images.studies.theta.manifestation_reads`: per manifestation, the units per
-    block and the pieces θ̂_β read (numbered from 1)."""
+    """The rows of :func:`cnet_lib.images.studies.theta.manifestation_reads`: per manifestation, the evaluations of R
+    per block and the pieces θ̂_β read (numbered from 1)."""
     return format_table(rows, [
-        ("scheme", "scheme", "{}"), ("N_t", "n_steps", "{}"), ("units per block", "units", "{}"),
+        ("scheme", "scheme", "{}"), ("N_t", "n_steps", "{}"), ("evaluations of R per block", "units", "{}"),
         ("pieces read", lambda r: ", ".join(str(b + 1) for b in r["pieces"]), "{}")], left=1)
 
 

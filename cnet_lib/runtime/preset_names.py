@@ -1,8 +1,8 @@
 """Run-size presets: the four names, one check of a name, and a study's table looked up by it.
 
 ``smoke`` (CI: seconds), ``cpu`` (the default without a GPU: a chapter in minutes on 2 cores),
-``gpu`` (the default with CUDA: a chapter in <= 30 min on a T4-class GPU), ``paper`` (the seed
-paper's schedules).  Which one a session runs is a setting (:class:`cnet_lib.runtime.settings.Settings`,
+``gpu`` (the default with CUDA: a chapter in <= 30 min on a T4-class GPU), ``paper`` (the paper's
+scale on the schedule of the authors' published command lines).  Which one a session runs is a setting (:class:`cnet_lib.runtime.settings.Settings`,
 ``ctx.preset`` in a chapter); each study keeps its own table of what a preset means for it.
 """
 from __future__ import annotations

@@ -32,8 +32,10 @@ SCHEME_COLORS = {
     "rk4_38": "#9467bd",  # purple
     "exact": "#222222",  # the exact solution
 }
-RUN_LABELS = {"rk4_refined": "RK4-trained (refined)", "euler_fixed": "Euler-trained (fixed depth)"}
-RUN_COLORS = {"rk4_refined": SCHEME_COLORS["rk4_classic"], "euler_fixed": SCHEME_COLORS["euler"]}
+RUN_LABELS = {"rk4_refined": "RK4-trained (refined)", "euler_fixed": "Euler-trained (fixed depth)",
+              "rk4_fixed": "RK4-trained (fixed depth)", "euler_refined": "Euler-trained (refined)"}
+RUN_COLORS = {"rk4_refined": SCHEME_COLORS["rk4_classic"], "euler_fixed": SCHEME_COLORS["euler"],
+              "rk4_fixed": "#ff9896", "euler_refined": "#aec7e8"}  # the control runs: their scheme's colour, lighter
 BASIS_LABELS = {"piecewise_constant": "piecewise constant", "piecewise_linear": "piecewise linear (hats)",
                 "legendre": "Legendre polynomials"}
 SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")

@@ -17,7 +17,7 @@ from typing import Any
 from ...runtime.preset_names import preset_name, select_preset
 from ..training.train_config import TrainConfig
 
-__all__ = ["IMAGE_PRESETS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
+__all__ = ["IMAGE_PRESETS", "CONTROLS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
            "live_images", "timing_grid", "training_time_template"]
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
@@ -29,6 +29,11 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "runs": {
             "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1,)),  # N_t = M: 1 -> 2
             "euler_fixed": dict(scheme="euler", n_basis=2),
+        },
+        # the other two cells of the 2 x 2 (integrator x refinement): :data:`CONTROLS`
+        "controls": {
+            "rk4_fixed": dict(scheme="rk4_classic", n_basis=2),
+            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(1,)),
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
@@ -47,6 +52,10 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "runs": {
             "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(1, 3)),  # N_t = M: 1 -> 2 -> 4
             "euler_fixed": dict(scheme="euler", n_basis=4),
+        },
+        "controls": {
+            "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),  # RK4 at its final depth from the start
+            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(1, 3)),  # Euler grown like rk4_refined
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
@@ -67,6 +76,10 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
             "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8)),  # N_t = M: 1 -> 2 -> 4
             "euler_fixed": dict(scheme="euler", n_basis=4),
         },
+        "controls": {
+            "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),
+            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(4, 8)),
+        },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
         # cut for the GPU session's 10 minutes (three training seeds, each with this study): 3 σ × 3 draws and
@@ -81,9 +94,10 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
-    # The seed paper's schedules (Queiruga et al., arXiv 2008.02389, Sec. 5); ``CHANGELOG.md``'s
-    # "Calibration history" says which of them come from the authors' command lines and which are
-    # assumptions.  refine_at counts completed epochs, the authors count from 1: these runs refine
+    # The paper's scale (Queiruga et al., arXiv 2008.02389) on the schedule of the authors' published command
+    # lines (the paper's text gives no epochs); its refinement epochs do not follow the paper's stated rule of
+    # refining just before the learning rate decays.  ``CHANGELOG.md``'s "Calibration history" says which values
+    # come from the command lines and which are assumptions.  Never run for this book.  refine_at counts completed epochs, the authors count from 1: these runs refine
     # one epoch later than theirs.
     "paper": {
         "data": dict(dataset="cifar10", n_train=None, n_test=None),
@@ -98,6 +112,10 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
             "cifar100_wide_refined": dict(dataset="cifar100", channels=(64, 128, 256), scheme="rk4_classic",
                                           n_basis=1, refine_at=(20, 50, 80)),
         },
+        "controls": {
+            "rk4_fixed": dict(channels=(16, 32, 64), scheme="rk4_classic", n_basis=32),
+            "euler_refined": dict(channels=(16, 32, 64), scheme="euler", n_basis=1, refine_at=(20, 40, 60, 70, 80)),
+        },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
                       compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
         "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(8)), bits=(8, 4),
@@ -109,21 +127,31 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def image_runs(preset: str, out_root=None, **overrides) -> dict[str, TrainConfig]:
-    """The runs of ``preset`` (``ctx.preset`` in a chapter) as TrainConfigs, ``overrides`` applied to every run.
+def image_runs(preset: str, out_root=None, *, controls: bool = False, **overrides) -> dict[str, TrainConfig]:
+    """The runs of ``preset`` (``ctx.preset`` in a chapter) as TrainConfigs, ``overrides`` applied to every run;
+    with ``controls=True`` its control runs too (:data:`CONTROLS`), after the main ones.
 
     With ``out_root`` each run writes to ``out_root/<preset>-<run>``; with ``resume=True`` as well,
     ``train(cfg)`` trains a run once and afterwards just reloads it.
     """
     name = preset_name(preset)
     p = select_preset(IMAGE_PRESETS, name)
+    specs = {**p["runs"], **(p["controls"] if controls else {})}
     runs = {}
-    for run, spec in p["runs"].items():
+    for run, spec in specs.items():
         kw = {**p["data"], **p["common"], **spec, "preset": name, "run_name": run}
         if out_root is not None:
             kw["out_dir"] = str(Path(out_root) / f"{name}-{run}")
         runs[run] = TrainConfig(**{**kw, **overrides})
     return runs
+
+
+CONTROLS = ("rk4_fixed", "euler_refined")
+"""The control runs of every preset: with the two main runs (RK4-classic refined, Euler at fixed depth) they make
+the 2 x 2 of integrator x refinement (RK4-classic at fixed depth, Euler refined on the same schedule), so that what
+the integrator does and what refinement does can be told apart.  Each preset's ``controls`` hold them with the same
+data, recipe, final M and refinement epochs as the main runs (``tests/test_image_study.py`` checks the balance); they
+are trained only when asked for by name (:func:`cnet_lib.images.runs.run_store.trained_runs`)."""
 
 
 def sweep_grid(preset: str) -> dict:

@@ -42,11 +42,12 @@ NOT_WRITABLE = "set CNET_RUNS_DIR (runs_dir in Settings) to a folder you can wri
 
 
 def run_configs(settings: Settings, progress: bool = False, verbose: bool = True,
-                overrides: Optional[Mapping[str, Any]] = None) -> dict[str, TrainConfig]:
+                overrides: Optional[Mapping[str, Any]] = None, controls: bool = False) -> dict[str, TrainConfig]:
     """The session's preset's runs as they are trained here: the session's data folder (or the announced
     fake data, :func:`cnet_lib.images.runs.study_inputs.study_data_dir`), device, CUDA graphs and threads, each
-    run's folder under its runs folder, resumable, with ``overrides`` (they change the run's hash)."""
-    base = image_runs(settings.preset)
+    run's folder under its runs folder, resumable, with ``overrides`` (they change the run's hash); with
+    ``controls`` the preset's control runs too (:data:`cnet_lib.images.runs.image_presets.CONTROLS`)."""
+    base = image_runs(settings.preset, controls=controls)
     first = next(iter(base.values()))
     data_root = study_data_dir(settings, first.dataset, verbose=verbose)
     execution = dict(data_dir=str(data_root), device=str(settings.device), resume=True, progress=progress,
@@ -162,8 +163,9 @@ def trained_runs(settings: Settings, *, runs: Optional[Sequence[str]] = None, pr
     """The session's preset's image runs, trained once and afterwards reloaded: ``{run name: StudyRun}``.
 
     ``settings`` (``ctx.settings`` in a chapter) gives the preset, the runs folder, the data folder and
-    its mirror, the device, CUDA graphs and CPU threads; ``runs`` (names of the preset's runs; an unknown
-    one is refused) defaults to all of them.  A finished run is loaded from its checkpoint without
+    its mirror, the device, CUDA graphs and CPU threads; ``runs`` (names of the preset's runs, its control
+    runs included, :data:`cnet_lib.images.runs.image_presets.CONTROLS`; an unknown one is refused) defaults
+    to its two main runs.  A finished run is loaded from its checkpoint without
     touching the data; an interrupted one resumes from its last epoch.  ``overrides`` are applied to
     every run's :class:`cnet_lib.images.training.train_config.TrainConfig` (they change its hash).
 
@@ -176,8 +178,9 @@ def trained_runs(settings: Settings, *, runs: Optional[Sequence[str]] = None, pr
     if not isinstance(settings, Settings):
         raise TypeError(f"settings must be the session's Settings (ctx.settings in a chapter, "
                         f"Settings.from_environment() in a script), got {settings!r:.60}")
-    names = None if runs is None else _check_run_names(runs, settings.preset, list(image_runs(settings.preset)))
-    cfgs = run_configs(settings, progress, verbose, overrides)
+    known = list(image_runs(settings.preset, controls=True))
+    names = None if runs is None else _check_run_names(runs, settings.preset, known)
+    cfgs = run_configs(settings, progress, verbose, overrides, controls=names is not None)
     if names is not None:
         cfgs = {k: v for k, v in cfgs.items() if k in names}
     if verbose:

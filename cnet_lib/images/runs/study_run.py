@@ -16,7 +16,7 @@ from ..training.train_config import TrainConfig, build_model
 from ..training.results_file import read_results
 from ..training.train_state import CHECKPOINT
 
-__all__ = ["StudyRun", "study_device", "training_time"]
+__all__ = ["trained_arithmetic", "StudyRun", "study_device", "training_time"]
 
 
 @dataclass
@@ -70,6 +70,13 @@ def study_device(run: StudyRun, device: DeviceLike = None) -> torch.device:
     the session's, decided once (:attr:`cnet_lib.runtime.settings.Settings.device`, which the run was loaded
     with and onto)."""
     return resolve_device(device) if device is not None else run.settings.device
+
+
+def trained_arithmetic(run: StudyRun) -> str:
+    """The arithmetic of the evaluation that gave the run its accuracy on its own graph (its training's last epoch, which
+    the sweeps reproduce): ``"bf16 autocast"`` on a CUDA device with the run's ``amp``, else ``"float32"``."""
+    device = str(training_time(run).get("device") or "")
+    return "bf16 autocast" if device.startswith("cuda") and run.config.amp else "float32"
 
 
 def training_time(run: StudyRun) -> dict:

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import torch
 
-__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch"]
+__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch", "two_proportions"]
 
 
 def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
@@ -113,3 +113,20 @@ def welch(a: Sequence[float], b: Sequence[float], alpha: float = 0.05) -> dict:
     p = float(stats.ttest_ind(list(b), list(a), equal_var=False).pvalue)
     half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     return {"diff": diff, "se": se, "df": df, "ci95": (diff - half, diff + half), "p": p}
+
+
+def two_proportions(p_a: float, n_a: int, p_b: float, n_b: int, alpha: float = 0.05) -> dict:
+    """The difference p_b − p_a of two accuracies measured on ``n_a`` and ``n_b`` images, with its (1 − α) Wald
+    interval as if the two samples were independent: ``diff``, ``se`` and ``ci95`` (in the units of ``p``).  When the
+    two models were measured on the *same* images but their per-image outcomes were not kept, this is the interval
+    one can still give: pairing (McNemar, :func:`mcnemar`) would narrow it, never widen it, when the two models tend to
+    get the same images right."""
+    from scipy import stats  # imported here: scipy.stats takes a moment to import
+
+    for name, p, n in (("p_a", p_a, n_a), ("p_b", p_b, n_b)):
+        if not (0 <= p <= 1) or isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} must be an accuracy in [0, 1] measured on n >= 1 images, got {p!r} on {n!r}")
+    se = math.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b)
+    half = float(stats.norm.ppf(1 - alpha / 2)) * se
+    diff = p_b - p_a
+    return {"diff": diff, "se": se, "ci95": (diff - half, diff + half)}

@@ -21,9 +21,13 @@ import json
 from typing import Mapping, Optional
 
 from ...runtime.json_cache import plain
+from ...runtime.records import DamagedRecord, load_json
+from ..runs.shipped import SHIPPED
+from .seed_cached import SEEDS_FILE, read_seeds_file
 from .study_cache import StudyFile, precision, ran_on
+from .sweep_measure import checked_rows
 
-__all__ = ["MACHINE_FIELDS", "shipped_stand_ins", "announce_recompute"]
+__all__ = ["MACHINE_FIELDS", "shipped_stand_ins", "announce_recompute", "shipped_sweep_file", "shipped_seeds"]
 
 MACHINE_FIELDS = ("device", "amp")
 """The fields of a study's key that say where and how it ran, not what it measured."""
@@ -67,3 +71,30 @@ def announce_recompute(run, prefix: str, what: str) -> None:
     hint = (f"; the shipped one took {max(r.get('seconds', 0) for r in took):.0f} s on {ran_on(took[0])}, and a CPU "
             "can take many times that") if took else ""
     print(f"{what}: no study shipped with the book measured this, so it is computed now{hint}.", flush=True)
+
+
+def shipped_sweep_file(preset: str, run: str) -> Optional[dict]:
+    """The sweep that ships beside ``preset``'s ``run`` (``cnet_lib/shipped/<preset>-<run>/sweep-*.json``), parsed
+    (its ``rows`` checked as a sweep's, :func:`cnet_lib.images.studies.sweep_measure.checked_rows`), or ``None`` when
+    that run does not ship one; a folder with several, or one that cannot be read, raises a ValueError that says to
+    ship the preset again."""
+    found = sorted((SHIPPED / f"{preset}-{run}").glob("sweep-*.json"))
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ValueError(f"{SHIPPED / f'{preset}-{run}'} holds {len(found)} sweeps, not one: restudy the shipped "
+                         f"models (cnet ship {preset} --restudy)")
+    try:
+        payload = load_json(found[0])
+        checked_rows(payload["rows"])
+    except (OSError, DamagedRecord, KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"the shipped sweep {found[0]} cannot be read ({err}): reinstall cnet_lib, or ship the "
+                         f"preset again (cnet ship {preset})") from None
+    return payload
+
+
+def shipped_seeds(preset: str) -> list:
+    """The records of the seeds file that ships with ``preset``'s models (``seeds.json`` beside ``rk4_refined``), one
+    per training seed; none when it ships none."""
+    payload = read_seeds_file(SHIPPED / f"{preset}-rk4_refined" / SEEDS_FILE)
+    return list(payload["seeds"]) if payload else []

@@ -5,7 +5,8 @@ manifestation (:meth:`ContinuousNet.manifested`); for every compressed M its θ(
 projected onto M basis functions (:meth:`ContinuousNet.project`, on a deep copy) and
 evaluated at N_t = M; and once with every OdeBlock replaced by the identity, which says how
 much the blocks matter at all.  Each row records test accuracy, inference seconds, residual
-evaluations per image ("units": stages × N_t summed over blocks) and parameter count.
+evaluations per image (the field ``units``: stages × N_t summed over blocks; the paper's Table 1 calls the steps per
+block its *units*, 32-32-32, and the book's pages say "evaluations of R" for this count) and parameter count.
 
 The command line is ``python -m cnet_lib sweep CHECKPOINT`` (:mod:`cnet_lib.cli.sweep`).
 """

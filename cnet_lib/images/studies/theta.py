@@ -30,7 +30,7 @@ from ...core.resnet import resnet_from_continuousnet
 from ...core.schemes import get_scheme
 from ..runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_entries
 
-__all__ = ["theta_curve", "theta_by_basis", "change_from_initial", "largest_change", "change_per_epoch", "stage_rows", "manifestation_reads", "resnet_manifestation",
+__all__ = ["theta_roughness", "theta_curve", "theta_by_basis", "change_from_initial", "largest_change", "change_per_epoch", "stage_rows", "manifestation_reads", "resnet_manifestation",
            "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity"]
 
 
@@ -264,3 +264,25 @@ def blocks_are_identity(model: ContinuousNet, x: torch.Tensor) -> list[bool]:
         out.append(torch.equal(y, h))
         h = y
     return out
+
+
+@torch.no_grad()
+def theta_roughness(model: ContinuousNet) -> list[dict]:
+    """How far apart neighbouring pieces of θ(t) are, per OdeBlock: over its convolution coefficients, the norm of
+    the jump between pieces β and β + 1 relative to the two pieces' mean norm, ‖θ̂_{β+1} − θ̂_β‖ / ((‖θ̂_β‖ + ‖θ̂_{β+1}‖)/2),
+    averaged over the jumps (one row ``{"block", "n_basis", "roughness", "largest"}`` per block; ``None`` for a block
+    of one piece).  0 for a θ(t) that is one constant; about 1.4 for independent pieces of equal size (a freshly
+    initialised block); small for a θ(t) whose pieces are samples of a smooth function.  The paper's Figure 8 reads
+    the smoothness of its trained weights by eye; this is a number for it."""
+    rows = []
+    for i, b in enumerate(model.blocks):
+        jumps = []
+        for name, c in getattr(b, "coeffs", {}).items():
+            if c.dim() < 3 or c.shape[0] < 2:  # convolution weights only (M, out, in, k, k)
+                continue
+            flat = c.detach().double().flatten(1)
+            norms = flat.norm(dim=1)
+            jumps += ((flat[1:] - flat[:-1]).norm(dim=1) / ((norms[1:] + norms[:-1]) / 2)).tolist()
+        rows.append({"block": i + 1, "n_basis": getattr(b, "n_basis", None),
+                     "roughness": sum(jumps) / len(jumps) if jumps else None, "largest": max(jumps) if jumps else None})
+    return rows

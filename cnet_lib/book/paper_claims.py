@@ -1,0 +1,229 @@
+"""The seed paper's numbers and sentences, typed once, and the book's measurements beside them.
+
+Queiruga, Erichson, Taylor and Mahoney, *Continuous-in-Depth Neural Networks* (arXiv 2008.02389).  Every number of
+the paper that a page of the book quotes is here (:data:`PAPER_TABLE1`, :data:`PAPER_SENTENCES`), with where it
+stands in the paper; the pages quote it from here, so a number is typed once.  Words in quotation marks are the
+paper's own.  Three tables set the book's models beside the paper, each computed from the book's own models (the
+session's runs or their sweeps, so a page shows one number per model):
+
+* :func:`paper_beside`: the Table 1 rows a chapter corresponds to, beside the chapter's models, with the gap in
+  points and why the book is below (schedule, depth, parameters, data, evaluation set), in one sentence;
+* :func:`cheaper_graphs_table`: the paper's own compression rows (the *same* trained weights on fewer steps and
+  another scheme) beside the same operation on the book's RK4 model, each against its right baseline; the book's
+  projection of θ(t) onto fewer pieces is its own addition and is labelled so;
+* :func:`invariance_claims_table`: two sentences of the paper about manifestations (the Euler-trained model's sharp
+  minimum at its trained depth; the RK4-trained model run with Euler) against the book's models at several N_t.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+from ..images.runs.shipped import plain_description, read_manifest, shipped_run
+from ..images.studies.seed_verdict import spread
+from ..report.seed_report import seeds_phrase, spread_cell
+from ..runtime.rich_text import Rich, join_rich, paragraphs
+from ..runtime.rows import find_row, format_table
+from ..runtime.vocabulary import run_label
+
+__all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "paper_beside", "cheaper_graphs", "cheaper_graphs_table",
+           "invariance_claims", "invariance_claims_table", "gap_reasons"]
+
+PAPER_SCALE = {"widths": "16-32-64", "units": "32-32-32", "parameters": 3.19e6, "train_images": 50_000,
+               "test_images": 10_000, "epochs": 120}
+"""The scale of the paper's CIFAR-10 ContinuousNets (Table 1): widths, N_t = M = 32 in each of the three blocks
+(the paper's *units*: steps per block), parameters, CIFAR-10's training and test images; ``epochs`` is what the
+authors' published command lines give (``--epochs 120 --lr_decay_epoch 30 60 90``), which the paper's text does
+not state."""
+
+PAPER_TABLE1 = (
+    {"key": "euler", "model": "Euler-trained (ResNet-like)", "scheme": "euler", "units": "32-32-32",
+     "parameters": 3.19e6, "accuracy": 93.84, "where": "Table 1"},
+    {"key": "rk4", "model": "RK4-classic, refined", "scheme": "rk4_classic", "units": "32-32-32",
+     "parameters": 3.19e6, "accuracy": 93.57, "where": "Table 1"},
+    {"key": "rk4_best", "model": "RK4-classic, refined: the instance the cheaper graphs come from",
+     "scheme": "rk4_classic", "units": "32-32-32", "parameters": 3.19e6, "accuracy": 93.70, "where": "Table 1"},
+    {"key": "same_11", "model": "the same weights on fewer steps", "scheme": "rk4_38", "units": "11-11-11",
+     "parameters": 3.19e6, "accuracy": 93.44, "where": "Table 1", "baseline": "rk4_best"},
+    {"key": "same_6", "model": "the same weights on fewer steps", "scheme": None, "units": "6-6-6",
+     "parameters": 3.19e6, "accuracy": 92.28, "where": "Table 1", "baseline": "rk4_best"},
+)
+"""The paper's Table 1, CIFAR-10 rows (the CIFAR-100 rows are not reproduced here: the book trains no CIFAR-100
+model).  The two cheaper graphs keep the identical trained weights ("identical trained weights are inserted from the
+parent model") and change only the scheme and the steps; they come from the best RK4 instance (``rk4_best``), so
+their cost is measured from it.  ``scheme`` None: the row's scheme is not restated here."""
+
+PAPER_SENTENCES = {
+    "euler_sharp_minimum": {
+        "where": "on its Figure 4",
+        "quote": "sharp minimum at the time-step/depth at which the model was trained ... increasing or decreasing "
+                 "N_t even slightly drastically changes performance",
+        "about": "the Euler-trained model run with Euler at other N_t"},
+    "rk4_as_euler": {
+        "where": "on its Figure 4",
+        "quote": "just as accurate when the integrator is interchanged to forward Euler",
+        "accuracy": 93.55, "units": "32-32-32",
+        "about": "the RK4-trained model run with Euler"},
+    "training_time": {
+        "where": "its CIFAR-10 experiments",
+        "quote": "twice as long as opposed to four times",
+        "minutes_fixed": 1053, "minutes_refined": 608,
+        "about": "refinement's saving in training time (RK4 at fixed depth 1,053 min, refined 608 min)"},
+}
+"""Sentences of the paper the book tests, with the paper's numbers where it gives them."""
+
+
+def _row(key: str) -> dict:
+    return next(r for r in PAPER_TABLE1 if r["key"] == key)
+
+
+def _data_words(run: Any, n_test: Optional[int]) -> str:
+    """What a run trained and was measured on: a shipped model's data as its manifest describes it, else the
+    session's data in numbers."""
+    if getattr(run, "shipped", False):
+        folder = shipped_run(run.config)
+        if folder is not None:
+            return plain_description(read_manifest(folder).get("data", {}).get("description", ""))
+    train = f"{run.config.n_train:,}" if run.config.n_train else "all the"
+    held = f"{n_test:,} held-out images" if n_test else "held-out images"
+    return f"{train} training images of the session's data folder, measured on {held}"
+
+
+def gap_reasons(run: Any, n_test: Optional[int] = None) -> str:
+    """Why a book model is below the paper, in one clause: its epochs, steps per block and parameters, and its data,
+    against the paper's (``run``: a :class:`~cnet_lib.images.runs.study_run.StudyRun`; ``n_test`` the held-out images
+    it was measured on, when known)."""
+    cfg = run.config
+    steps = "-".join([str(cfg.final_n_steps())] * len(cfg.channels))
+    return (f"{cfg.epochs} epochs instead of the authors' {PAPER_SCALE['epochs']}, {steps} steps and pieces per block "
+            f"instead of {PAPER_SCALE['units']} (widths {'-'.join(map(str, cfg.channels))}: "
+            f"{run.model.n_parameters():,} parameters against {PAPER_SCALE['parameters'] / 1e6:.2f} million), and other "
+            f"data: the paper trains on CIFAR-10's {PAPER_SCALE['train_images']:,} training images and measures on its "
+            f"{PAPER_SCALE['test_images']:,} test images, these models on {_data_words(run, n_test)}")
+
+
+def paper_beside(runs: Mapping[str, Any], n_test: Optional[int] = None) -> Rich:
+    """The paper's Table 1 rows of the two trained models beside ``runs`` (``rk4_refined`` and ``euler_fixed``,
+    :class:`~cnet_lib.images.runs.study_run.StudyRun`: their final accuracy on their own graph, the one number of each
+    model), with the gap in points, and why in one sentence (``n_test``: the held-out images, when known)."""
+    rows = []
+    for run, key in (("euler_fixed", "euler"), ("rk4_refined", "rk4")):
+        paper, ours = _row(key), runs[run]
+        acc = 100 * ours.final_accuracy
+        rows.append({"model": run_label(run), "paper": paper["accuracy"], "ours": acc, "gap": paper["accuracy"] - acc,
+                     "units": "-".join([str(ours.config.final_n_steps())] * len(ours.config.channels)),
+                     "parameters": ours.model.n_parameters()})
+    table = format_table(rows, [("model", "model", "{}"), ("paper (%)", "paper", "{:.2f}"), ("here (%)", "ours", "{:.1f}"),
+                                ("below by (points)", "gap", "{:.1f}"), ("here: steps per block", "units", "{}"),
+                                ("here: parameters", "parameters", "{:,}")], left=1,
+                         note=f"paper: Table 1, {PAPER_SCALE['units']} steps per block, "
+                              f"{PAPER_SCALE['parameters'] / 1e6:.2f} million parameters, CIFAR-10's test set")
+    return join_rich([table, paragraphs([f"Why the book is lower: {gap_reasons(runs['rk4_refined'], n_test)}."])])
+
+
+# --------------------------------------------------------------------------- the same weights on fewer steps
+def _accuracy(rows: Sequence[dict], scheme: str, n_steps: int) -> Optional[float]:
+    r = find_row(rows, kind="manifestation", scheme=scheme, n_steps=n_steps, default=None)
+    return None if r is None else r["accuracy"]
+
+
+def cheaper_graphs(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], run: str = "rk4_refined") -> list[dict]:
+    """The paper's compression rows (its baseline: the instance they come from) and, for the book's ``run`` over the
+    seeds, the same operation: the *same* weights on fewer steps, with RK4-3/8 and RK4-classic, and then the book's own
+    addition, θ(t) projected onto fewer pieces.  Each row: ``source``, ``operation``, ``graph`` (scheme, steps per
+    block), ``accuracy`` and ``delta`` (points against its own baseline) as :func:`spread` over the seeds."""
+    best = _row("rk4_best")
+    out = [{"source": "paper", "operation": "trained (the baseline)", "graph": f"rk4_classic {best['units']}",
+            "accuracy": spread([best["accuracy"]]), "delta": None}]
+    for key in ("same_11", "same_6"):
+        r = _row(key)
+        out.append({"source": "paper", "operation": "same weights, fewer steps",
+                    "graph": f"{r['scheme'] or ''} {r['units']}".strip(), "accuracy": spread([r["accuracy"]]),
+                    "delta": spread([r["accuracy"] - best["accuracy"]])})
+    first = next(iter(sweeps_by_seed.values()))[run]
+    tr = find_row(first, kind="trained")
+    nt, blocks = tr["n_steps"], 3
+    per = lambda n: "-".join([str(n)] * blocks)  # noqa: E731
+
+    def ours(operation, graph, pick):
+        accs, deltas = [], []
+        for sweeps in sweeps_by_seed.values():
+            own = find_row(sweeps[run], kind="trained")["accuracy"]
+            a = pick(sweeps[run])
+            if a is not None:
+                accs.append(100 * a)
+                deltas.append(100 * (a - own))
+        return {"source": "here", "operation": operation, "graph": graph, "accuracy": spread(accs),
+                "delta": spread(deltas)} if accs else None
+
+    rows = [ours("trained (the baseline)", f"{tr['scheme']} {per(nt)}",
+                 lambda rows: find_row(rows, kind="trained")["accuracy"])]
+    rows[0]["delta"] = None
+    for n in range(nt - 1, 0, -1):
+        for scheme in ("rk4_38", "rk4_classic"):
+            rows.append(ours("same weights, fewer steps", f"{scheme} {per(n)}",
+                             lambda rows, s=scheme, n=n: _accuracy(rows, s, n)))
+    for m in sorted({r["n_basis"] for r in first if r["kind"] == "compressed"}, reverse=True):
+        rows.append(ours("θ(t) projected onto fewer pieces (this book's addition)", f"rk4_classic {per(m)}, M = {m}",
+                         lambda rows, m=m: next((r["accuracy"] for r in rows if r["kind"] == "compressed"
+                                                 and r["n_basis"] == m and r["scheme"] == "rk4_classic"), None)))
+    return out + [r for r in rows if r is not None]
+
+
+def cheaper_graphs_table(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], run: str = "rk4_refined") -> Rich:
+    """:func:`cheaper_graphs` as a table."""
+    rows = cheaper_graphs(sweeps_by_seed, run)
+    return format_table(rows, [("", "source", "{}"), ("graph", "graph", "{}"), ("operation", "operation", "{}"),
+                               ("accuracy (%)", lambda r: spread_cell(r["accuracy"], "{:.2f}" if r["source"] == "paper"
+                                                                      else "{:.1f}"), "{}"),
+                               ("Δ points", lambda r: r["delta"] and spread_cell(r["delta"], "{:+.2f}" if r["source"] ==
+                                                                                 "paper" else "{:+.1f}"), "{}")],
+                        left=3, note=f"graph: the scheme and N_t of each block (the paper's units); paper: Table 1, "
+                                     f"whose cheaper graphs come from its best RK4 instance ({_row('rk4_best')['accuracy']:.2f}%), "
+                                     f"so their Δ is against it; here: {run_label(run)}, "
+                                     f"{seeds_phrase(list(sweeps_by_seed)).replace(' per method', '')}, mean [min, max]; "
+                                     "each Δ against that model's own graph")
+
+
+# --------------------------------------------------------------------------- two sentences of the paper
+def invariance_claims(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], *, euler: str = "euler_fixed",
+                      rk4: str = "rk4_refined") -> list[dict]:
+    """The paper's two sentences of :data:`PAPER_SENTENCES` (``euler_sharp_minimum``, ``rk4_as_euler``) against the
+    book's models run with Euler at every N_t of their sweeps: per N_t, the loss (points) below each model's own
+    graph as :func:`spread` over the seeds."""
+    first = next(iter(sweeps_by_seed.values()))
+    out = []
+    for run, claim in ((euler, "euler_sharp_minimum"), (rk4, "rk4_as_euler")):
+        if run not in first:
+            continue
+        steps = sorted(r["n_steps"] for r in first[run] if r["kind"] == "manifestation" and r["scheme"] == "euler"
+                       and isinstance(r["n_steps"], int) and not r.get("is_trained"))
+        nt = find_row(first[run], kind="trained")["n_steps"]
+        for n in steps:
+            losses = []
+            for sweeps in sweeps_by_seed.values():
+                own = find_row(sweeps[run], kind="trained")["accuracy"]
+                a = _accuracy(sweeps[run], "euler", n)
+                if a is not None:
+                    losses.append(100 * (own - a))
+            out.append({"claim": claim, "run": run, "n_steps": n, "trained_n_steps": nt, "loss": spread(losses)})
+    return out
+
+
+def invariance_claims_table(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], **runs) -> Rich:
+    """:func:`invariance_claims` as a table, with the paper's sentence above each model's rows."""
+    rows = invariance_claims(sweeps_by_seed, **runs)
+    parts = []
+    for claim in ("euler_sharp_minimum", "rk4_as_euler"):
+        mine = [r for r in rows if r["claim"] == claim]
+        if not mine:
+            continue
+        s = PAPER_SENTENCES[claim]
+        number = f" ({s['accuracy']:.2f}% at {s['units']})" if "accuracy" in s else ""
+        head = f"The paper ({s['where']}), on {s['about']}: \u201c{s['quote']}\u201d{number}."
+        table = format_table(mine, [("model", lambda r: run_label(r["run"]), "{}"),
+                                    ("run with", lambda r: f"euler, N_t = {r['n_steps']}", "{}"),
+                                    ("trained N_t", "trained_n_steps", "{}"),
+                                    ("points lost", lambda r: spread_cell(r["loss"], "{:.2f}"), "{}")], left=2)
+        parts.append(join_rich([paragraphs([head]), table]))
+    note = f"{seeds_phrase(list(sweeps_by_seed))}: mean [min, max] of the points lost below each model's own graph"
+    return join_rich(parts + [paragraphs([note])], sep="\n\n")
