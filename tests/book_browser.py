@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from pathlib import Path
 
 LAPTOP = (1280, 1000)
@@ -101,8 +102,9 @@ return {bare: bare, cites: cites, wide: wide, labels: labels, printed: printed, 
         said: seen.textContent};
 """
 
-# at 1280 px: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
-# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket (code: "TrainConfig(|lr=0.1)")
+# at both widths: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
+# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket or a placeholder's "<"
+# (code: "TrainConfig(|lr=0.1)", ".json.|<pid>")
 BREAKS_JS = """
 const out = [];
 document.querySelectorAll('article table').forEach(t => {
@@ -119,7 +121,7 @@ document.querySelectorAll('article table').forEach(t => {
                 const rc = Array.from(r.getClientRects()).filter(x => x.width > 0);
                 if (!rc.length) continue;
                 if (prev !== null && rc[0].top > prev + 2 && !'-\u2013/,='.includes(m[0][i - 1])
-                    && !'([{'.includes(m[0][i])) {
+                    && !'([{<'.includes(m[0][i])) {
                     out.push(m[0].slice(0, i) + '|' + m[0].slice(i));
                     break;
                 }
@@ -398,6 +400,10 @@ def _touch_problems(driver) -> list[str]:
     return problems
 
 
+SETTLE_S = 0.5
+"""How long a drawn page is left before it is measured."""
+
+
 def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
     """Every problem of the page at ``url`` at laptop and at phone width (the driver is left at laptop
     width).  Figures must draw within 30 s."""
@@ -415,6 +421,7 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
                 "return Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.querySelector('svg.main-svg'))"))
         except Exception:
             pass  # undrawn figures are reported by the caller
+        time.sleep(SETTLE_S)  # the phone layout's relayouts (phone_layout.py, phone.js) follow the first drawing
         found = [f"at {label}: {p}" for p in layout_problems(driver.execute_script(LAYOUT_JS))]
         found += [f"at {label}: {p}" for p in driver.execute_script(OVERFLOW_JS)]
         found += [f"at {label}: {p}" for p in driver.execute_script(MENUS_JS)]
@@ -424,6 +431,7 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
             found += width_problems(driver.execute_script(WIDE_JS), label)
             found += break_problems(driver.execute_script(BREAKS_JS))
         else:
+            found += [p.replace("at 1280 px", "at 390 px") for p in break_problems(driver.execute_script(BREAKS_JS))]
             found += width_problems(driver.execute_script(NARROW_JS), label)
         problems += found
     driver.set_window_size(*LAPTOP)
