@@ -10,9 +10,16 @@ the same figure twice on a page; a bare ``True``/``False`` output; two works cit
 bibliography label that is not an author–year label; a table or a VERDICT printed as fixed-width text;
 a machine path (``/root/...``, ``/tmp/...``, ``<tmp>``, ``../shared``) in the text; a word of the machinery
 (:data:`MACHINERY`) in what the page says (its prose and outputs, the setup cell's lines left out); a run of
-identical output lines.  At 1280 px: any output, table or display formula wider than its box (``WIDE_JS``), and a
-word of a table broken in the middle (``BREAKS_JS``).  At 390 px: a table or verdict
-(the library's HTML, ``.cnet-rich``) or a figure wider than the text column (``NARROW_JS``).
+identical output lines.  At 1280 px: any output, table or display formula wider than its box (``WIDE_JS``).  At
+390 px: a table or verdict (the library's HTML, ``.cnet-rich``) or a figure wider than the text column (``NARROW_JS``).
+
+Issue 44 (the book on a phone), at both widths: a word of a table broken in the middle (``BREAKS_JS``); a figure
+running past its box on the page (over what follows), a legend entry outside its figure, a legend that scrolls, tick
+labels that overlap (``LAYOUT_JS``); the page wider than the window, a display formula wider than the text column
+(``OVERFLOW_JS``); a dropdown's list, opened, outside its figure (``MENUS_JS``); slider steps closer than
+:data:`MIN_STEP_PX` without a menu of them beside the figure, and a menu that does not move its slider
+(``SLIDERS_JS``); at 390 px, in Chrome's phone emulation, a touch drag along every slider that does not take it to
+its end (:func:`control_problems`).
 """
 from __future__ import annotations
 
