@@ -109,6 +109,8 @@ def test_figures_are_written_lean():
     assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= 401
     assert data[1]["y"] == [1e-40, 1.0]  # too small for float32 (it would be 0 on a log axis): kept as it is
     assert len(html) < 0.6 * len(__import__("plotly.io").io.to_html(fig, include_plotlyjs=False, full_html=False))
+    # a notebook's renderer is handed the figure as a dict with typed arrays ({"dtype": "f8", "bdata": ...})
+    assert len(HF.figure_html(fig.to_dict())) == len(html)
     template = HF.lean(go.Figure(fig)).layout.template.to_plotly_json()
     assert set(template["layout"]) <= set(HF.TEMPLATE_LAYOUT) and set(template["data"]) <= set(HF.TEMPLATE_DATA)
     assert template["layout"]["colorway"] == list(__import__("plotly.io").io.templates["plotly_white"].layout.colorway)

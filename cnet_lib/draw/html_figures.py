@@ -97,6 +97,25 @@ FLOAT32_RANGE = (1e-30, 1e30)
 in this range (a float32 would turn a smaller one into 0, which a log axis cannot draw)."""
 
 
+_DTYPES = {"f8": "<f8", "f4": "<f4", "i1": "<i1", "u1": "<u1", "i2": "<i2", "u2": "<u2", "i4": "<i4", "u4": "<u4"}
+
+
+def _decoded(values):
+    """A typed array as plotly writes it (``{"dtype": "f8", "bdata": ...}``: what a notebook's renderer is handed) as
+    a numpy array; anything else unchanged."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(values, dict) and "bdata" in values and values.get("dtype") in _DTYPES:
+        arr = np.frombuffer(base64.b64decode(values["bdata"]), dtype=_DTYPES[values["dtype"]])
+        shape = values.get("shape")
+        if shape:
+            arr = arr.reshape([int(n) for n in str(shape).split(",")] if isinstance(shape, str) else shape)
+        return arr
+    return values
+
+
 def _float32(values):
     """``values`` as a float32 array when it is a long enough run of real numbers that float32 holds (see
     :data:`FLOAT32_RANGE`), else unchanged."""
@@ -165,6 +184,9 @@ def lean(fig):
     import plotly.graph_objects as go
 
     for trace in fig.data:
+        for name in ("x", "y", "z"):
+            if name in trace and isinstance(trace[name], dict):
+                trace[name] = _decoded(trace[name])
         _thin(trace)
         for name in ("x", "y", "z"):
             if name in trace and trace[name] is not None:
