@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import plotly.graph_objects as go
+import pytest
 
 from cnet_lib.draw import html_figures as HF
 from cnet_lib.draw.phone_layout import phone_script, phone_updates
@@ -106,7 +107,12 @@ def test_figures_are_written_lean():
     html = HF.figure_html(fig)
     data = json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*\{', html, re.S).group(1))
     assert "x" not in data[0] and data[0]["x0"] == 0 and data[0]["dx"] > 0  # an even grid: its start and step
-    assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= 401
+    assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= 301
+    grid = np.arange(2001, dtype=np.float32) * np.float32(0.005)  # a float32 grid: even to float32's precision
+    kept = HF.lean(go.Figure(go.Scatter(x=grid, y=grid, mode="lines"))).data[0]
+    assert kept.x is None and kept.dx == pytest.approx(0.005 * 2000 / (len(kept.y) - 1), rel=1e-5)
+    uneven = HF.lean(go.Figure(go.Scatter(x=np.sqrt(np.arange(1000.0)), y=np.arange(1000.0), mode="lines"))).data[0]
+    assert uneven.x.dtype == np.float32 and uneven.x[-1] == pytest.approx(np.sqrt(999.0))  # float32, the last kept
     assert data[1]["y"] == [1e-40, 1.0]  # too small for float32 (it would be 0 on a log axis): kept as it is
     assert len(html) < 0.6 * len(__import__("plotly.io").io.to_html(fig, include_plotlyjs=False, full_html=False))
     # a notebook's renderer is handed the figure as a dict with typed arrays ({"dtype": "f8", "bdata": ...})
