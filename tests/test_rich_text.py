@@ -107,7 +107,7 @@ def test_figures_are_written_lean():
     html = HF.figure_html(fig)
     data = json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*\{', html, re.S).group(1))
     assert "x" not in data[0] and data[0]["x0"] == 0 and data[0]["dx"] > 0  # an even grid: its start and step
-    assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= 301
+    assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= HF.MAX_LINE_POINTS + 1
     grid = np.arange(2001, dtype=np.float32) * np.float32(0.005)  # a float32 grid: even to float32's precision
     kept = HF.lean(go.Figure(go.Scatter(x=grid, y=grid, mode="lines"))).data[0]
     assert kept.x is None and kept.dx == pytest.approx(0.005 * 2000 / (len(kept.y) - 1), rel=1e-5)

@@ -22,6 +22,8 @@ Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benc
   (:data:`SEARCH_SCRIPTS`); the search box of every page opens that page;
 * **ipywidgets' state** (25-50 KB on a page whose notebook saved its live apps' widgets): the book shows no widget
   view (a live app's static figure stands in its place, ``_config.yml``), so no page carries their state;
+* **the same style block again and again**: every table and verdict of the library carries its stylesheet (so that
+  Jupyter and Colab show it alike), 1.2 KB a table; a page keeps the first copy of each (:func:`first_styles_only`);
 * **stylesheets of everything** (500 KB on every page: all of Bootstrap in the theme's, every component of
   sphinx-design and myst-nb): each stylesheet keeps the rules that can match something on the site
   (``unused_css.py``; 395 KB of the theme's went to 102 KB, and the pages drew the same, pixel for pixel, at 390 and
@@ -164,6 +166,31 @@ def _no_widget_state(app, pagename, templatename, context, doctree):
         scripts[:] = [s for s in scripts if (getattr(s, "attributes", None) or {}).get("type") != WIDGET_STATE]
 
 
+_STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S)
+
+
+def first_styles_only(html: str) -> str:
+    """``html`` with each ``<style>`` block kept where it first appears and dropped where it repeats (a stylesheet
+    applies to the whole page wherever it stands)."""
+    seen = set()
+
+    def once(m: "re.Match") -> str:
+        if m.group(0) in seen:
+            return ""
+        seen.add(m.group(0))
+        return m.group(0)
+
+    return _STYLE.sub(once, html)
+
+
+def _repeated_styles(out: Path) -> None:
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lean = first_styles_only(text)
+        if len(lean) < len(text):
+            page.write_text(lean, encoding="utf-8")
+
+
 def _stylesheets(out: Path) -> None:
     from unused_css import site_words, used_only
 
@@ -196,6 +223,7 @@ def _finished(app, exc):
     _fontawesome(out)
     _icon_fonts(out)
     _search_page_only(out)
+    _repeated_styles(out)
     _stylesheets(out)
     _mathjax(out)
 

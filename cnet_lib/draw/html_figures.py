@@ -138,9 +138,9 @@ def _float32(values):
     return arr.astype(np.float32)
 
 
-MAX_LINE_POINTS = 300
+MAX_LINE_POINTS = 200
 """A line (a trace drawn without markers) keeps at most about this many points: a phone's figure is 340 px wide, a
-laptop's 700 px, and the book's lines are smooth (a pendulum's rollout over [0, 10] had 1,001 points, 85 such traces
+laptop's 700 px, and the book's long lines are smooth (forty points a period of the pendulum over [0, 10]) (a pendulum's rollout over [0, 10] had 1,001 points, 85 such traces
 made one figure 487 KB)."""
 
 
