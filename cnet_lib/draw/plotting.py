@@ -188,8 +188,8 @@ def menu_figure(
     return _menu_room(fig, len(labels))
 
 
-MENU_ITEM_PX = 26
-"""The height of one entry of an open dropdown (plotly's default font and padding), with a little to spare."""
+MENU_ITEM_PX = 36
+"""The height of one entry of an open dropdown with plotly's default font and padding (33 px drawn), and the gap to the next."""
 
 
 def _menu_room(fig: go.Figure, n_items: int) -> go.Figure:
