@@ -70,8 +70,9 @@ def fig_flow_errors(rows: Sequence[Mapping], own: Sequence[Mapping], title: str 
     return fig
 
 
-CONTROL_DASHES = ("dash", "dashdot", "longdash", "longdashdot")
-"""How the control ODE-Nets (trained at a coarser Δt_data) are drawn, by their Δt_data, coarsest last: a model trained
+CONTROL_DASHES = ("dash", "dot", "dashdot")
+"""How the control ODE-Nets (trained at a coarser Δt_data) are drawn, by their Δt_data, coarsest last (dashes a legend's
+short sample tells apart; "longdash" looked solid there): a model trained
 with the same scheme keeps its colour, and its Δt_data its dash."""
 
 
