@@ -10,18 +10,27 @@ the same figure twice on a page; a bare ``True``/``False`` output; two works cit
 bibliography label that is not an author–year label; a table or a VERDICT printed as fixed-width text;
 a machine path (``/root/...``, ``/tmp/...``, ``<tmp>``, ``../shared``) in the text; a word of the machinery
 (:data:`MACHINERY`) in what the page says (its prose and outputs, the setup cell's lines left out); a run of
-identical output lines.  At 1280 px: any output, table or display formula wider than its box (``WIDE_JS``), and a
-word of a table broken in the middle (``BREAKS_JS``).  At 390 px: a table or verdict
-(the library's HTML, ``.cnet-rich``) or a figure wider than the text column (``NARROW_JS``).
+identical output lines.  At 1280 px: any output, table or display formula wider than its box (``WIDE_JS``).  At
+390 px: a table or verdict (the library's HTML, ``.cnet-rich``) or a figure wider than the text column (``NARROW_JS``).
+
+Issue 44 (the book on a phone), at both widths: a word of a table broken in the middle (``BREAKS_JS``); a figure
+running past its box on the page (over what follows), a legend entry outside its figure, a legend that scrolls, tick
+labels that overlap (``LAYOUT_JS``); the page wider than the window, a display formula wider than the text column
+(``OVERFLOW_JS``); a dropdown's list, opened, outside its figure (``MENUS_JS``); slider steps closer than
+:data:`MIN_STEP_PX` without a menu of them beside the figure, and a menu that does not move its slider
+(``SLIDERS_JS``); at 390 px, in Chrome's phone emulation, a touch drag along every slider that does not take it to
+its end (:func:`control_problems`).
 """
 from __future__ import annotations
 
 import re
 import sys
+import time
 from pathlib import Path
 
+from book_controls import MENUS_JS, MIN_STEP_PX, OVERFLOW_JS, PHONE, control_problems  # noqa: F401 (MIN_STEP_PX: the docstring's)
+
 LAPTOP = (1280, 1000)
-PHONE = (390, 844)
 
 # Every box a reader could see collide, per figure, in page pixels.  Plotly's class names:
 # .gtitle (title), .annotation (subplot titles and annotations), .legend > .bg, .updatemenu-header-group and
@@ -32,7 +41,10 @@ function box(el) {
     const r = el.getBoundingClientRect();
     return (r.width > 0 && r.height > 0) ? {l: r.left, r: r.right, t: r.top, b: r.bottom} : null;
 }
-function shown(el) { const c = getComputedStyle(el); return c.fill !== 'rgba(0, 0, 0, 0)' && c.opacity !== '0'; }
+function shown(el) {
+    const c = getComputedStyle(el);
+    return c.fill !== 'rgba(0, 0, 0, 0)' && c.opacity !== '0' && c.fillOpacity !== '0';
+}
 function boxes(g, sel) { return Array.from(g.querySelectorAll(sel)).filter(shown).map(box).filter(b => b); }
 return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => {
     const svg = g.querySelector('svg.main-svg');
@@ -40,6 +52,11 @@ return Array.from(document.querySelectorAll('.plotly-graph-div')).map(g => {
         id: g.id,
         title: (g.layout && g.layout.title && g.layout.title.text) || '',
         frame: svg ? box(svg) : null,
+        holder: g.parentElement ? box(g.parentElement) : null,
+        legendtexts: boxes(g, '.legend .legendtext'),
+        legendscroll: boxes(g, '.legend .scrollbar').length,
+        ticks: Array.from(g.querySelectorAll('.xaxislayer-above, .yaxislayer-above')).map(
+            layer => Array.from(layer.querySelectorAll('.xtick text, .ytick text')).filter(shown).map(box).filter(b => b)),
         parts: {
             title: boxes(g, '.gtitle'),
             annotation: boxes(g, '.annotation-text'),
@@ -93,8 +110,9 @@ return {bare: bare, cites: cites, wide: wide, labels: labels, printed: printed, 
         said: seen.textContent};
 """
 
-# at 1280 px: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
-# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket (code: "TrainConfig(|lr=0.1)")
+# at both widths: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
+# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket or a placeholder's "<"
+# (code: "TrainConfig(|lr=0.1)", ".json.|<pid>")
 BREAKS_JS = """
 const out = [];
 document.querySelectorAll('article table').forEach(t => {
@@ -111,7 +129,7 @@ document.querySelectorAll('article table').forEach(t => {
                 const rc = Array.from(r.getClientRects()).filter(x => x.width > 0);
                 if (!rc.length) continue;
                 if (prev !== null && rc[0].top > prev + 2 && !'-\u2013/,='.includes(m[0][i - 1])
-                    && !'([{'.includes(m[0][i])) {
+                    && !'([{<'.includes(m[0][i])) {
                     out.push(m[0].slice(0, i) + '|' + m[0].slice(i));
                     break;
                 }
@@ -164,6 +182,11 @@ MACHINERY = re.compile(r"warnings as errors|continuous integration|unit tests? c
 warnings, what CI or the unit tests do, the builder's CPU by its brand or as "the project's" machine."""
 
 
+def _inside(a: dict, frame: dict, tol: float = 1.0) -> bool:
+    return (a["l"] >= frame["l"] - tol and a["r"] <= frame["r"] + tol and a["t"] >= frame["t"] - tol
+            and a["b"] <= frame["b"] + tol)
+
+
 def _overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
     return min(a["r"], b["r"]) - max(a["l"], b["l"]) > tol and min(a["b"], b["b"]) - max(a["t"], b["t"]) > tol
 
@@ -184,6 +207,19 @@ def layout_problems(figures: list[dict]) -> list[str]:
             if cut:
                 problems.append(f"{name}: {len(cut)} text(s) cut off at the figure's edge (slider labels, title, legend or "
                                 "axis titles)")
+            out = [t for t in f.get("legendtexts", []) if not _inside(t, frame)]
+            if out:
+                problems.append(f"{name}: {len(out)} legend entr{'y' if len(out) == 1 else 'ies'} outside the figure")
+            holder = f.get("holder")
+            if holder and frame["b"] > holder["b"] + 1:
+                problems.append(f"{name}: the figure runs {frame['b'] - holder['b']:.0f} px past its box, over what "
+                                "follows it")
+        if f.get("legendscroll"):
+            problems.append(f"{name}: the legend scrolls (entries hidden until scrolled)")
+        for axis in f.get("ticks", []):
+            if any(_overlap(a, b) for i, a in enumerate(axis) for b in axis[i + 1:]):
+                problems.append(f"{name}: tick labels overlap")
+                break
     seen = {}
     for f in figures:
         if f["data"] != "[]" and f["data"] in seen:
@@ -243,6 +279,10 @@ def width_problems(found: list[str], width: str) -> list[str]:
     return [f"at {width}: wider than its box: {t}" for t in found]
 
 
+SETTLE_S = 0.5
+"""How long a drawn page is left before it is measured."""
+
+
 def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
     """Every problem of the page at ``url`` at laptop and at phone width (the driver is left at laptop
     width).  Figures must draw within 30 s."""
@@ -250,8 +290,9 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
 
     problems = []
     for size, label in ((LAPTOP, "1280 px"), (PHONE, "390 px")):
-        if size == PHONE and not driver.execute_script("return document.querySelectorAll('.cell_output').length"):
-            break  # a page of prose alone (no outputs, no figures): nothing of the library's to check on a phone
+        if size == PHONE and not driver.execute_script(
+                "return document.querySelectorAll('.cell_output, .math, article table, article pre').length"):
+            break  # a page of prose alone (no outputs, formulas, tables or code): nothing more to check on a phone
         driver.set_window_size(*size)
         driver.get(url)
         try:
@@ -259,12 +300,17 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
                 "return Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.querySelector('svg.main-svg'))"))
         except Exception:
             pass  # undrawn figures are reported by the caller
+        time.sleep(SETTLE_S)  # the phone layout's relayouts (phone_layout.py, phone.js) follow the first drawing
         found = [f"at {label}: {p}" for p in layout_problems(driver.execute_script(LAYOUT_JS))]
+        found += [f"at {label}: {p}" for p in driver.execute_script(OVERFLOW_JS)]
+        found += [f"at {label}: {p}" for p in driver.execute_script(MENUS_JS)]
+        found += [f"at {label}: {p}" for p in control_problems(driver, touch=size == PHONE)]
         if size == LAPTOP:
             found += text_problems(driver.execute_script(PAGE_TEXT_JS), paths)
             found += width_problems(driver.execute_script(WIDE_JS), label)
             found += break_problems(driver.execute_script(BREAKS_JS))
         else:
+            found += [p.replace("at 1280 px", "at 390 px") for p in break_problems(driver.execute_script(BREAKS_JS))]
             found += width_problems(driver.execute_script(NARROW_JS), label)
         problems += found
     driver.set_window_size(*LAPTOP)

@@ -16,7 +16,14 @@
    fixed-width text, a machine path in the text, a run of identical output lines; at 1280 px any
    output or formula wider than its box, at 390 px a table, verdict or figure wider than the text
    column; and a page whose own HTML is over 1 MB (plotly.js is a shared static file, see
-   ``book/_ext/plotly_asset.py``).
+   ``book/_ext/plotly_asset.py``).  Issue 44, at both widths: a figure running past its box, a legend entry outside
+   its figure or a legend that scrolls, overlapping tick labels, a page wider than the window, a formula wider than
+   the text column, a dropdown's list outside its figure, slider steps closer than 24 px without a menu of them beside
+   the figure (and the menu moving the slider); at 390 px, a touch drag along every slider, in Chrome's phone
+   emulation, moving it to the end.
+4. The text of every page (``tests/book_text.py``): no deferral without a number in its paragraph and no machinery
+   (environment variables, file paths, hashes, module names, benchmark scripts) on a chapter page, no commit hash on
+   any page.
 
 Without Chromium the browser test skips locally and FAILS when ``CI=true``.
 """
@@ -37,6 +44,7 @@ from pathlib import Path
 import pytest
 
 from book_browser import break_problems, check_page, layout_problems, text_problems
+from book_text import chapter_pages, page_problems
 from cnet_lib.book.project import colab_url
 from cnet_lib.book.toc import toc_files, toc_notebooks
 from smoke_data import smoke_env
@@ -203,7 +211,7 @@ def test_pages_are_light(built_book):
     assert any((built_book / "_static").glob("plotly-*.min.js")), "plotly.js is not a shared static file"
     static = built_book / "_static"
     # issue 30: a first visit loaded 8.6-9.4 MB (plotly.js 4.8, Font Awesome 1.5, MathJax 1.2) and the site was 38 MB
-    assert list(static.glob("plotly-cartesian-*.min.js")), "the pages load plotly.js's cartesian bundle (1.5 MB)"
+    assert list(static.glob("plotly-book-*.min.js")), "the pages load the book's plotly.js bundle (1.17 MB)"
     assert (static / "scripts" / "fontawesome.js").stat().st_size < 50_000, "Font Awesome: the used icons only"
     assert not (static / "mathjax" / "tex-chtml.js").exists() and (static / "mathjax" / "startup.js").is_file()
     site = sum(f.stat().st_size for f in built_book.rglob("*") if f.is_file())
@@ -211,19 +219,23 @@ def test_pages_are_light(built_book):
 
 
 def test_the_partial_plotly_bundle_is_the_installed_plotly_js():
-    """The vendored cartesian bundle (book/_ext/vendor) is the plotly.js version the installed plotly writes its
-    figures for; after a plotly upgrade: `npm pack plotly.js-cartesian-dist-min@<version>` and vendor its file."""
+    """The vendored bundle (book/_ext/vendor: plotly.js's core with bar and heatmap) is the plotly.js version the installed
+    plotly writes its figures for, and draws every trace type of the book's static figures; after a plotly upgrade:
+    rebuild it as book/_ext/plotly_asset.py says."""
     from plotly.offline import get_plotlyjs_version
 
     version = get_plotlyjs_version()
-    bundle = ROOT / "book" / "_ext" / "vendor" / f"plotly-cartesian-{version}.min.js"
+    bundle = ROOT / "book" / "_ext" / "vendor" / f"plotly-book-{version}.min.js"
     assert bundle.is_file(), f"no {bundle.name} in book/_ext/vendor: the book would load the full 4.8 MB bundle"
-    assert f"plotly.js (cartesian - minified) v{version}" in bundle.read_text(encoding="utf-8")[:200]
+    assert f"plotly.js (core, bar, heatmap - minified) v{version}" in bundle.read_text(encoding="utf-8")[:300]
     import re as _re
-    used = set(_re.findall(r"go\.([A-Z][A-Za-z]+)\(", "".join(f.read_text(encoding="utf-8")
-                                                          for f in (ROOT / "cnet_lib").rglob("*.py"))))
-    assert used - {"Figure"} <= {"Scatter", "Bar", "Heatmap", "Image"}, \
-        f"trace types outside the cartesian bundle: {used - {'Figure', 'Scatter', 'Bar', 'Heatmap', 'Image'}}"
+    used = {}
+    for f in (ROOT / "cnet_lib").rglob("*.py"):
+        for name in _re.findall(r"go\.([A-Z][A-Za-z]+)\(", f.read_text(encoding="utf-8")):
+            used.setdefault(name, set()).add(f.relative_to(ROOT).as_posix())
+    static = {n for n, files in used.items() if files != {"cnet_lib/draw/image_apps.py"}}  # live apps: Jupyter draws them
+    assert static - {"Figure"} <= {"Scatter", "Bar", "Heatmap"}, \
+        f"trace types outside the book's bundle: {static - {'Figure', 'Scatter', 'Bar', 'Heatmap'}}"
 
 
 def test_layout_checks_see_what_a_reader_sees():
@@ -281,6 +293,17 @@ def test_page_checks_see_the_faults_of_issue_20():
     assert layout_problems([under]) == ["figure f: the axistitle overlaps the annotation"]
     stacked = dict(fig, parts=dict(fig["parts"], annotation=[box(10, 40), box(10, 280)], axistitle=[box(100, 240)]))
     assert layout_problems([stacked]) == []
+
+
+CHAPTERS = set(chapter_pages(ROOT))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_states_its_results_in_a_reader_s_words(page, built_book):
+    """Issue 44: a chapter states its results where it announces them and names no machinery; no page names a
+    commit (``tests/book_text.py`` says what it reads and how to extend its lists)."""
+    problems = page_problems((built_book / f"{page}.html").read_text(encoding="utf-8"), page in CHAPTERS)
+    assert not problems, f"{page}: what a student should not have to read:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -309,7 +309,7 @@ def test_the_chapters_run_as_a_reader_opens_them_in_colab(colab, monkeypatch):
     assert lines == [f'install -q "{_project.install_requirement()}"'] * len(READER_NOTEBOOKS), lines
     for name, nb in done.items():
         text = _stream(nb)
-        assert "preset: smoke" in text and "[Google Colab]" in text, f"{name}: setup did not see Colab"
+        assert "preset: smoke" in text and " in Google Colab, torch" in text, f"{name}: setup did not see Colab"
         assert "✅ pass" in text and "❌" not in text, f"{name}: a check fails on its solution:\n{text[-2000:]}"
         assert "FAKE" not in text, f"{name}: fell back to fake data instead of downloading"
     live = _live_apps(done)

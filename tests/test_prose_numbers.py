@@ -115,6 +115,7 @@ CLAIMS: dict[str, list[str]] = {
         "{euler_fixed_epoch_4} s an epoch at $N_t = 4$",
         "trained for {rk4_refined_total} s in all against the Euler model's {euler_fixed_total} s, {rk4_over_euler} "
         "times as long",
+        "Its median epochs give a speed-up of {rk4_refined_log_speedup}× against the ideal {rk4_refined_log_ideal}×",
         "Refinement trained in {refined_min} min, fixed depth in {fixed_min} min: a speed-up of {speedup} against the "
         "ideal {ideal}.",
         "{paper_min_refined} minutes with refinement against {paper_min_fixed} at fixed depth, a speed-up of "

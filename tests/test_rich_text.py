@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import plotly.graph_objects as go
+import pytest
 
 from cnet_lib.draw import html_figures as HF
 from cnet_lib.draw.phone_layout import phone_script, phone_updates
@@ -75,14 +76,50 @@ def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():
     fig = slider_figure({lab: [line([0, 1], [0, i], name=f"θ(0, {i}, 1, 1)")] for i, lab in enumerate(labels)},
                         title="θ(t)", xaxis_title="t")
     up = phone_updates(fig)
-    assert up["legend.orientation"] == "h" and up["legend.yref"] == "container" and up["height"] > fig.layout.height
+    assert up["legend.orientation"] == "h" and up["legend.yref"] == "container" and up["legend.maxheight"] >= 1000
+    assert up["height"] > fig.layout.height  # the slider's drop; the legend's rows are added as drawn (the script)
     assert up["sliders[0].font.color"] == "rgba(0,0,0,0)" and up["sliders[0].currentvalue.font.color"] == "#444"
     assert up["sliders[0].pad.t"] > fig.layout.sliders[0].pad.t
+    assert up["sliders[0].pad.l"] == up["sliders[0].pad.r"] < fig.layout.sliders[0].pad.l  # the rail spans the figure
     script = phone_script(up)
     assert "{plot_id}" in script and f"offsetWidth<{520}" in script and "Plotly.relayout" in script
-    below = go.Figure([line([0, 1], [0, 1], name="a")], layout=dict(legend=LEGEND_BELOW))
-    assert phone_updates(below) == {} and phone_script({}) == ""
-    assert "Plotly.relayout" in HF.figure_html(fig) and "Plotly.relayout" not in HF.figure_html(below)
+    # issue 44: the legend's rows are measured once drawn and the figure (and its box on the page) grows by them
+    assert ".legend > .bg" in script and f"'margin.b':{up['margin.b']}+r" in script and "p.style.height" in script
+    below = go.Figure([line([0, 1], [0, 1], name="a")], layout=dict(legend=LEGEND_BELOW, height=480, margin=dict(b=110)))
+    moved = phone_updates(below)  # rows under the plot ran past the figure's bottom on a phone: they move too
+    assert moved["legend.yref"] == "container" and moved["height"] < 480 and moved["margin.b"] < 110
+    placed = go.Figure([line([0, 1], [0, 1], name="a")], layout=dict(legend=dict(yref="container", y=0)))
+    assert phone_updates(placed) == {} and phone_script({}) == ""
+    assert "Plotly.relayout" in HF.figure_html(fig) and "Plotly.relayout" not in HF.figure_html(placed)
+
+
+def test_figures_are_written_lean():
+    """Issue 44: a page's figures were most of its HTML; their numbers go as 32-bit floats where float32 holds them,
+    their template only what the book's figures use."""
+    import json
+    import re
+
+    import numpy as np
+
+    x = np.linspace(0, 1, 2001)
+    fig = go.Figure([go.Scatter(x=x, y=np.exp(-x) * 1e-6, name="a"), go.Scatter(x=[0, 1], y=[1e-40, 1.0], name="tiny")],
+                    layout=dict(template="plotly_white", title="t"))
+    html = HF.figure_html(fig)
+    data = json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*\{', html, re.S).group(1))
+    assert "x" not in data[0] and data[0]["x0"] == 0 and data[0]["dx"] > 0  # an even grid: its start and step
+    assert data[0]["y"]["dtype"] == "f4" and len(__import__("base64").b64decode(data[0]["y"]["bdata"])) // 4 <= HF.MAX_LINE_POINTS + 1
+    grid = np.arange(2001, dtype=np.float32) * np.float32(0.005)  # a float32 grid: even to float32's precision
+    kept = HF.lean(go.Figure(go.Scatter(x=grid, y=grid, mode="lines"))).data[0]
+    assert kept.x is None and kept.dx == pytest.approx(0.005 * 2000 / (len(kept.y) - 1), rel=1e-5)
+    uneven = HF.lean(go.Figure(go.Scatter(x=np.sqrt(np.arange(1000.0)), y=np.arange(1000.0), mode="lines"))).data[0]
+    assert uneven.x.dtype == np.float32 and uneven.x[-1] == pytest.approx(np.sqrt(999.0))  # float32, the last kept
+    assert data[1]["y"] == [1e-40, 1.0]  # too small for float32 (it would be 0 on a log axis): kept as it is
+    assert len(html) < 0.6 * len(__import__("plotly.io").io.to_html(fig, include_plotlyjs=False, full_html=False))
+    # a notebook's renderer is handed the figure as a dict with typed arrays ({"dtype": "f8", "bdata": ...})
+    assert len(HF.figure_html(fig.to_dict())) == len(html)
+    template = HF.lean(go.Figure(fig)).layout.template.to_plotly_json()
+    assert set(template["layout"]) <= set(HF.TEMPLATE_LAYOUT) and set(template["data"]) <= set(HF.TEMPLATE_DATA)
+    assert template["layout"]["colorway"] == list(__import__("plotly.io").io.templates["plotly_white"].layout.colorway)
 
 
 def test_messages_show_no_machine_paths(tmp_path):

@@ -3,8 +3,8 @@
 Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benchmarks/results/page_weight.json``,
 ``benchmarks/bench_page_weight.py``):
 
-* **plotly.js** (4.8 MB): ``plotly_asset.py`` serves the *cartesian* partial bundle instead, which draws every
-  trace type the library uses (scatter, bar, heatmap, image); see there;
+* **plotly.js** (4.8 MB): ``plotly_asset.py`` serves a partial bundle instead (1.17 MB), which draws every
+  trace type the book's pages use (scatter, bar, heatmap); see there;
 * **Font Awesome** (1.5 MB of JavaScript holding every icon): the theme's ``fontawesome.js`` is replaced, after the
   build, by a script holding only the icons the built pages use (:func:`icons_used`, :func:`icon_script`), which
   swaps each ``<i class="fa-solid fa-bars">`` for its inline SVG as Font Awesome's own script does; the source maps
@@ -12,7 +12,22 @@ Three libraries made a first visit weigh 8.6–9.4 MB and the site 38 MB (``benc
 * **MathJax** (1.2 MB on a first visit, 24 MB on the site): the pages load MathJax's startup with only the TeX
   input, its AMS package, the CHTML output and the assistive MathML (:data:`MATHJAX_LOAD`) instead of
   ``tex-chtml.js``, which carries the context menu and every TeX package; after the build the copied MathJax
-  folder keeps only those components and the fonts (:data:`MATHJAX_KEEP`).
+  folder keeps only those components and the fonts (:data:`MATHJAX_KEEP`); pages without math load none of it
+  (Sphinx adds MathJax to the pages that have math), and where Node.js typeset the formulas when the book was built
+  (``static_math.py``) no page loads it;
+* **Font Awesome's webfonts** (274 KB on every page): the icons are inline SVG (above), yet the theme's stylesheet
+  declared the fonts, and the browser fetched them for the ``<i>`` elements drawn before the script swapped them:
+  the declarations (:func:`without_icon_fonts`) and the fonts go;
+* **the search index** (100 KB, with Sphinx's search scripts, on every page): only the search page loads it
+  (:data:`SEARCH_SCRIPTS`); the search box of every page opens that page;
+* **ipywidgets' state** (25-50 KB on a page whose notebook saved its live apps' widgets): the book shows no widget
+  view (a live app's static figure stands in its place, ``_config.yml``), so no page carries their state;
+* **the same style block again and again**: every table and verdict of the library carries its stylesheet (so that
+  Jupyter and Colab show it alike), 1.2 KB a table; a page keeps the first copy of each (:func:`first_styles_only`);
+* **stylesheets of everything** (500 KB on every page: all of Bootstrap in the theme's, every component of
+  sphinx-design and myst-nb): each stylesheet keeps the rules that can match something on the site
+  (``unused_css.py``; 395 KB of the theme's went to 102 KB, and the pages drew the same, pixel for pixel, at 390 and
+  1280 px).
 
 The browser test draws every page of the book with them (``tests/test_book_build.py``: every figure, every
 formula typeset, no icon left undrawn, no JavaScript error).
@@ -41,6 +56,10 @@ STYLES = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far", "f
 _ICON = re.compile(r'(?:"([a-z0-9-]+)"|\b([a-z][a-z0-9]*)):\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]*",'
                    r'("(?:[^"\\]|\\.)*"|\[(?:"(?:[^"\\]|\\.)*",?)+\])\]')
 _PACK = re.compile(r'\bd\("(fa[srb])",(\w+)\)')
+_ICON_FONT = re.compile(r'@font-face\{[^}]*Font Awesome[^}]*\}')
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)"></script>')
+"""The search scripts the theme puts in the head of every page; the search page loads its own."""
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _config(app, config):
@@ -118,6 +137,73 @@ def _fontawesome(out: Path) -> None:
         map_file.unlink()
 
 
+def without_icon_fonts(css: str) -> str:
+    """A stylesheet less its Font Awesome ``@font-face`` rules."""
+    return _ICON_FONT.sub("", css)
+
+
+def _icon_fonts(out: Path) -> None:
+    for css in (out / "_static" / "styles").glob("*.css"):
+        text = css.read_text(encoding="utf-8")
+        if _ICON_FONT.search(text):
+            css.write_text(without_icon_fonts(text), encoding="utf-8")
+    shutil.rmtree(out / "_static" / "vendor" / "fontawesome" / "webfonts", ignore_errors=True)
+
+
+def _search_page_only(out: Path) -> None:
+    for page in out.rglob("*.html"):
+        if page.relative_to(out).as_posix() == "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        lean = SEARCH_SCRIPTS.sub("", text)
+        if lean != text:
+            page.write_text(lean, encoding="utf-8")
+
+
+def _no_widget_state(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if scripts:
+        scripts[:] = [s for s in scripts if (getattr(s, "attributes", None) or {}).get("type") != WIDGET_STATE]
+
+
+_STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S)
+
+
+def first_styles_only(html: str) -> str:
+    """``html`` with each ``<style>`` block kept where it first appears and dropped where it repeats (a stylesheet
+    applies to the whole page wherever it stands)."""
+    seen = set()
+
+    def once(m: "re.Match") -> str:
+        if m.group(0) in seen:
+            return ""
+        seen.add(m.group(0))
+        return m.group(0)
+
+    return _STYLE.sub(once, html)
+
+
+def _repeated_styles(out: Path) -> None:
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lean = first_styles_only(text)
+        if len(lean) < len(text):
+            page.write_text(lean, encoding="utf-8")
+
+
+def _stylesheets(out: Path) -> None:
+    from unused_css import site_words, used_only
+
+    words = site_words(out)
+    for css in (out / "_static").rglob("*.css"):
+        if "mathjax" in css.parts or "vendor" in css.parts:
+            continue
+        text = css.read_text(encoding="utf-8")
+        lean = used_only(text, words)
+        if len(lean) < len(text):
+            css.write_text(lean, encoding="utf-8")
+
+
 def _mathjax(out: Path) -> None:
     root = out / "_static" / "mathjax"
     if not (root / "startup.js").is_file():
@@ -135,10 +221,15 @@ def _finished(app, exc):
         return
     out = Path(app.outdir)
     _fontawesome(out)
+    _icon_fonts(out)
+    _search_page_only(out)
+    _repeated_styles(out)
+    _stylesheets(out)
     _mathjax(out)
 
 
 def setup(app):
     app.connect("config-inited", _config)
+    app.connect("html-page-context", _no_widget_state, priority=950)  # after myst-nb has added the page's scripts
     app.connect("build-finished", _finished, priority=900)  # after sphinx-mathjax-offline has copied MathJax
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,6 +8,8 @@ its benchmark writes its file again.
 """
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -237,17 +239,26 @@ def _or_dash(value, word) -> str:
     return "—" if value is None else word(value)
 
 
+_HASH = re.compile(r"\s*\b(?:of |at |commit )?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
+
+
+def without_hashes(text: str) -> str:
+    """``text`` less the commit hashes in it ("a clean clone of caec226 (...)" -> "a clean clone (...)"): a reader of
+    the reference pages has no use for them (the repository's history keeps them)."""
+    return re.sub(r" {2,}", " ", re.sub(r"\(\s*\)", "", _HASH.sub("", text))).strip()
+
+
 def ci_table(root: Optional[Path] = None) -> Rich:
-    """CI on a clean clone, run after run (``bash .ci/run``): the commit, its wall time, pytest's share and the
-    tests, with the machine's load (``benchmarks/results/ci.json``)."""
+    """CI on a clean clone, run after run (``bash .ci/run``): its date, wall time, pytest's share and the
+    tests, with the machine's load and what changed, without the commits' hashes (``benchmarks/results/ci.json``)."""
     r = result("ci.json", root)
-    return format_table(r["runs"], [("commit", "commit", "{}"), ("date", "date", "{}"),
+    return format_table(r["runs"], [("date", "date", "{}"),
                                     ("machine", lambda run: run.get("machine", r["machine"]), "{}"),
                                     ("wall", lambda run: duration(run["wall_seconds"]), "{}"),
                                     ("pytest", lambda run: _or_dash(run["pytest_seconds"], duration), "{}"),
                                     ("passed", lambda run: _or_dash(run["passed"], str), "{}"),
                                     ("skipped", lambda run: _or_dash(run["skipped"], str), "{}"),
-                                    ("what changed", "note", "{}")], left=2,
+                                    ("what changed", lambda run: without_hashes(run.get("note", "")), "{}")], left=1,
                         note="benchmarks/results/ci.json; each row on the machine and the date it names")
 
 
@@ -259,7 +270,7 @@ def page_weight_table(root: Optional[Path] = None) -> Rich:
     for label, b in r["builds"].items():
         pages = list(b["pages"].values())
         heavy, light = max(pages, key=lambda v: v["bytes"]), min(pages, key=lambda v: v["bytes"])
-        rows.append({"build": f"{label}: {b['note']}" if b.get("note") else label, "max": heavy["bytes"],
+        rows.append({"build": without_hashes(f"{label}: {b['note']}" if b.get("note") else label), "max": heavy["bytes"],
                      "max_gz": heavy["gzip_bytes"], "min": light["bytes"], "min_gz": light["gzip_bytes"],
                      "site": b["site"]["bytes"]})
         machine, date = machine_words(b["machine"]), b["date"]

@@ -22,15 +22,13 @@ from typing import Mapping, Optional
 import torch
 
 from ..draw.html_figures import BOOK_RENDERER, book_renderer, plotlyjs_html
-from ..images.runs.shipped import shipping_presets
 from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
 from .faults import show_faults_briefly
-from .measurements import training_words
 from .notebook_bars import notebook_bar
 from .project import PACKAGE_NAME, PUBLISHED_PRESET
 
-__all__ = ["NotebookContext", "setup", "in_colab", "installed_build", "preset_lines"]
+__all__ = ["NotebookContext", "PRESET_WORDS", "setup", "in_colab", "installed_build", "preset_lines"]
 
 
 @dataclass(frozen=True)
@@ -168,41 +166,38 @@ def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
     return ctx
 
 
+PRESET_WORDS = {
+    "cpu": "smaller runs than the published book's, sized for a CPU",
+    "paper": "the seed paper's schedules: hours on a GPU",
+}
+"""What a preset other than ``smoke`` and the published one means, in the setup cell's words (the same for every
+chapter: what a preset means for the image models is said where a chapter loads them)."""
+
+
 def preset_lines(preset: str, has_cuda: bool, colab: bool) -> list[str]:
-    """What the setup cell says about the session's preset: which image models the chapters use (loaded
-    as shipped with the book, or trained in this session, and how long training takes where measured), and
-    the reader's choices (``%env CNET_PRESET=...`` before the setup cell, then the cell again; or
-    ``images.trained_runs(ctx.settings, use_shipped=False)`` to train the preset's models oneself)."""
-    shipping = shipping_presets()
-    lines = [f"preset: {preset}"]
+    """What the setup cell says about the session's preset, the same in every chapter and only what every chapter
+    uses: its name and sizes in a few words and, for any preset but the published one, how to switch to it
+    (``%env CNET_PRESET=...``, then the cell again).  Which image models a preset uses, shipped or trained, and how
+    long training them takes, is said where a chapter loads them (``images.trained_runs``), not in the chapters
+    that use none."""
     if preset == "smoke":
-        lines.append("tiny runs that check that the chapter works: their numbers mean nothing.")
-        lines.append(f"for the book's numbers: run %env CNET_PRESET={PUBLISHED_PRESET}, then this cell again.")
-        return lines
-    if preset in shipping:
-        same = "the published book's numbers" if preset == PUBLISHED_PRESET else "smaller models than the published book's"
-        lines.append(f"the image chapters load the models that ship with the book for the '{preset}' preset, with their "
-                     f"studies: {same}.")
-        lines.append("to train them yourself instead: use_shipped=False where a chapter loads them (training time: "
-                     f"{training_words(preset)}).")
-    else:
-        lines.append("the image chapters train their own models in this session, so their numbers will differ "
-                     f"from the published book's. Training time: {training_words(preset)}.")
-        if shipping:
-            lines.append(f"to load shipped models instead: run %env CNET_PRESET={' or '.join(shipping)}, then this "
-                         "cell again.")
-    if preset != PUBLISHED_PRESET and PUBLISHED_PRESET in shipping:
-        lines.append(f"the published book shows the '{PUBLISHED_PRESET}' preset (its models load on a CPU too): run "
-                     f"%env CNET_PRESET={PUBLISHED_PRESET}, then this cell again"
-                     + (" (for training of your own in it: Runtime > Change runtime type > GPU)." if colab and not has_cuda
-                        else "."))
-    return lines
+        return ["preset: smoke (tiny runs that check that the chapter works: their numbers mean nothing)",
+                f"for the book's numbers: %env CNET_PRESET={PUBLISHED_PRESET}, then run this cell again"]
+    if preset == PUBLISHED_PRESET:
+        return [f"preset: {preset} (the published book's sizes)"]
+    gpu = " (for training of your own: Runtime > Change runtime type > GPU)" if colab and not has_cuda else ""
+    return [f"preset: {preset} ({PRESET_WORDS.get(preset, 'not the published book')})",
+            f"for the published book's numbers: %env CNET_PRESET={PUBLISHED_PRESET}, then run this cell again{gpu}"]
 
 
 def _print_context(ctx: NotebookContext) -> None:
-    """The setup cell's lines: the preset, what it means for the image models and how to change it; the
-    device and torch."""
+    """The setup cell's lines: the preset, its sizes in a few words and how to change it; the device and torch."""
     device = ctx.device
     gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
     print("\n".join(preset_lines(ctx.preset, torch.cuda.is_available(), ctx.in_colab)))
-    print(f"device: {device}{gpu}, torch {torch.__version__}" + ("   [Google Colab]" if ctx.in_colab else ""))
+    print(f"device: {_device_words(device)}{gpu}{' in Google Colab' if ctx.in_colab else ''}, torch {torch.__version__}")
+
+
+def _device_words(device: torch.device) -> str:
+    """``the GPU (cuda:0)`` or ``the CPU``: the session's device as a reader names it."""
+    return f"the GPU ({device})" if device.type == "cuda" else "the CPU"

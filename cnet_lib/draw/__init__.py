@@ -13,8 +13,8 @@ from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_f
                progressive, robustness_app, robustness_figures, widget_view, widgets)
 from .plotting import (slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
                        LEGEND_RIGHT, LEGEND_BELOW)
-from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, book_renderer, wrap_title,
-                           below_modebar, figure_html, plotlyjs_html)
+from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
+                           wrap_title, below_modebar, lean, figure_html, plotlyjs_html)
 from .progressive import Progressive, Refiner
 from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
 from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE
@@ -27,7 +27,7 @@ from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fi
                                  fig_drops, fig_robustness_explorer)
 from .image_apps import live_sweep_app, evaluate_in_chunks, mosaic
 from .robustness_app import live_robustness_app, study_label, active_conditions
-from .adaptive_figures import (PAIR_DASH, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
+from .adaptive_figures import (PAIR_DASH, CONTROL_DASHES, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
                                fig_equal_cost)
 from .adaptive_app import LIVE_TOLERANCES, fig_step_explorer, live_adaptive_app
 

@@ -17,7 +17,7 @@ from ..images.studies.adaptive_measure import BINS, adaptive_rows, equal_cost_ro
 from ..runtime.vocabulary import SCHEME_COLORS, run_color, run_label, scheme_color
 from .plotting import book_layout, loglog_style, reference_slope, slider_figure
 
-__all__ = ["PAIR_DASH", "fig_flow_errors", "fig_adaptive_accuracy", "fig_adaptive_nfe", "fig_step_positions",
+__all__ = ["PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors", "fig_adaptive_accuracy", "fig_adaptive_nfe", "fig_step_positions",
            "fig_equal_cost"]
 
 PAIR_DASH = {"bosh3": "dash", "dopri5": None}
@@ -31,7 +31,9 @@ def _flow_color(row: Mapping) -> str:
 def fig_flow_errors(rows: Sequence[Mapping], own: Sequence[Mapping], title: str = ""):
     """The pendulum's flows (:func:`cnet_lib.pendulum.adaptive_flows.flow_rows`): a slider over the pairs; top,
     the error E at T_data against the tolerance (log–log), each ODE-Net's own-graph error dotted; bottom, the
-    rate evaluations against the tolerance with the slope −1/(q + 1) the controller aims at."""
+    rate evaluations against the tolerance with the slope −1/(q + 1) the controller aims at.  One legend entry per
+    flow (its own-graph line goes with it): the ODE-Nets trained with one scheme share its colour, the controls
+    trained at a coarser Δt_data are dashed by it (:data:`CONTROL_DASHES`)."""
     frames = {}
     for pair in dict.fromkeys(r["pair"] for r in rows):
         traces = []
@@ -39,18 +41,19 @@ def fig_flow_errors(rows: Sequence[Mapping], own: Sequence[Mapping], title: str 
         tols = sorted({r["tol"] for r in mine})
         for name in dict.fromkeys(r["name"] for r in mine):
             pts = sorted((r for r in mine if r["name"] == name), key=lambda r: r["tol"])
-            col, label = _flow_color(pts[0]), pts[0]["label"]
+            col, label, dash = _flow_color(pts[0]), pts[0]["label"], _control_dash(pts[0], mine)
             traces.append(go.Scatter(x=[r["tol"] for r in pts], y=[r["error"] for r in pts], mode="lines+markers",
-                                     name=label, legendgroup=name, line=dict(color=col),
+                                     name=label, legendgroup=name, line=dict(color=col, dash=dash),
                                      customdata=[[r["nfe"], r["n_rejected"]] for r in pts],
                                      hovertemplate="tol %{x:g}: E = %{y:.2e}<br>NFE %{customdata[0]}, rejected %{customdata[1]}"))
             traces.append(go.Scatter(x=[r["tol"] for r in pts], y=[r["nfe"] for r in pts], mode="lines+markers",
-                                     name=label, legendgroup=name, showlegend=False, line=dict(color=col),
+                                     name=label, legendgroup=name, showlegend=False, line=dict(color=col, dash=dash),
                                      xaxis="x2", yaxis="y2", hovertemplate="tol %{x:g}: NFE %{y}"))
             hit = next((o for o in own if o["name"] == name), None)
             if hit is not None:
                 traces.append(go.Scatter(x=[tols[0], tols[-1]], y=[hit["error_own"]] * 2, mode="lines", legendgroup=name,
-                                         name=f"{label}, its own graph", line=dict(color=col, dash="dot", width=1),
+                                         name=f"{label}, its own graph", showlegend=False,
+                                         line=dict(color=col, dash="dot", width=1),
                                          hovertemplate=f"own graph: E = {hit['error_own']:.2e}, NFE {hit['nfe_own']}"))
         q = get_scheme(pair).error_order
         guide = reference_slope(tols[-1], tols[0], max(r["nfe"] for r in mine if r["tol"] == tols[-1]), -1 / (q + 1),
@@ -65,6 +68,21 @@ def fig_flow_errors(rows: Sequence[Mapping], own: Sequence[Mapping], title: str 
     fig.update_layout(xaxis=dict(log, title="rtol = atol"), xaxis2=dict(log, title="rtol = atol"),
                       yaxis=dict(log, title="E at T_data"), yaxis2=dict(log, title="rate evaluations"))
     return fig
+
+
+CONTROL_DASHES = ("dash", "dot", "dashdot")
+"""How the control ODE-Nets (trained at a coarser Δt_data) are drawn, by their Δt_data, coarsest last (dashes a legend's
+short sample tells apart; "longdash" looked solid there): a model trained
+with the same scheme keeps its colour, and its Δt_data its dash."""
+
+
+def _control_dash(row: Mapping, rows: Sequence[Mapping]):
+    """The dash of ``row``'s flow: solid for the true rate and the ODE-Nets trained at the finest Δt_data, else one of
+    :data:`CONTROL_DASHES` by its Δt_data."""
+    steps = sorted({r["dt_data"] for r in rows if r["dt_data"] is not None})
+    if row["dt_data"] is None or row["dt_data"] == steps[0]:
+        return None
+    return CONTROL_DASHES[(steps.index(row["dt_data"]) - 1) % len(CONTROL_DASHES)]
 
 
 def _pairs(study: Mapping) -> list:

@@ -121,8 +121,9 @@ def fig_training_loss(models: Mapping[str, ODENetFit], max_points: int = 400):
                                  line=dict(color=scheme_color(a))))
     fig = go.Figure(traces)
     fig.update_layout(title="Training loss", xaxis_title="iteration (full-batch Adam)",
-                      yaxis_title="one-step loss / Δt_data²", template="plotly_white", height=340)
-    # a log axis over less than a decade gets a single tick with an SI prefix ("100μ"): labelled digits instead
+                      yaxis_title="one-step loss / Δt_data²", template="plotly_white", height=420)
+    # a log axis over less than a decade gets a single tick with an SI prefix ("100μ"): labelled digits instead (the
+    # book thins them where they would overlap, book/_ext/phone.js); 420 px: the plot was 122 px tall under the title
     fig.update_yaxes(type="log", exponentformat="e", dtick="D2")
     return fig
 

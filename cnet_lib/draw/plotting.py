@@ -158,7 +158,7 @@ def dropdown_slider_figure(
                           yanchor="bottom", showactive=True)],
     )
     book_layout(fig, title, xaxis_title, yaxis_title, height, top=45)
-    return fig
+    return _menu_room(fig, len(options))
 
 
 def menu_figure(
@@ -185,6 +185,20 @@ def menu_figure(
     fig.update_layout(updatemenus=[dict(type="dropdown", active=active, buttons=buttons, x=0.0, xanchor="left", y=1.02,
                                         yanchor="bottom", showactive=True)])
     book_layout(fig, title, xaxis_title, yaxis_title, height, top=45)
+    return _menu_room(fig, len(labels))
+
+
+MENU_ITEM_PX = 36
+"""The height of one entry of an open dropdown with plotly's default font and padding (33 px drawn), and the gap to the next."""
+
+
+def _menu_room(fig: go.Figure, n_items: int) -> go.Figure:
+    """``fig`` tall enough for its dropdown's list of ``n_items``, opened under the menu above the plot, to end inside
+    the figure (the robustness explorer's eleven entries ran past its bottom): below the top margin, and the toolbar's
+    band the book adds above a title (:data:`cnet_lib.draw.html_figures.MODEBAR_PX`), the list's entries and 20 px."""
+    need = (fig.layout.margin.t or 0) + 38 + MENU_ITEM_PX * n_items + 20
+    if (fig.layout.height or 450) < need:
+        fig.update_layout(height=need)
     return fig
 
 

@@ -26,7 +26,7 @@ from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
 from .studies.factorial import factorial_over_seeds, shipped_factorial
 from .studies.graph_rule import graph_kind
-from .studies.refinement_timing import time_refinement
+from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
 from .studies.robustness_verdict import judge, judge_methods
@@ -53,7 +53,7 @@ __all__ = [
     # θ(t) and the graphs of one model
     "theta_by_basis", "change_from_initial", "change_per_epoch", "stage_rows", "manifestation_reads",
     "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
-    "time_refinement",
+    "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
     "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods",

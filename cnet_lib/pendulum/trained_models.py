@@ -18,7 +18,6 @@ import torch
 
 from ..core.schemes import get_scheme
 from ..runtime.checkpoint import CheckpointError, remove_stale_temporaries
-from ..runtime.files import shown_path
 from ..runtime.locks import folder_lock
 from ..runtime.progress import duration
 from ..runtime.settings import Settings
@@ -200,8 +199,8 @@ def _load(base: PendulumConfig, key: dict, path, use_shipped: bool) -> Optional[
             return fits
     got = load_study(path, key, "the pendulum's trained ODE-Nets") if path is not None else None
     if got is not None:
-        print(f"ODE-Nets of the '{base.name}' preset loaded from {shown_path(path)} ({_provenance(*got)}); "
-              "delete that file to train them again.")
+        print(f"ODE-Nets of the '{base.name}' preset: the ones trained here before ({_provenance(*got)}), kept in the "
+              "pendulum folder of the runs folder (ctx.settings.runs_dir); delete that folder to train them again.")
         return got[0]
     return None
 

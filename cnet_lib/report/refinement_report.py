@@ -1,11 +1,13 @@
 """What refinement saves in training time, in a table and sentences: the report of
 :func:`cnet_lib.images.studies.refinement_timing.time_refinement` (:func:`refinement_cost_table`) and its
-comparison with the ideal (:func:`word_speedup`)."""
+comparison with the ideal (:func:`word_speedup`), beside the run's own record
+(:func:`cnet_lib.images.studies.refinement_timing.recorded_timing`: the GPU's, for the shipped models)."""
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
 from ..images.studies.refinement_timing import log_spread
+from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich, join_rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import scheme_label
@@ -48,25 +50,57 @@ def _speedup_verdict(lo: float, hi: float, ideal: float) -> str:
     return "the ideal lies within the spread of the rounds: no difference from it can be read from this timing."
 
 
+def _machine_words(machine: Mapping) -> str:
+    """``"an H100"`` or ``"a 2-core CPU"``: a record's machine (its ``environment``) as a reader names it."""
+    if str(machine.get("device", "")).startswith("cuda") and machine.get("device_name"):
+        return gpu_words(machine["device_name"])
+    return f"a {machine['cpu_count']}-core CPU" if machine.get("cpu_count") else "the machine that trained it"
+
+
+def _timed_where(timing: Mapping) -> str:
+    threads = sorted(set((timing.get("threads") or {}).values()))
+    if str(timing["device"]).startswith("cuda"):
+        return f"this machine's GPU ({timing['device']})"
+    return f"this machine's CPU ({'/'.join(map(str, threads))} threads)" if threads else "this machine's CPU"
+
+
+def _record_sentence(timing: Mapping, recorded: Mapping) -> str:
+    """The run's record beside this machine's timing: its training log's speed-up on the machine that trained it."""
+    if list(recorded["n_steps_per_epoch"]) != list(timing["n_steps_per_epoch"]):
+        return ""
+    where = _machine_words(recorded.get("machine") or {})
+    return (f"On {where}, where this model was trained, the median epochs of its training log give a speed-up of "
+            f"{recorded['speedup']:.2f}× against the same ideal {recorded['ideal']:.2f}× (efficiency "
+            f"{recorded['speedup'] / recorded['ideal']:.2f}).")
+
+
 def refinement_cost_table(timing: Mapping, histories: Optional[Mapping[str, Sequence[Mapping]]] = None,
-                           preset: Optional[str] = None) -> Rich:
+                           preset: Optional[str] = None, recorded: Optional[Mapping] = None) -> Rich:
     """The report of :func:`cnet_lib.images.studies.refinement_timing.time_refinement`: the schedule, a table of seconds per step at each N_t
-    (median and range over the rounds), the sentence of :func:`word_speedup`; with the runs' training
+    (median and range over the rounds), the sentence of :func:`word_speedup`; with the run's record
+    (``recorded``, :func:`cnet_lib.images.studies.refinement_timing.recorded_timing`), a column of its training
+    log's median epoch at each N_t on the machine that trained it and the speed-up they give; with the runs' training
     logs (``{label: history}``), how much their identical epochs varied
     (:func:`cnet_lib.images.studies.refinement_timing.log_spread`); under the
     ``smoke`` preset a warning that these timings say nothing about refinement at scale."""
     sched = timing["n_steps_per_epoch"]
+    beside = recorded if recorded and list(recorded["n_steps_per_epoch"]) == list(sched) else None
     rows = [{"n": n, "median": timing["seconds_per_step"][n], "lo": min(v), "hi": max(v),
-             "epochs": sched.count(n)} for n, v in timing["per_round"].items()]
-    table = format_table(rows, [("N_t", "n", "{}"), ("epochs at this N_t", "epochs", "{}"),
-                                ("seconds per step (median)", "median", "{:.4f}"),
-                                ("fastest round", "lo", "{:.4f}"), ("slowest round", "hi", "{:.4f}")], left=0)
+             "epochs": sched.count(n), "log": beside["seconds_per_epoch"][n] if beside else None}
+            for n, v in timing["per_round"].items()]
+    columns = [("N_t", "n", "{}"), ("epochs at this N_t", "epochs", "{}"),
+               ("seconds per step here (median)", "median", "{:.4f}"),
+               ("fastest round", "lo", "{:.4f}"), ("slowest round", "hi", "{:.4f}")]
+    if beside:
+        columns.append((f"seconds per epoch on {_machine_words(beside.get('machine') or {})} (its log, median)",
+                        "log", "{:.2f}"))
+    table = format_table(rows, columns, left=0)
     head = (f"{scheme_label(timing['scheme'])} {'-'.join(map(str, timing['channels']))}, N_t per epoch {sched} "
             f"(Σ N_t = {sum(sched)}); {timing['rounds']} rounds of {timing['steps']} step"
             f"{'s' if timing['steps'] != 1 else ''} at each N_t in turn, batch {timing['batch_size']}, on "
-            f"{timing['device']}:")
-    notes = [word_speedup(timing), _log_sentence(histories or {})]
+            f"{_timed_where(timing)}:")
+    notes = [word_speedup(timing), _record_sentence(timing, beside) if beside else "", _log_sentence(histories or {})]
     if preset == "smoke":
         notes.append("(smoke preset: steps of a few milliseconds are dominated by overhead; these ratios say "
                      "nothing about refinement at scale.)")
-    return join_rich([head, table, paragraphs(notes)])
+    return join_rich([head, table, paragraphs([n for n in notes if n])])

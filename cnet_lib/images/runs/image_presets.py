@@ -66,7 +66,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # the words; the times and the machine are the shipped models' records (shipped.expected_training)
         "training_time": ("about {total} for both models on {machine} "
                           "(measured: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
-        "timing": dict(rounds=5, steps=3, warmup=2),
+        "timing": dict(rounds=5, steps=3, warmup=2, budget_s=20),
     },
     # the image chapters in <= 30 min on a T4-class GPU, by estimate (``book/gpu.md``)
     "gpu": {
@@ -92,7 +92,8 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # estimate the GPU session's file, added where the repository's measurements are (book.measurements)
         "training_time": ("both models in {total} on {machine} "
                           "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
-        "timing": dict(rounds=7, steps=20, warmup=3),
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
     # The paper's scale (Queiruga et al., arXiv 2008.02389) on the schedule of the authors' published command
     # lines (the paper's text gives no epochs); its refinement epochs do not follow the paper's stated rule of
@@ -121,7 +122,8 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(8)), bits=(8, 4),
                            quantization=("theta", "weights"), float_formats=("bf16", "fp16"), input_noise=(0.1, 0.2, 0.4), noise_seeds=(0, 1, 2)),
         "training_time": "hours on a GPU (not measured)",
-        "timing": dict(rounds=7, steps=20, warmup=3),
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
 }
 
@@ -159,7 +161,7 @@ def sweep_grid(preset: str) -> dict:
 
 
 def timing_grid(preset: str) -> dict:
-    """How refinement's training time is timed in ``preset`` (rounds, steps, warmup of
+    """How refinement's training time is timed in ``preset`` (rounds, steps, warmup and the budget in seconds of
     :func:`cnet_lib.images.studies.refinement_timing.time_refinement`)."""
     return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
 

@@ -18,6 +18,13 @@ with ``t(N)`` the median seconds per step at N_t = N.  Any part of a step that d
 (stem, stitches, head, data handling) makes ``S`` smaller than ``S*``: with ``t(N) = a + bN``, ``a > 0``.
 :func:`cnet_lib.report.refinement_report.word_speedup` says how the measured ``S`` compares with ``S*``, taking the spread over the rounds
 into account.  The timing uses random images (a step's time does not depend on pixel values).
+
+A step of the ``gpu`` preset's model takes milliseconds on a GPU and about a second on a 2-core CPU: the grid
+that times it well on a GPU (7 rounds of 20 steps) took four minutes on such a CPU.  With ``budget_s`` the timing
+fits what the machine can do in that many seconds: one warm-up step of each N_t says how long a round
+takes, and the steps per round, then the rounds (never fewer than :data:`MIN_ROUNDS`), are cut to fit.  The
+result says how many were timed.  Beside it, the run's own record (:func:`recorded_timing`): the median epoch at
+each N_t of its training log, on the machine that trained it (for the shipped models, the GPU).
 """
 from __future__ import annotations
 
@@ -25,7 +32,8 @@ import contextlib
 import dataclasses
 import statistics
 import time
-from typing import Mapping, Sequence
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
 
 import torch
 
@@ -33,10 +41,15 @@ from ...runtime import cuda_graphs
 from ...runtime.device import precision_for, resolve_device
 from ...runtime.threads import image_step_flops, threads_for, torch_threads
 from ..data.batches import iterate_batches
+from ..training.results_file import read_results
 from ..training.train_config import TrainConfig, build_model
 from ..training.train_loop import SGDStep
 
-__all__ = ["schedule_n_steps", "time_refinement", "log_spread", "refinement_cost"]
+__all__ = ["MIN_ROUNDS", "schedule_n_steps", "time_refinement", "fit_budget", "log_spread", "recorded_timing",
+           "refinement_cost"]
+
+MIN_ROUNDS = 3
+"""The fewest rounds a budget leaves: the spread over the rounds needs a few of them."""
 
 
 def schedule_n_steps(cfg: TrainConfig) -> list[int]:
@@ -70,16 +83,33 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: int = 2) -> dict:
+def fit_budget(round_seconds: float, rounds: int, steps: int, budget_s: Optional[float]) -> tuple[int, int]:
+    """``(rounds, steps)`` cut to fit ``budget_s`` seconds when one step of every N_t takes ``round_seconds``: first
+    fewer steps per round (down to one), then fewer rounds (down to :data:`MIN_ROUNDS`, or ``rounds`` if fewer);
+    unchanged without a budget or when they fit."""
+    if budget_s is None or round_seconds * rounds * steps <= budget_s:
+        return rounds, steps
+    steps = max(1, min(steps, int(budget_s / (round_seconds * rounds))))
+    if round_seconds * rounds * steps > budget_s:
+        rounds = max(min(MIN_ROUNDS, rounds), min(rounds, int(budget_s / round_seconds)))
+    return rounds, steps
+
+
+def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: int = 2,
+                    budget_s: Optional[float] = None) -> dict:
     """Seconds per SGD step of ``cfg``'s model at every N_t of its schedule (:func:`schedule_n_steps`),
     timed in turn: ``rounds`` rounds of ``steps`` steps per N_t each (after ``warmup`` untimed steps per
-    N_t), the order of the N_t rotated every round.  Returns ``n_steps_per_epoch``, ``seconds_per_step``
-    (``{N_t: median over the rounds}``), ``per_round`` (``{N_t: [seconds per step of each round]}``),
-    ``speedup`` (``S`` of the module doc), ``speedup_range`` (the lowest and highest ``S`` of a single
-    round), ``ideal`` (``S*``), ``efficiency`` (``S / S*``), and what was timed (device, threads, batch)."""
+    N_t), the order of the N_t rotated every round; with ``budget_s``, as many of them as fit that many seconds
+    (:func:`fit_budget`; the warm-up is then one step per N_t, which sizes the rounds).  Returns
+    ``n_steps_per_epoch``, ``seconds_per_step`` (``{N_t: median over the rounds}``), ``per_round`` (``{N_t: [seconds
+    per step of each round]}``), ``speedup`` (``S`` of the module doc), ``speedup_range`` (the lowest and highest
+    ``S`` of a single round), ``ideal`` (``S*``), ``efficiency`` (``S / S*``), and what was timed (device, threads,
+    batch, the rounds and steps timed, ``budget_s``)."""
     for name, value, low in (("rounds", rounds, 1), ("steps", steps, 1), ("warmup", warmup, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r} (e.g. {name}=3)")
+    if budget_s is not None and (isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0):
+        raise ValueError(f"budget_s must be a number of seconds > 0 or None, got {budget_s!r} (e.g. budget_s=20)")
     device = resolve_device(cfg.device)
     schedule = schedule_n_steps(cfg)
     distinct = sorted(set(schedule))
@@ -100,12 +130,17 @@ def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: i
             _sync(device)
             return (time.perf_counter() - t0) / max(k, 1)
 
+    if budget_s is not None:
+        warmup = min(warmup, 1)
+    last = {n: 0.0 for n in distinct}
     for n in distinct:
-        run(n, warmup)
+        for _ in range(warmup):
+            last[n] = run(n, 1)
+    rounds, steps = fit_budget(sum(last.values()), rounds, steps, budget_s)
     for r in range(rounds):
         for n in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
             per_round[n].append(run(n, steps))
-    return _summary(cfg, device, schedule, per_round, threads, rounds, steps)
+    return {**_summary(cfg, device, schedule, per_round, threads, rounds, steps), "budget_s": budget_s}
 
 
 def _speedup(schedule: Sequence[int], t: Mapping[int, float]) -> float:
@@ -134,6 +169,22 @@ def log_spread(history: Sequence[Mapping]) -> dict:
         lo, hi, k = out.get(n, (float("inf"), 0.0, 0))
         out[n] = (min(lo, h["train_seconds"]), max(hi, h["train_seconds"]), k + 1)
     return out
+
+
+def recorded_timing(run) -> dict:
+    """What a trained run's own record says of refinement's cost (``run``: a
+    :class:`~cnet_lib.images.runs.study_run.StudyRun`, or anything with its ``history`` and ``out_dir``):
+    ``seconds_per_epoch`` (``{N_t: the median epoch at that N_t}`` of its training log), the speed-up ``S`` of the
+    module doc with those medians in place of ``t(N)`` (every epoch has the same number of steps), its ``ideal``
+    ``S*``, and the ``machine`` that trained it (its results file's environment; empty when there is none)."""
+    schedule = [max(h["n_steps"]) if isinstance(h["n_steps"], list) else h["n_steps"] for h in run.history]
+    if not schedule:
+        raise ValueError("the run's training log is empty: a trained run has one entry per epoch")
+    per_epoch = {n: statistics.median(h["train_seconds"] for h, m in zip(run.history, schedule) if m == n)
+                 for n in sorted(set(schedule))}
+    record = read_results(Path(run.out_dir)) or {}
+    return {"n_steps_per_epoch": schedule, "seconds_per_epoch": per_epoch, "speedup": _speedup(schedule, per_epoch),
+            "ideal": len(schedule) * schedule[-1] / sum(schedule), "machine": dict(record.get("environment") or {})}
 
 
 def refinement_cost(history: Sequence[dict]) -> dict:
