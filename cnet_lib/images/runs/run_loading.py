@@ -87,7 +87,7 @@ def load_finished(run: str, cfg: TrainConfig, folder: Path, settings: Settings, 
     snaps = rebuilt_snapshots(folder, cfg, ck["model"], history, label, writable)
     out = StudyRun(run, cfg, model, history, folder, snaps, False, time.perf_counter() - t0, digest, shipped, settings)
     if verbose:
-        print(f"{label}: loaded the trained model from {shown_path(folder)} ({len(history)} epochs, test accuracy "
+        print(f"{label}: loaded the trained model from the runs folder ({len(history)} epochs, held-out accuracy "
               f"{out.final_accuracy:.4f})")
     return out
 

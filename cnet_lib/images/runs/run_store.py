@@ -113,7 +113,7 @@ def _train_own(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbos
         check_writable(folder, NOT_WRITABLE)
         if verbose:
             print(f"{label}: training {cfg.epochs} epochs on {len(data.train_y)} images "
-                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}) into {shown_path(folder)}")
+                  f"({cfg.scheme}, N_t = M: {cfg.n_steps or cfg.n_basis} -> {cfg.final_n_steps()}), into the runs folder")
         rec = SnapshotRecorder(folder, cfg, verbose, label)
         try:
             result = train(cfg, data=data, on_epoch=rec)
@@ -140,7 +140,7 @@ def training_notice(cfgs: Mapping[str, TrainConfig], use_shipped: bool) -> None:
     how_long = (f"training takes {expected_training(first.preset)}" if set(to_train) <= main else
                 "the control runs' training time is on the page Measurements (the models that ship)")
     print(f"{', '.join(run_label(r) for r in to_train)}: not trained yet for the '{first.preset}' preset; {how_long}, "
-          f"once: later chapters and runs reload the models from {shown_path(Path(first.out_dir).parent)}.")
+          "once: later chapters and runs reload the models from the runs folder.")
     preset = first.preset
     shipping = [p for p in shipping_presets() if p != preset]
     if shipping and preset != "smoke":
