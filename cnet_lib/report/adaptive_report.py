@@ -59,8 +59,9 @@ def equal_cost_table(study: Mapping) -> Rich:
                              "jump); same class = both graphs predict the same class")
 
 
-def _class_sentence(c: ModelClass, rule: AdaptiveRule, label: str) -> str:
-    head = (f"{label}: {c.acc_own:.1f}% on its own graph ({c.nfe_own:.0f} rate evaluations per image), "
+def _class_sentence(c: ModelClass, rule: AdaptiveRule, label: str, note: str = "") -> str:
+    head = (f"{label}: {c.acc_own:.1f}% on its own graph ({c.nfe_own:.0f} rate evaluations per image"
+            f"{'; ' + note if note else ''}), "
             f"{c.acc_adaptive:.1f}% with {rule.pair} at rtol = atol = {c.tol:g} ({c.nfe_adaptive:.1f}); drop "
             f"{c.drop:+.2f} points, 95% interval [{c.ci95[0]:+.2f}, {c.ci95[1]:+.2f}]; the adaptive solve changes "
             f"the predicted class of {c.changed:.1f}% of the images")
@@ -73,16 +74,21 @@ def _class_sentence(c: ModelClass, rule: AdaptiveRule, label: str) -> str:
     return head + f"; converged ({100 * c.agreement:.1f}% agreement between the two tightest tolerances); {why}."
 
 
-def word_adaptive(v: AdaptiveVerdict, labels: Optional[Mapping[str, str]] = None, width: int = 92) -> Rich:
+def word_adaptive(v: AdaptiveVerdict, labels: Optional[Mapping[str, str]] = None, width: int = 92,
+                  as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
     """Sentences that state what :func:`cnet_lib.images.studies.adaptive_verdict.judge_adaptive` found, quoting the
     numbers, as paragraphs (the text wrapped to ``width`` characters); the last one, ``VERDICT:``, rests on the
-    rule alone, is set apart in a notebook, and says that one trained model per method stands behind it."""
+    rule alone, is set apart in a notebook, and says that one trained model per method stands behind it.  With
+    ``as_trained`` (the runs), a model's accuracy on its own graph that differs from its accuracy as trained says why
+    in its sentence."""
     lab = {v.a: run_label(v.a), v.b: run_label(v.b), **(labels or {})}
     r, ca, cb = v.rule, v.classes[v.a], v.classes[v.b]
     s = [f"Both models on the same {ca.n:,} held-out images. Rule, fixed before the numbers: a model is continuous when "
          f"its trained graph and {r.pair} at the tightest tolerance agree in accuracy within ±{r.min_effect:g} point "
          "(95% interval, paired), discrete when they differ by at least that much, significantly."]
-    s += [_class_sentence(ca, r, lab[v.a]), _class_sentence(cb, r, lab[v.b])]
+    how = f"the study's {ca.n:,} images, in float32"
+    s += [_class_sentence(c, r, lab[name], as_trained_note({name: c.acc_own}, as_trained, how))
+          for name, c in ((v.a, ca), (v.b, cb))]
     ratio = v.nfe_ratio
     more = ("more" if ratio >= r.nfe_ratio else "fewer" if ratio <= 1 / r.nfe_ratio else "about as many")
     s.append(f"Secondary: at rtol = atol = {ca.tol:g} {lab[v.b]} takes {ratio:.2f}× the rate evaluations of "
