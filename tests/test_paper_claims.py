@@ -155,3 +155,20 @@ def test_the_one_number_check_finds_an_unexplained_figure_and_accepts_an_explain
     assert unexplained(own_accuracy_mentions(said), trained) == []
     assert [m.percent for m in unexplained(own_accuracy_mentions(table), trained)] == [pytest.approx(82.4)]
     assert unexplained(own_accuracy_mentions(noted), trained) == []
+
+
+def test_the_claims_page_names_each_page_by_its_title():
+    """The claims table's page column (claims_page.PAGES) says each chapter's title as its heading says it."""
+    from pathlib import Path
+
+    from cnet_lib.book.claims_page import PAGES
+    from cnet_lib.book.notebook_cells import cell_source, read_notebook
+
+    book = Path(__file__).resolve().parents[1] / "book"
+    for name, title in PAGES.items():
+        if name == "paper_claims":
+            continue
+        path = book / f"{name}.ipynb"
+        first = (cell_source(read_notebook(path)["cells"][0]) if path.is_file()
+                 else (book / f"{name}.md").read_text(encoding="utf-8"))
+        assert first.splitlines()[0] == f"# {title}", (name, first.splitlines()[0])

@@ -31,7 +31,7 @@ from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims
 from .shipped_tables import shipped_study
 
-__all__ = ["RULES", "claim_rows", "paper_claims_table", "TABLE"]
+__all__ = ["RULES", "PAGES", "claim_rows", "paper_claims_table", "TABLE"]
 
 RULES = {
     "dip": "holds when halving the step makes the Euler-trained model at least 10 times worse and the others at most "
@@ -59,6 +59,13 @@ RULES = {
     "accuracy": "holds when the RK4-trained models' mean accuracy over the seeds is below the Euler-trained ones'",
 }
 """Each verdict's rule, in words, shown on the page."""
+
+
+PAGES = {"resnet_euler": "Is a ResNet a forward-Euler integrator?", "continuousnet": "ContinuousNet",
+         "refinement_training": "Refinement training", "manifestation_invariance": "Manifestation invariance",
+         "robustness": "Beyond the paper: robustness and quantization", "adaptive": "Beyond the paper II: adaptive steps",
+         "paper_claims": "this page", "gpu": "On a GPU", "library": "The library"}
+"""The book's page of each claim, by its title (``tests/test_paper_claims.py`` holds them to the pages' headings)."""
 
 
 def _pendulum():
@@ -255,9 +262,10 @@ def claim_rows(root: Optional[Path] = None) -> list:
 
 def paper_claims_table(root: Optional[Path] = None) -> Rich:
     """:func:`claim_rows` as the page's table, and the rule behind each verdict (:data:`RULES`) under it."""
-    claims = format_table(claim_rows(root), [("the paper says", "claim", "{}"), ("where", "where", "{}"),
-                                             ("the book measured", "finding", "{}"), ("verdict", "verdict", "{}"),
-                                             ("page", "chapter", "{}")], left=5,
+    # the verdict beside the claim: on a phone the table scrolls sideways, and these two are what fits
+    claims = format_table(claim_rows(root), [("the paper says", "claim", "{}"), ("verdict", "verdict", "{}"),
+                                             ("the book measured", "finding", "{}"), ("where", "where", "{}"),
+                                             ("page", lambda r: PAGES[r["chapter"]], "{}")], left=5,
                           note="the gpu preset's models, studies and three training seeds as they ship (the pendulum's "
                                "ODE-Nets included), the cpu preset's four models of integrator × refinement, and the "
                                "refinement benchmark's record (benchmarks/results/bench_refinement.json)")
