@@ -16,6 +16,11 @@ from ..runtime.vocabulary import run_label
 __all__ = ["sweep_table", "sweeps_table", "sweep_summary_table", "table1_table", "word_sweeps"]
 
 
+def _points(x: float) -> str:
+    """Points to one decimal, with no minus sign on a loss that rounds to zero."""
+    return f"{round(x, 1) + 0.0:.1f}"
+
+
 def word_sweeps(v: Verdict, n_test: Optional[int] = None, preset: Optional[str] = None) -> Rich:
     """Sentences that state what :func:`cnet_lib.images.studies.sweep_verdict.judge_sweeps` found, quoting the
     numbers (``n_test`` held-out images, of ``preset``), as paragraphs; the VERDICT set apart in a notebook."""
@@ -46,14 +51,14 @@ def _sweep_sentences(v: Verdict, n_test: Optional[int], preset: Optional[str]) -
         loss, worst = worst_loss(v.rows[name], "valid", v.basis)
         if worst is not None:
             s.append(f"{run_label(name)} on its valid graphs ({KIND_WORDS['valid']}): worst {worst['scheme']} at "
-                     f"N_t = {worst['n_steps']}, {loss:.1f} points below its own graph.")
+                     f"N_t = {worst['n_steps']}, {_points(loss)} points below its own graph.")
         else:
             s.append(f"{run_label(name)}: the sweep has no valid graph ({KIND_WORDS['valid']}).")
     cross = {name: worst_loss(v.rows[name], "straddles", v.basis) for name in (v.euler, v.rk4)}
     cross = {name: lw for name, lw in cross.items() if lw[1] is not None}
     if cross:
         s.append("On graphs whose steps cross θ's jumps (no finer discretisation, so never judged): "
-                 + "; ".join(f"{run_label(n)} loses {loss:.1f} points at worst ({w['scheme']}, N_t = {w['n_steps']})"
+                 + "; ".join(f"{run_label(n)} loses {_points(loss)} points at worst ({w['scheme']}, N_t = {w['n_steps']})"
                              for n, (loss, w) in cross.items()) + ".")
     if v.contrast:
         s.append(f"VERDICT: the blocks matter, and the paper's contrast appears: on its valid graphs the Euler-trained "
