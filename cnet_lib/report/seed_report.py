@@ -4,6 +4,7 @@
 :mod:`cnet_lib.images.studies.seed_verdict`, which computes them."""
 from __future__ import annotations
 
+import re
 from typing import Mapping, Optional, Sequence
 
 from ..images.studies.seed_verdict import SeedContrast, SeedRobustness, spread
@@ -16,13 +17,19 @@ __all__ = ["contrast_over_seeds_table", "word_contrast_over_seeds", "robustness_
            "word_robustness_over_seeds", "spread_cell", "seeds_phrase"]
 
 
+def _number(fmt: str, v: float) -> str:
+    """``fmt.format(v)``, without the minus sign of a value that rounds to zero (``-0.0``)."""
+    text = fmt.format(v)
+    return text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text
+
+
 def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
     """``mean [min, max]``; the value alone for one seed; ``None`` (a dash) for none."""
     if not s or not s["n"]:
         return None
     if s["n"] == 1:
-        return fmt.format(s["mean"])
-    return f"{fmt.format(s['mean'])} [{fmt.format(s['min'])}, {fmt.format(s['max'])}]"
+        return _number(fmt, s["mean"])
+    return f"{_number(fmt, s['mean'])} [{_number(fmt, s['min'])}, {_number(fmt, s['max'])}]"
 
 
 def seeds_phrase(seeds: Sequence[int]) -> str:
