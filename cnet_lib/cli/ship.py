@@ -16,6 +16,11 @@ runs they make the 2 x 2 of integrator x refinement), each with its sweep:
 
     CNET_DATA_DIR=../shared/data-large python -m cnet_lib ship cpu --controls --data-description "..."
 
+``--weights float16`` (or ``bfloat16``) ships each model's weights alone, stored in half precision and loaded as
+float32 (:mod:`cnet_lib.images.runs.shipping_copy`: a quarter of the training checkpoint's bytes); the studies that
+ship are then computed from those rounded weights, so they describe the model exactly as it ships.  The default,
+``float32``, ships the training checkpoint as it is.
+
 ``--restudy`` recomputes only the studies of the models already shipped (when a study changes, not
 the training): each shipped model is verified and loaded, its sweeps and robustness study are
 computed with the preset's current grids (a cache that matches is reused, with the time it took
@@ -46,6 +51,7 @@ from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, s
 from ..images.runs.run_folders import identity_hash
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
+from ..images.runs.shipping_copy import shipping_copies
 from ..images.runs.study_run import StudyRun
 from ..images.runs.theta_record import SNAPSHOTS
 from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
@@ -54,7 +60,7 @@ from ..images.studies.seed_cached import SEEDS_FILE
 from ..images.studies.sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
 from ..images.training.results_file import results_problem
 from ..images.training.train_state import CHECKPOINT, RESULTS
-from ..runtime.checkpoint import atomic_write_text, file_digest
+from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.records import DamagedRecord, kind_of, load_json, open_regular
 from ..runtime.settings import Settings
@@ -165,6 +171,9 @@ def _write_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -
         "train_seconds": results["train_seconds_total"],
         "threads_per_epoch": [h.get("torch_threads") for h in run.history],
         "final_test_acc": run.final_accuracy,
+        "weights": record.get("weights", "float32"),
+        **({"final_test_acc_trained": run.history[-1]["test_acc_trained"]} if "test_acc_trained" in run.history[-1]
+           else {}),
         "history": [{k: h[k] for k in ("epoch", "n_steps", "train_loss", "test_acc", "train_seconds")}
                     for h in run.history],
         **{k: record[k] for k in ("sweeps_and_robustness_seconds", "wall_seconds_of_this_command", "created_utc")},
@@ -203,17 +212,22 @@ def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) ->
 
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED,
-         controls: bool = False) -> list[Path]:
+         controls: bool = False, weights: str = "float32") -> list[Path]:
     """Train (or reload from the settings' runs folder), sweep and study the runs of the settings' preset, and
     write the shipped folders.  With ``controls`` the preset's control runs instead
     (:data:`cnet_lib.images.runs.image_presets.CONTROLS`, the other cells of integrator x refinement): trained and
     swept, shipped with their sweep (the robustness and adaptive studies are the main runs').  A run file that
     cannot be shipped (damaged, not a file, a link) stops with one sentence (:class:`ShipError`) before any
-    shipped folder is replaced (:func:`_ship_runs`)."""
+    shipped folder is replaced (:func:`_ship_runs`).  ``weights`` other than ``"float32"`` ships each run's weights
+    alone stored that way, and every study from them (:func:`cnet_lib.images.runs.shipping_copy.shipping_copies`)."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)} (e.g. weights='float16')")
     preset = settings.preset
     t0 = time.perf_counter()
     runs = trained_runs(settings, runs=list(CONTROLS) if controls else None, use_shipped=False, verbose=True,
                         progress=False)
+    if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
+        runs = shipping_copies(runs, weights)
     sweeps_t0 = time.perf_counter()
     sweep_runs(runs, verbose=True)
     dev = settings.device
@@ -226,7 +240,7 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     if not controls:
         adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
         studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
-    record = {"command": command, "description": data_description,
+    record = {"command": command, "description": data_description, "weights": weights,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
@@ -301,6 +315,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restudy", action="store_true", help="recompute the studies of the shipped models, not their training")
     p.add_argument("--controls", action="store_true", help="ship the preset's control runs (RK4-classic at fixed depth, "
                    "Euler refined: the other cells of integrator x refinement) with their sweeps, not its two main runs")
+    p.add_argument("--weights", default="float32", choices=list(WEIGHTS),
+                   help="how the shipped checkpoints store their weights (loaded as float32 in every case): float32 ships "
+                   "the training checkpoint as it is; float16 or bfloat16 ship the weights alone, rounded, a quarter of "
+                   "the bytes, and the studies are computed from the rounded weights")
     p.add_argument("--root", help="runs root to train into (default: $CNET_RUNS_DIR, else ~/.cache/cnet_lib/runs)")
     p.add_argument("--device", default="cpu")
 
@@ -309,6 +327,9 @@ def run(args: argparse.Namespace) -> int:
     """Ship (or restudy) the preset's models; 0 when done."""
     if not args.restudy and not args.data_description:
         raise UsageError("--data-description is needed to ship newly trained models")
+    if args.restudy and args.weights != "float32":
+        raise UsageError("--restudy keeps the shipped checkpoints as they are; to store them otherwise, ship again "
+                         "with --weights")
     if args.restudy and args.controls:
         raise UsageError("--restudy recomputes the main runs' studies; the control runs ship with their sweep only "
                          "(ship them again with --controls)")
@@ -318,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
     if args.restudy:
         restudy(settings, command)
     else:
-        ship(settings, args.data_description, command, controls=args.controls)
+        ship(settings, args.data_description, command, controls=args.controls, weights=args.weights)
     return 0
 
 
