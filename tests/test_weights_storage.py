@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from cnet_lib.cli import ship as SH
+from cnet_lib.images.studies import shipping as SHW
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs import run_store as RS
@@ -142,7 +143,7 @@ def test_a_shipping_copy_is_its_rounded_weights_evaluated_again_and_studied_as_s
     # shipped: the manifest says how the weights are stored, and the folder loads as float32
     record = {**{k: "x" for k in ("command", "description", "created_utc")}, "weights": "float16",
               "sweeps_and_robustness_seconds": 1.0, "wall_seconds_of_this_command": 1.0}
-    folder = SH._ship_run(copy, tmp_path / "smoke-euler_fixed", [TS.CHECKPOINT, TS.RESULTS, path.name], record)
+    folder = SHW.ship_run(copy, tmp_path / "smoke-euler_fixed", [TS.CHECKPOINT, TS.RESULTS, path.name], record)
     manifest = SHP.verify_shipped(folder)
     assert manifest["weights"] == "float16" and manifest["final_test_acc"] == copy.final_accuracy
     assert manifest["final_test_acc_trained"] == run.final_accuracy
