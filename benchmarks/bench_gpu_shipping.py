@@ -77,20 +77,23 @@ def next_recipe_model() -> ContinuousNet:
 
 
 def checkpoints() -> dict:
-    out = {}
+    """``{"shipped": {folder: bytes ...}, "next_recipe": {...}}``: each shipped image model's checkpoint as it ships
+    and its weights alone in each storage; the next recipe's model (built, untrained) likewise."""
+    out = {"shipped": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for folder in sorted(p for p in SHIPPED.iterdir() if (p / CHECKPOINT).is_file()):
             ck = load_checkpoint(folder / CHECKPOINT, map_location="cpu")
             extra = {k: ck["extra"][k] for k in SHIPPED_EXTRA}
             n = sum(t.numel() for t in ck["model"].values() if torch.is_tensor(t) and t.is_floating_point())
-            out[folder.name] = {"parameters_and_buffers": n, "as_shipped": (folder / CHECKPOINT).stat().st_size,
-                                "weights_only": _sizes(ck["model"], ck["config"], extra, Path(tmp))}
+            out["shipped"][folder.name] = {"floats": n, "as_shipped": (folder / CHECKPOINT).stat().st_size,
+                                           "weights_only": _sizes(ck["model"], ck["config"], extra, Path(tmp))}
         model = next_recipe_model()
         extra = {"epoch": 40, "history": [{"epoch": e + 1} for e in range(40)], "model_config": model.config(),
                  "manifestation": [list(m) for m in model.manifestation], "run_config": {}, "environment": {},
                  "started_utc": ""}
-        out[f"next recipe {NEXT_GPU_RECIPE} (built, untrained)"] = {
-            "parameters": model.n_parameters(), "weights_only": _sizes(model.state_dict(), {}, extra, Path(tmp))}
+        out["next_recipe"] = {"recipe": NEXT_GPU_RECIPE, "model": "built, not trained (M = N_t = 4)",
+                              "parameters": model.n_parameters(),
+                              "weights_only": _sizes(model.state_dict(), {}, extra, Path(tmp))}
     return out
 
 
@@ -146,7 +149,7 @@ def wheels(tmp: Path) -> dict:
         save_checkpoint(folder / CHECKPOINT, model.state_dict(), ck["config"], extra, weights="float16")
     nxt = build_wheel(src, version, tmp / "next")
     return {"today": {"bytes": today.stat().st_size, "shipped": _shipped_bytes(today), "name": today.name},
-            "with_next_recipe_float16": {"bytes": nxt.stat().st_size, "shipped": _shipped_bytes(nxt),
+            "with_next_recipe": {"bytes": nxt.stat().st_size, "shipped": _shipped_bytes(nxt),
                                          "note": "the gpu preset's two checkpoints replaced by 64-128-256 float16 "
                                                  "ones (untrained stand-ins of the same size)"},
             "path": today}
@@ -218,7 +221,7 @@ def main(argv=None) -> int:
         wheel = built.pop("path")
         payload["wheel"] = built
         print(f"  wheel {wheel.name}: {built['today']['bytes'] / 2**20:.2f} MiB today, "
-              f"{built['with_next_recipe_float16']['bytes'] / 2**20:.2f} MiB with the next recipe in float16", flush=True)
+              f"{built['with_next_recipe']['bytes'] / 2**20:.2f} MiB with the next recipe in float16", flush=True)
         if not args.skip_install:
             payload["install"] = install(wheel, Path(tmp), args.repeats)
             print(f"  install: {payload['install']['median_seconds']}", flush=True)
