@@ -156,7 +156,10 @@ def wheels(tmp: Path) -> dict:
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True, **kw)
+    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    return out
 
 
 def _versions(python: Path) -> dict:
@@ -179,6 +182,8 @@ def install(wheel: Path, tmp: Path, repeats: int) -> dict:
     _run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
     t0 = time.perf_counter()
+    # a recent pip, as Colab has (the one a fresh venv brings may not read a git URL with a revision)
+    _run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], timeout=600)
     _run([python, "-m", "pip", "install", "-q", *[f"{k}=={v}" for k, v in pins.items()]], timeout=1800)
     deps_s = time.perf_counter() - t0
     before = _versions(python)
@@ -197,6 +202,7 @@ def install(wheel: Path, tmp: Path, repeats: int) -> dict:
                 raise RuntimeError(f"installing cnet-lib changed {sorted(changed)}")
             _run([python, "-m", "pip", "uninstall", "-q", "-y", "cnet-lib"])
     return {"python": _run([python, "-c", "import platform; print(platform.python_version())"]).stdout.strip(),
+            "pip": _run([python, "-m", "pip", "--version"]).stdout.split()[1],
             "preinstalled": pins, "preinstall_seconds_not_timed_below": deps_s, "repeats": repeats,
             "commit": head, "seconds": seconds,
             "median_seconds": {k: statistics.median(v) for k, v in seconds.items()},
