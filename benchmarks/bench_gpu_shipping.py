@@ -14,9 +14,10 @@ what rounding the weights changes, the wheel a reader installs, and a Colab-like
   stand-ins: their bytes are what the trained ones will weigh), the wheel once the next recipe ships.
 * **install**: a fresh virtual environment that already holds Colab-like packages (the pins of
   ``tests/test_colab_rehearsal.py``, torch among them, installed first and not timed), then the wall time of
-  ``pip install -q <wheel>`` and of ``pip install -q "cnet-lib @ git+file://<this checkout>"`` (a Colab chapter's
-  install line, cloned from this repository instead of GitHub: no network time), each ``--repeats`` times with the
-  package uninstalled between; the install must change none of the packages already there.
+  ``pip install -q --no-cache-dir <wheel>`` and of ``pip install -q --no-cache-dir "cnet-lib @ git+file://<this
+  checkout>"`` (a Colab chapter's install line, cloned from this repository instead of GitHub: no network time),
+  each ``--repeats`` times with the package uninstalled between and no cache, as a fresh runtime's first install;
+  the install must change none of the packages already there.
 
     CNET_DATA_DIR=/work/shared/data python benchmarks/bench_gpu_shipping.py            # benchmarks/results/gpu_shipping.json
     python benchmarks/bench_gpu_shipping.py --skip-install --out /tmp/shipping.json    # without the venv (seconds)
@@ -188,8 +189,10 @@ def install(wheel: Path, tmp: Path, repeats: int) -> dict:
     deps_s = time.perf_counter() - t0
     before = _versions(python)
     head = _run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
-    lines = {"wheel": [python, "-m", "pip", "install", "-q", wheel],
-             "git source": [python, "-m", "pip", "install", "-q", f"cnet-lib @ git+file://{ROOT}@{head}"]}
+    # --no-cache-dir: every install as a fresh Colab runtime's first (pip would reuse the wheel it built from the git
+    # source the time before)
+    lines = {"wheel": [python, "-m", "pip", "install", "-q", "--no-cache-dir", wheel],
+             "git source": [python, "-m", "pip", "install", "-q", "--no-cache-dir", f"cnet-lib @ git+file://{ROOT}@{head}"]}
     seconds = {k: [] for k in lines}
     for _ in range(repeats):
         for name, line in lines.items():
@@ -206,8 +209,9 @@ def install(wheel: Path, tmp: Path, repeats: int) -> dict:
             "preinstalled": pins, "preinstall_seconds_not_timed_below": deps_s, "repeats": repeats,
             "commit": head, "seconds": seconds,
             "median_seconds": {k: statistics.median(v) for k, v in seconds.items()},
-            "what": "pip install -q of the wheel, and of the git source (clone of this repository, build, install), "
-                    "into a venv that already holds the Colab-like pins; no network (a local clone, the wheel on disk)"}
+            "what": "pip install -q --no-cache-dir of the wheel, and of the git source (clone of this repository, build "
+                    "in an isolated environment, install), into a venv that already holds the Colab-like pins; no "
+                    "network (a local clone, the wheel on disk, the build's setuptools from the local package index)"}
 
 
 def main(argv=None) -> int:
