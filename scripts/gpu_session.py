@@ -251,8 +251,9 @@ def study_units(s: Session, copies: dict, main: bool, seconds: dict) -> dict:
     adaptive = adaptive_runs(copies, verbose=True) if main else None
     record = seed_record(copies, sweeps, study, adaptive)
     share = (time.monotonic() - t) / len(copies)
-    for name, copy in copies.items():
-        record["runs"][name]["unit_seconds"] = round(seconds[name] + share, 1)
+    for name, copy in copies.items():  # a run resumed or loaded on a warm machine counts its whole training
+        trained = sum(h["train_seconds"] + h.get("eval_seconds", 0.0) for h in copy.history)
+        record["runs"][name]["unit_seconds"] = round(max(seconds[name], trained) + share, 1)
     dev = next(iter(copies.values())).settings.device
     study_seconds = {f"sweep {n}": json.loads(sweep_cache(r, sweep_grid(s.preset), dev)[0].read_text()).get("seconds")
                      for n, r in copies.items()}
