@@ -5,7 +5,8 @@ It trains the recipe the session targets (``--recipe auto``: the next recipe of 
 ``image_presets.NEXT_GPU_RECIPE``, put in force in this process: :func:`session_state.recipe_in_force`) unit by unit,
 one training seed of one run at a time (:mod:`session_state`), and only the units no earlier command finished: the
 records of the state folder (``gpu_state/``, which ``scripts/session_files.py accept`` writes and the next command
-carries) and of the shipped models say which.  Stages, in order (each skipped, and said so, when the time left is
+carries; its ``seed0.json`` names seed 0's folders that accept holds without carrying them) and of the shipped models
+say which.  Stages, in order (each skipped, and said so, when the time left is
 less than its estimate; the estimate is what the same run took before, in the records, else :data:`ESTIMATE_S`):
 
     throughput  (GPU_SESSION_THROUGHPUT=1) benchmarks/bench_gpu_throughput.py: today's SGD step against the
@@ -111,6 +112,7 @@ class Session:
         self.records: dict = {}  # seed -> record: every unit known done
         self.copies: dict = {}  # (seed, run) -> StudyRun trained now, as it ships
         self.folders: dict = {}  # run -> seed 0's shipped folder (this command's, the state's or the book's)
+        self.held: dict = {}  # run -> seed 0's folder that accept holds, carried or not (session_state.HELD)
         self.trained = 0
         self.identity: dict = {}
 
@@ -195,10 +197,12 @@ def know(s: Session) -> list:
         places = [s.work / "shipped"]
     s.records = SS.by_seed(known)
     s.folders = SS.seed0_folders(s.preset, s.identity, *places)
-    missing = SS.missing_units(units, s.records, s.folders)
+    s.held = SS.held_runs(s.state, s.identity) if s.train != "always" else {}  # kept by accept, here or not
+    missing = SS.missing_units(units, s.records, {**s.held, **s.folders})
     s.summary["identity"] = s.identity
     s.summary["units"] = {"seeds": s.seeds, "planned": [u.name for u in units], "missing_at_start": [u.name for u in missing],
-                          "trained": [], "seed0_folders": {r: str(f) for r, f in s.folders.items()}}
+                          "trained": [], "seed0_folders": {r: str(f) for r, f in s.folders.items()},
+                          "seed0_held_by_accept": sorted(s.held)}
     return missing
 
 
@@ -314,8 +318,6 @@ def ship_seed0(s: Session) -> None:
 
     mains = [u.run for u in SS.plan(s.preset, [0]) if u.main]
     now = {r: s.copies[(0, r)] for r in mains if (0, r) in s.copies}
-    if not now:
-        return
     runs = {r: now[r] if r in now else restored_copy(s, r, s.folders[r]) for r in mains if r in now or r in s.folders}
     dest = s.work / "shipped"
     dest.mkdir(exist_ok=True)
@@ -352,7 +354,11 @@ def over_seeds(s: Session) -> None:
 
 
 def train_session(s: Session, missing: list) -> None:
-    """Every missing unit, seed by seed, main runs before controls (module doc); seed 0 shipped after its stage."""
+    """Every missing unit, seed by seed, main runs before controls (module doc); seed 0 shipped after its stage (or
+    first, when its two runs were shipped one by one by earlier commands and both are here)."""
+    mains = [u.run for u in SS.plan(s.preset, [0]) if u.main]
+    if set(s.folders) >= set(mains) and not SS.pair_shipped(s.folders):
+        s.stage("ship", SHIP_ESTIMATE_S, lambda: ship_seed0(s))
     for main in (True, False):
         for seed in s.seeds:
             units = [u for u in missing if u.seed == seed and u.main == main]
@@ -366,7 +372,7 @@ def train_session(s: Session, missing: list) -> None:
             if main and seed == 0 and any((0, u.run) in s.copies for u in units):
                 s.stage("ship", SHIP_ESTIMATE_S, lambda: ship_seed0(s))
     s.summary["units"]["missing_at_end"] = [u.name for u in SS.missing_units(SS.plan(s.preset, s.seeds), s.records,
-                                                                             s.folders)]
+                                                                             {**s.held, **s.folders})]
     s.stage("over seeds", 0, lambda: over_seeds(s))
 
 

@@ -4,7 +4,8 @@
 # (scripts/session_state.py): seeds 0, 1, 2 of its main runs (rk4_refined, euler_fixed; each stored as it ships in
 # float16, swept, studied for robustness and adaptive steps), seed 0 shipped (python -m cnet_lib ship's writer), then
 # seeds 0, 1, 2 of its control runs (rk4_fixed, euler_refined; swept).  What earlier commands finished comes from the
-# carried state folder (gpu_state/, written by `session_files.py accept`) and the shipped models: only what is
+# carried state folder (gpu_state/, written by `session_files.py accept`; seed 0's models shipped together wait in
+# gpu_state_models/, not carried, and gpu_state/seed0.json says they are done) and the shipped models: only what is
 # missing is trained.  With nothing to train (or GPU_SESSION_TRAIN=never) it checks CUDA with the preset's models:
 # the `cuda` tests, every chapter of _toc.yml on CUDA, StepRunner against torch.cuda.make_graphed_callables, the
 # pendulum's batched training and every live app (these need the notebook stack: carry .whl).
@@ -19,8 +20,9 @@
 # On the device tool (the working tree that travels stays under 64 MiB: checkout + pack + gpu_state, or + .whl):
 #   run(command='GPU_SESSION_THROUGHPUT=1 bash scripts/gpu_session.sh "$OUT"', carry=["shared_pack", "gpu_state"], timeout_s=600)
 # Afterwards, here:
-#   python scripts/session_files.py accept <files_at>         # verifies; keeps the units in gpu_state/, and once the
-#                                                              # recipe's main seeds are done installs its models in
+#   python scripts/session_files.py accept <files_at>         # verifies; keeps the units in gpu_state/ (seed 0's pair
+#                                                              # in gpu_state_models/), and once the recipe's main
+#                                                              # seeds are done installs its models in
 #                                                              # cnet_lib/shipped/ and switches the preset to it
 #
 # Rehearsal on the CPU (tests/test_gpu_session.py): GPU_SESSION_DRY_RUN=1 runs the same stages in the `smoke`

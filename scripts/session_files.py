@@ -2,14 +2,15 @@
 session's own measurements, and what it trained, kept until the next command and installed in cnet_lib/shipped/.
 
     python scripts/session_files.py accept FILES_AT [--dest cnet_lib/shipped] [--results benchmarks/results]
-                                                    [--state gpu_state]
+                                                    [--state gpu_state] [--models gpu_state_models]
 
 ``accept`` reads the folder the device tool fetched ($OUT of scripts/gpu_session.sh) and checks the return limits.
 From a session that trained (:func:`take_units`) it checks that the runs it trained are those of the recipe this
 checkout names (their identity hashes), verifies every shipped folder of ``shipped-<preset>-<run>.tar`` against its
 manifest (the same check a reader's install makes), and keeps every unit's record (``seeds-<preset>.json``) and seed
-0's folders in the state folder (``gpu_state/``: the next command carries it and trains only what is missing).  When
-the recipe is the preset's own, or, for the next recipe, once its main runs' three seeds are done and seed 0's were
+0's folders in the state folder (``gpu_state/``: the next command carries it and trains only what is missing; once
+seed 0's two runs were shipped together they wait in ``gpu_state_models/``, which is not carried, and the state
+folder's ``seed0.json`` says they are done).  When the recipe is the preset's own, or, for the next recipe, once its main runs' three seeds are done and seed 0's were
 shipped together, the folders go into ``<dest>/<preset>-<run>/`` with every record in ``seeds.json``, and the preset
 is switched to the recipe (its ``GPU_RECIPE`` line): models and preset change together.  The session's summary is
 kept as ``gpu_session-<preset>[-<recipe>]-<k>.json`` (k counts the commands), its checks as
@@ -121,12 +122,14 @@ def _put_seeds_file(folder: Path, records, preset: str, identity: dict, machine:
     atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
 
 
-def take_units(files_at: Path, summary: dict, dest: Path, state: Path, presets_file: Path = SS.PRESETS_FILE) -> dict:
+def take_units(files_at: Path, summary: dict, dest: Path, state: Path, presets_file: Path = SS.PRESETS_FILE,
+               models: Path = SS.MODELS) -> dict:
     """Take in what a training session finished (module doc): check that it trained what this checkout calls its
-    recipe, verify its shipped folders, keep every record (and seed 0's folders until they are installed) in
-    ``state``; install the folders and the records in ``dest`` at once when the recipe is the preset's, else once the
-    recipe's main runs are done for every seed and seed 0's were shipped together, and then switch the preset to it
-    (:func:`session_state.switch_recipe`).  Returns what was done."""
+    recipe, verify its shipped folders, keep every record in ``state`` and seed 0's folders there until they are
+    shipped together (then in ``models``, which is not carried); install the folders and the records in ``dest`` at
+    once when the recipe is the preset's, else once the recipe's main runs are done for every seed and seed 0's were
+    shipped together, and then switch the preset to it (:func:`session_state.switch_recipe`).  Returns what was
+    done."""
     preset, recipe, identity = summary["preset"], summary.get("recipe"), summary["identity"]
     with SS.recipe_in_force(preset, recipe):
         mine = SS.identities(preset)
@@ -144,12 +147,17 @@ def take_units(files_at: Path, summary: dict, dest: Path, state: Path, presets_f
     if records:
         SS.write_records(state / SS.records_name(preset), records, preset, identity, machine)
     by_seed = SS.by_seed(records)
-    kept = SS.seed0_folders(preset, identity, state)
     current = recipe is None or recipe == SS.recipes(preset)[0]
+    pair = SS.seed0_folders(preset, identity, state)
+    if not current and SS.pair_shipped(pair):  # shipped together: no command needs them until the switch
+        for folder in pair.values():
+            _replace_folder(folder, models / folder.name)
+            shutil.rmtree(folder)
+    kept = SS.seed0_folders(preset, identity, state, models)
     ready = current or (not any(u.main for u in SS.missing_units(units, by_seed, kept)) and SS.pair_shipped(kept))
     done = {"installed": [], "switched": None}
     if ready:
-        for folder in kept.values():  # into the book, then out of the state folder (it travels: it stays small)
+        for folder in kept.values():  # into the book, then out of the folders that wait
             _replace_folder(folder, dest / folder.name)
             shutil.rmtree(folder)
             done["installed"].append(folder.name)
@@ -159,9 +167,12 @@ def take_units(files_at: Path, summary: dict, dest: Path, state: Path, presets_f
             done["installed"].append(f"{book['rk4_refined'].name}/seeds.json")
         if not current and done["installed"]:
             done["switched"] = f"{SS.switch_recipe(recipe, presets_file)} -> {recipe}"
-    folders = {**SS.seed0_folders(preset, identity, dest), **SS.seed0_folders(preset, identity, state)}
+    waiting = SS.seed0_folders(preset, identity, state, models)
+    SS.write_held(state, waiting)
+    folders = {**SS.seed0_folders(preset, identity, dest), **waiting}
     done["missing"] = [u.name for u in SS.missing_units(units, by_seed, folders)]
     done["kept_in_state"] = sorted(p.name for p in state.iterdir())
+    done["waiting_in_models"] = sorted(p.name for p in models.iterdir()) if models.is_dir() else []
     return done
 
 
@@ -173,7 +184,7 @@ def _next_free(results: Path, stem: str) -> str:
 
 
 def accept(files_at: Path, dest: Path, results: Path, state: Path = SS.STATE,
-           presets_file: Path = SS.PRESETS_FILE) -> dict:
+           presets_file: Path = SS.PRESETS_FILE, models: Path = SS.MODELS) -> dict:
     """Take in a session's files (see the module docstring); returns the session summary, with what was done in
     ``"accepted"``."""
     check_out_limits(files_at)
@@ -182,7 +193,7 @@ def accept(files_at: Path, dest: Path, results: Path, state: Path = SS.STATE,
     results.mkdir(parents=True, exist_ok=True)
     trained = bool(summary.get("units", {}).get("trained")) or any(files_at.glob(f"shipped-{preset}-*.tar"))
     if trained:
-        summary["accepted"] = take_units(files_at, summary, dest, state, presets_file)
+        summary["accepted"] = take_units(files_at, summary, dest, state, presets_file, models)
         recipe = summary.get("recipe")
         name = _next_free(results, f"gpu_session-{preset}" + (f"-{recipe}" if recipe else ""))
     else:  # a session that trained nothing: nothing to install, the training records stay
@@ -216,8 +227,11 @@ def main(argv=None) -> int:
     p.add_argument("--dest", default=str(ROOT / "cnet_lib" / "shipped"))
     p.add_argument("--results", default=str(ROOT / "benchmarks" / "results"))
     p.add_argument("--state", default=str(SS.STATE), help="the folder the next GPU command carries (default gpu_state/)")
+    p.add_argument("--models", default=str(SS.MODELS),
+                   help="where seed 0's models shipped together wait for the switch, not carried (default gpu_state_models/)")
     args = p.parse_args(argv)
-    summary = accept(Path(args.files_at), Path(args.dest), Path(args.results), Path(args.state))
+    summary = accept(Path(args.files_at), Path(args.dest), Path(args.results), Path(args.state),
+                     models=Path(args.models))
     print(json.dumps({k: summary.get(k) for k in ("machine", "stages", "accepted", "shipped", "t4_estimate", "chapters")},
                      indent=1))
     print("\n".join(summary.get("over_seeds", {}).get("contrast_words", [])))

@@ -37,7 +37,14 @@ from cnet_lib.images.studies.seed_cached import (SEEDS_FILE, merge_seed_records,
 
 STATE = ROOT / "gpu_state"
 """The folder that keeps a recipe's finished units between GPU commands (``accept`` writes it, the next command
-carries it)."""
+carries it): every record, :data:`HELD`, and a seed-0 folder whose partner has not been shipped with it yet."""
+MODELS = ROOT / "gpu_state_models"
+"""Where ``accept`` keeps seed 0's two folders once they were shipped together, until the recipe's switch installs
+them: not carried (a GPU command needs them no more, and the checkout, the data pack and two 64-128-256 models
+would pass the 64 MiB that travels)."""
+HELD = "seed0.json"
+"""In the state folder: the seed-0 folders ``accept`` holds (run -> identity hash, checkpoint SHA-256, whether shipped
+with its partner, where), so that a command which does not carry them knows they are done."""
 PRESETS_FILE = Path(IP.__file__)
 """The file whose ``GPU_RECIPE = "..."`` line :func:`switch_recipe` rewrites."""
 WEIGHTS = "float16"
@@ -128,9 +135,9 @@ def unit_done(unit: Unit, records: dict) -> bool:
         and unit.run in (rec.get("adaptive") or {})
 
 
-def missing_units(units, records: dict, seed0_folders: dict) -> list:
+def missing_units(units, records: dict, seed0_folders) -> list:
     """The units of ``units`` still to train: not done in ``records``, or seed 0 of a main run without its shipped
-    folder (``seed0_folders``: run -> folder)."""
+    folder (``seed0_folders``: the runs that have one)."""
     return [u for u in units if not unit_done(u, records) or (u.main and u.seed == 0 and u.run not in seed0_folders)]
 
 
@@ -184,6 +191,30 @@ def seed0_folders(preset: str, identity: dict, *places: Path) -> dict:
             if run not in out and folder_matches(folder, identity):
                 out[run] = folder
     return out
+
+
+def held_runs(state: Optional[Path], identity: dict) -> dict:
+    """``{run: entry}`` of the state folder's :data:`HELD` list whose identity hashes are ``identity``'s."""
+    try:
+        held = json.loads((Path(state) / HELD).read_text()) if state else {}
+    except (OSError, ValueError):
+        return {}
+    return {run: e for run, e in held.items() if isinstance(e, dict) and identity.get(run) == e.get("identity_hash")}
+
+
+def write_held(state: Path, folders: dict) -> None:
+    """The state folder's :data:`HELD` list of ``folders`` (run -> seed-0 folder), removed when there is none."""
+    path = Path(state) / HELD
+    if not folders:
+        path.unlink(missing_ok=True)
+        return
+    paired = pair_shipped(folders)
+    entries = {}
+    for run, folder in folders.items():
+        manifest = json.loads((folder / SHP.MANIFEST).read_text())
+        entries[run] = {"identity_hash": manifest["identity_hash"], "checkpoint_sha256": manifest["files"]["checkpoint.pt"],
+                        "shipped_with_its_partner": paired, "held_in": str(folder.parent.name)}
+    path.write_text(json.dumps(entries, indent=1))
 
 
 def shipped_records(preset: str, identity: dict, dest: Path = SHP.SHIPPED) -> list:

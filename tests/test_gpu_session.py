@@ -60,10 +60,12 @@ def runs(tmp_path_factory):
     write_fake_cifar(root / "src", n_train=300, n_test=150)
     write_pack(root / "src", root / "pack", quality=90)
     one = _session(root, "out1", "work1", GPU_SESSION_STOP_AFTER="2", GPU_SESSION_THROUGHPUT="1")
-    accepted_1 = session_files.accept(root / "out1", root / "shipped", root / "results", root / "state") \
+    accepted_1 = session_files.accept(root / "out1", root / "shipped", root / "results", root / "state",
+                                      models=root / "models") \
         if one.returncode == 0 else None
     two = _session(root, "out2", "work2")
-    accepted_2 = session_files.accept(root / "out2", root / "shipped", root / "results", root / "state") \
+    accepted_2 = session_files.accept(root / "out2", root / "shipped", root / "results", root / "state",
+                                      models=root / "models") \
         if two.returncode == 0 else None
     return root, one, two, accepted_1, accepted_2
 
@@ -228,10 +230,12 @@ SMOKE_NEXT = {**{k: IP.IMAGE_PRESETS["smoke"][k] for k in ("data", "runs", "cont
 rehearsal trains."""
 
 
-def test_the_next_recipe_is_trained_across_two_commands_and_accept_switches_the_preset(tmp_path, monkeypatch, capsys):
-    """The gpu preset's path at smoke size, in process: command 1 stops after one run (seed 0's rk4_refined: shipped
-    alone, kept in the state folder, no switch); command 2 trains the rest, restores rk4_refined from the state folder
-    to ship seed 0's pair, and trains the controls; accept then installs the models and switches the recipe line."""
+def test_the_next_recipe_is_trained_across_three_commands_and_accept_switches_the_preset(tmp_path, monkeypatch):
+    """The gpu preset's path at smoke size, in process, with two seeds.  Command 1 stops after one run (seed 0's
+    rk4_refined: shipped alone, kept in the state folder that the next command carries, no switch).  Command 2
+    trains seed 0's euler_fixed, restores rk4_refined from the state folder and ships the pair; accept moves the pair
+    out of the carried folder (its list says they are done).  Command 3, carrying no model, trains seed 1's main runs
+    only; accept then installs seed 0's pair from where it waited and switches the recipe line."""
     write_fake_cifar(tmp_path / "data", n_train=300, n_test=150, seed=0)
     monkeypatch.setenv("CNET_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(IP, "GPU_RECIPES", {**IP.GPU_RECIPES, "smoke-now": {k: IP.IMAGE_PRESETS["smoke"][k] for k in
@@ -240,37 +244,47 @@ def test_the_next_recipe_is_trained_across_two_commands_and_accept_switches_the_
     monkeypatch.setattr(SS, "recipes", lambda preset: ("smoke-now", "smoke-next") if preset == "smoke" else (None, None))
     presets = tmp_path / "presets.py"
     presets.write_text('GPU_RECIPE = "smoke-now"\n')
-    state, shipped, results = tmp_path / "state", tmp_path / "shipped", tmp_path / "results"
-    common = ["--dry-run", "--seeds", "0", "--state", str(state), "--shipped", str(shipped), "--no-notebooks"]
-    assert gpu_session.main(["--out", str(tmp_path / "out1"), "--work", str(tmp_path / "w1"), "--stop-after-units", "1",
-                             *common]) == 0
-    one = json.loads((tmp_path / "out1" / "gpu_session.json").read_text())
+    state, models, shipped, results = (tmp_path / name for name in ("state", "models", "shipped", "results"))
+    common = ["--dry-run", "--seeds", "0", "1", "--state", str(state), "--shipped", str(shipped), "--no-notebooks",
+              "--stop-after-units"]
+
+    def command(k: int, units: int) -> dict:
+        out = tmp_path / f"out{k}"
+        assert gpu_session.main(["--out", str(out), "--work", str(tmp_path / f"w{k}"), *common, str(units)]) == 0
+        summary = json.loads((out / "gpu_session.json").read_text())
+        return summary, session_files.accept(out, shipped, results, state, presets, models)["accepted"]
+
+    one, done = command(1, 1)
     assert one["recipe"] == "smoke-next" and one["units"]["trained"] == ["rk4_refined seed 0"]
     assert "recipe is trained, not yet the preset's" in one["checks"]
     assert sorted(p.name for p in (tmp_path / "out1").iterdir()) == [
         "gpu_session.json", "seeds-smoke.json", "shipped-smoke-rk4_refined.tar"]
-    done = session_files.accept(tmp_path / "out1", shipped, results, state, presets)["accepted"]
     assert done["switched"] is None and done["installed"] == [] and not shipped.exists()
-    assert done["kept_in_state"] == ["seeds-smoke.json", "smoke-rk4_refined"]
-    assert presets.read_text() == 'GPU_RECIPE = "smoke-now"\n'
+    assert done["kept_in_state"] == ["seed0.json", "seeds-smoke.json", "smoke-rk4_refined"], "it travels to its partner"
 
-    assert gpu_session.main(["--out", str(tmp_path / "out2"), "--work", str(tmp_path / "w2"), *common]) == 0
-    two = json.loads((tmp_path / "out2" / "gpu_session.json").read_text())
-    assert two["units"]["trained"] == ["euler_fixed seed 0", "rk4_fixed seed 0", "euler_refined seed 0"]
+    two, done = command(2, 1)
+    assert two["units"]["trained"] == ["euler_fixed seed 0"]
     assert set(two["shipped"]) == {"rk4_refined", "euler_fixed"}, "rk4_refined, restored, now ships the pair's studies"
-    done = session_files.accept(tmp_path / "out2", shipped, results, state, presets)["accepted"]
-    assert done["switched"] == "smoke-now -> smoke-next" and done["missing"] == []
+    assert done["switched"] is None and done["kept_in_state"] == ["seed0.json", "seeds-smoke.json"]
+    assert done["waiting_in_models"] == ["smoke-euler_fixed", "smoke-rk4_refined"], "waiting, not carried"
+    assert json.loads((state / SS.HELD).read_text())["rk4_refined"]["shipped_with_its_partner"]
+    assert SS.pair_shipped(SS.seed0_folders("smoke", two["identity"], models))
+
+    three, done = command(3, 2)
+    assert three["units"]["seed0_held_by_accept"] == ["euler_fixed", "rk4_refined"] and not three["units"]["seed0_folders"]
+    assert three["units"]["trained"] == ["rk4_refined seed 1", "euler_fixed seed 1"], "seed 0 was not trained again"
+    assert done["switched"] == "smoke-now -> smoke-next"
     assert presets.read_text() == 'GPU_RECIPE = "smoke-next"\n'
     assert done["installed"] == ["smoke-rk4_refined", "smoke-euler_fixed", "smoke-rk4_refined/seeds.json"]
-    assert done["kept_in_state"] == ["seeds-smoke.json"], "the models left the state folder for the book"
-    folders = SS.seed0_folders("smoke", two["identity"], shipped)
-    assert SS.pair_shipped(folders), "the pair's robustness and adaptive studies ship beside rk4_refined"
+    assert done["kept_in_state"] == ["seeds-smoke.json"] and done["waiting_in_models"] == []
+    assert done["missing"] == ["rk4_fixed seed 0", "euler_refined seed 0", "rk4_fixed seed 1", "euler_refined seed 1"]
+    folders = SS.seed0_folders("smoke", three["identity"], shipped)
     manifest = json.loads((folders["rk4_refined"] / "manifest.json").read_text())
     assert manifest["weights"] == "float16" and "smoke-next" in manifest["command"]
     seeds = json.loads((folders["rk4_refined"] / SF.SEEDS_FILE).read_text())
-    assert set(seeds["seeds"][0]["sweeps"]) == {"rk4_refined", "euler_fixed", "rk4_fixed", "euler_refined"}
-    assert [p.name for p in results.iterdir()] and sorted(p.name for p in results.iterdir()) == [
-        "gpu_session-smoke-smoke-next-1.json", "gpu_session-smoke-smoke-next-2.json"]
+    assert [r["seed"] for r in seeds["seeds"]] == [0, 1] and all(set(r["adaptive"]) == {"rk4_refined", "euler_fixed"}
+                                                                   for r in seeds["seeds"])
+    assert sorted(p.name for p in results.iterdir()) == [f"gpu_session-smoke-smoke-next-{k}.json" for k in (1, 2, 3)]
 
 
 def test_accept_refuses_a_session_of_another_recipe(tmp_path):
@@ -280,7 +294,8 @@ def test_accept_refuses_a_session_of_another_recipe(tmp_path):
         "preset": "smoke", "recipe": None, "identity": {"rk4_refined": "0123456789"}, "units": {
             "seeds": [0], "trained": ["rk4_refined seed 0"]}}))
     with pytest.raises(ValueError, match="trained other runs than this checkout's smoke recipe"):
-        session_files.accept(files, tmp_path / "shipped", tmp_path / "results", tmp_path / "state")
+        session_files.accept(files, tmp_path / "shipped", tmp_path / "results", tmp_path / "state",
+                             models=tmp_path / "models")
     assert not (tmp_path / "shipped").exists()
 
 
@@ -324,7 +339,8 @@ def test_a_check_session_is_taken_in_without_touching_the_shipped_models(tmp_pat
     (files / "live_apps.json").write_text(json.dumps({"device": device, "groups": ["image"], "complete": False}))
     (files / "pendulum_batched.json").write_text(json.dumps({"device": device, "preset": "gpu", "dry_run": False}))
     (files / "throughput.json").write_text(json.dumps({"dry_run": False, "machine": {"cuda": "NVIDIA H200"}}))
-    session_files.accept(files, tmp_path / "shipped", tmp_path / "results", tmp_path / "state")
+    session_files.accept(files, tmp_path / "shipped", tmp_path / "results", tmp_path / "state",
+                         models=tmp_path / "models")
     assert not (tmp_path / "shipped").exists() and not (tmp_path / "state").exists()
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [
         "gpu_chapters-gpu-check.json", "gpu_session-gpu-check.json", "gpu_throughput-nvidia-h200.json",
