@@ -299,6 +299,33 @@ def test_accept_refuses_a_session_of_another_recipe(tmp_path):
     assert not (tmp_path / "shipped").exists()
 
 
+TRAINING_IMPORTS = ("gpu_session", "session_files", "session_state", "cnet_lib.images", "cnet_lib.images.runs.run_store",
+                    "cnet_lib.images.runs.run_loading", "cnet_lib.images.runs.shipped", "cnet_lib.images.runs.shipping_copy",
+                    "cnet_lib.images.studies.shipping", "cnet_lib.images.studies.adaptive_cached",
+                    "cnet_lib.images.studies.robustness_cached", "cnet_lib.images.studies.sweep_cached",
+                    "cnet_lib.report", "cnet_lib.runtime.settings", "cnet_lib.runtime.device")
+"""Every module a training command imports (``scripts/gpu_session.py``'s training path, lazily imported ones too)."""
+
+
+def test_a_training_command_needs_no_notebook_stack():
+    """A GPU machine's image has no plotly or Jupyter: a training command must not import them, so that it runs
+    without the 26 MiB of carried wheels (the checkout, the data pack and gpu_state/ must fit the 64 MiB that
+    travel).  The imports of the training path run with those packages made unimportable."""
+    code = ("import sys\n"
+            "BLOCKED = ('plotly', 'ipywidgets', 'nbformat', 'nbclient', 'ipykernel', 'IPython', 'jupyter_client')\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in BLOCKED:\n"
+            "            raise ImportError('the notebook stack: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            f"sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'scripts')!r}]\n"
+            "import importlib\n"
+            f"for name in {TRAINING_IMPORTS!r}:\n"
+            "    importlib.import_module(name)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
 def test_the_pendulum_chapters_can_run_in_the_preset_a_gpu_reader_gets():
     """run_chapters.py runs the pendulum chapters in smoke by default and, asked, in the gpu preset (a reader's
     on a GPU: their ODE-Nets train on the CPU, so a CPU machine times them); the image chapters in theirs."""
