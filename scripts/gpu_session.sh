@@ -17,7 +17,8 @@
 # Before it, here (once):
 #   python -m cnet_lib pack ../shared/data-large shared_pack   # the 45k + 5k images, 25.7 MiB (`book/gpu.md`, "The data pack")
 #   bash scripts/gpu_wheels.sh                                 # only for the checks: the notebook stack, 26 MiB, in .whl/
-# On the device tool (the working tree that travels stays under 64 MiB: checkout + pack + gpu_state, or + .whl):
+# On the device tool (the working tree that travels stays under 64 MiB: checkout + pack + gpu_state, or + .whl;
+# `python scripts/session_files.py carry [--with-wheels]` says what to carry and whether it fits):
 #   run(command='GPU_SESSION_THROUGHPUT=1 bash scripts/gpu_session.sh "$OUT"', carry=["shared_pack", "gpu_state"], timeout_s=600)
 # Afterwards, here:
 #   python scripts/session_files.py accept <files_at>         # verifies; keeps the units in gpu_state/ (seed 0's pair

@@ -3,6 +3,8 @@ session's own measurements, and what it trained, kept until the next command and
 
     python scripts/session_files.py accept FILES_AT [--dest cnet_lib/shipped] [--results benchmarks/results]
                                                     [--state gpu_state] [--models gpu_state_models]
+    python scripts/session_files.py carry [--with-wheels]    # what the next GPU command carries, and its MiB
+
 
 ``accept`` reads the folder the device tool fetched ($OUT of scripts/gpu_session.sh) and checks the return limits.
 From a session that trained (:func:`take_units`) it checks that the runs it trained are those of the recipe this
@@ -220,16 +222,49 @@ def accept(files_at: Path, dest: Path, results: Path, state: Path = SS.STATE,
     return summary
 
 
+CARRY_LIMIT = 64 * 2**20
+"""What travels to the GPU machine: the working tree (tracked and untracked-not-ignored files) and the carried paths."""
+
+
+def _bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) if path.is_dir() else 0
+
+
+def carry(root: Path = ROOT, wheels: bool = False) -> dict:
+    """What the next GPU command carries and how much travels: the working tree (``git ls-files`` of tracked and
+    untracked-not-ignored files), ``shared_pack``, ``gpu_state`` and, for the checks, ``.whl``; over 64 MiB the device
+    tool refuses the call."""
+    import subprocess
+
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"], capture_output=True,
+                            check=True).stdout.split(b"\0")
+    tree = sum((root / name.decode()).stat().st_size for name in listed if name and (root / name.decode()).is_file())
+    paths = ["shared_pack", SS.STATE.name] + ([".whl"] if wheels else [])
+    sizes = {"working tree": tree, **{name: _bytes(root / name) for name in paths}}
+    missing = [name for name in paths if not (root / name).exists() and name != SS.STATE.name]
+    total = sum(sizes.values())
+    return {"carry": [name for name in paths if (root / name).exists()], "missing": missing,
+            "MiB": {k: round(v / 2**20, 2) for k, v in sizes.items()}, "total_MiB": round(total / 2**20, 2),
+            "fits": total <= CARRY_LIMIT}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=["accept"])
-    p.add_argument("files_at")
+    p.add_argument("what", choices=["accept", "carry"])
+    p.add_argument("files_at", nargs="?", help="accept: the folder the device tool fetched")
+    p.add_argument("--with-wheels", action="store_true", help="carry: the checks' wheels (.whl) too")
     p.add_argument("--dest", default=str(ROOT / "cnet_lib" / "shipped"))
     p.add_argument("--results", default=str(ROOT / "benchmarks" / "results"))
     p.add_argument("--state", default=str(SS.STATE), help="the folder the next GPU command carries (default gpu_state/)")
     p.add_argument("--models", default=str(SS.MODELS),
                    help="where seed 0's models shipped together wait for the switch, not carried (default gpu_state_models/)")
     args = p.parse_args(argv)
+    if args.what == "carry":
+        report = carry(wheels=args.with_wheels)
+        print(json.dumps(report, indent=1))
+        return 0 if report["fits"] and not report["missing"] else 1
+    if not args.files_at:
+        p.error("accept needs the folder the device tool fetched (files_at)")
     summary = accept(Path(args.files_at), Path(args.dest), Path(args.results), Path(args.state),
                      models=Path(args.models))
     print(json.dumps({k: summary.get(k) for k in ("machine", "stages", "accepted", "shipped", "t4_estimate", "chapters")},

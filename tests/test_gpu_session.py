@@ -374,6 +374,23 @@ def test_a_check_session_is_taken_in_without_touching_the_shipped_models(tmp_pat
         "live_apps-cuda.json", "pendulum_batched-gpu-cuda.json"]
 
 
+def test_carry_says_what_travels_and_whether_it_fits(tmp_path):
+    """``session_files.py carry``: the working tree as git lists it, the data pack and the state folder (and the
+    checks' wheels when asked), in MiB, against the 64 MiB the device tool takes."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "big.bin").write_bytes(b"x" * 2**20)
+    (tmp_path / ".gitignore").write_text("shared_pack/\ngpu_state/\n.whl/\n")
+    for name, mib in (("shared_pack", 40), ("gpu_state", 30), (".whl", 1)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f").write_bytes(b"y" * (mib * 2**20))
+    report = session_files.carry(tmp_path)
+    assert report["carry"] == ["shared_pack", "gpu_state"] and report["MiB"]["working tree"] == pytest.approx(1, abs=0.01)
+    assert report["total_MiB"] == pytest.approx(71, abs=0.01) and not report["fits"], "over 64 MiB: the call is refused"
+    (tmp_path / "gpu_state" / "f").write_bytes(b"y" * 2**20)
+    report = session_files.carry(tmp_path, wheels=True)
+    assert report["carry"] == ["shared_pack", "gpu_state", ".whl"] and report["fits"] and report["total_MiB"] < 44
+
+
 def test_the_limits_are_checked():
     with pytest.raises(ValueError, match="at most 8 come back"):
         session_files.check_out_limits(ROOT / "cnet_lib" / "images")
