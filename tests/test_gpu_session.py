@@ -2,10 +2,10 @@
 resumable across GPU commands (issue 45).  Run 1 stops after seed 0's main runs (a deadline rehearsed,
 ``GPU_SESSION_STOP_AFTER``) and times the throughput candidates first; what it brings back fits the GPU machine's
 return limits and ``scripts/session_files.py accept`` keeps it; run 2, on a fresh work folder with the state folder and
-the shipped models run 1 left, trains only the rest (the main runs' other seeds, then the control runs' seeds) and,
-with time and file room left, runs every check.  In process, the `gpu` preset's next recipe is rehearsed at smoke
-size: a first command stopped after one run, a second that trains the rest and ships seed 0's pair, and ``accept``
-switching the preset's recipe once the models are in.  The dry run's chapters are one pendulum and one image chapter;
+the shipped models run 1 left, trains only the rest (the control runs) and, with time and file room left, runs every
+check.  In process, the `gpu` preset's next recipe is rehearsed at smoke size with two seeds: a first command stopped
+after one run, a second that trains its partner and ships seed 0's pair, a third that carries no model and trains
+seed 1, and ``accept`` switching the preset's recipe once the models are in.  The dry run's chapters are one pendulum and one image chapter;
 the real one runs every chapter of _toc.yml, which chapters.json lists."""
 from __future__ import annotations
 
@@ -37,16 +37,16 @@ import session_state as SS  # noqa: E402
 
 pytestmark = pytest.mark.slow  # rehearses the GPU session's training path on the CPU
 
-SEEDS = "0 1"  # two seeds rehearse what three do, in less of CI's time
+SEEDS = "0"  # one seed here, in CI's time; several seeds' records joining are rehearsed in process (two seeds)
 RUN_1 = ["rk4_refined seed 0", "euler_fixed seed 0"]
-RUN_2 = ["rk4_refined seed 1", "euler_fixed seed 1", "rk4_fixed seed 0", "euler_refined seed 0", "rk4_fixed seed 1",
-         "euler_refined seed 1"]
+RUN_2 = ["rk4_fixed seed 0", "euler_refined seed 0"]
 
 
 def _session(root: Path, out: str, work: str, **env) -> subprocess.CompletedProcess:
     env = {**os.environ, "GPU_SESSION_DRY_RUN": "1", "PYTHON": sys.executable, "CNET_DATA_DIR": str(root / "pack"),
            "GPU_SESSION_WORK": str(root / work), "GPU_SESSION_DEADLINE_S": "900", "GPU_SESSION_SEEDS": SEEDS,
-           "GPU_SESSION_STATE": str(root / "state"), "GPU_SESSION_SHIPPED": str(root / "shipped"), **env}
+           "GPU_SESSION_STATE": str(root / "state"), "GPU_SESSION_SHIPPED": str(root / "shipped"),
+           "CNET_THREADS": "1", **env}  # smoke-sized models: one thread each, never waiting on a busy second core
     env.pop("CNET_PRESET", None)
     return subprocess.run(["bash", "scripts/gpu_session.sh", str(root / out)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=1200)
@@ -79,9 +79,9 @@ def test_run_1_stops_after_seed_0_and_brings_back_what_it_finished(runs):
     assert one.returncode == 0, one.stdout[-5000:] + one.stderr[-2000:]
     summary = _summary(root, "out1")
     assert summary["preset"] == "smoke" and summary["dry_run"] and summary["recipe"] is None
-    assert summary["units"]["trained"] == RUN_1 and len(summary["units"]["missing_at_start"]) == 8
+    assert summary["units"]["trained"] == RUN_1 and summary["units"]["missing_at_start"] == RUN_1 + RUN_2
     assert summary["units"]["missing_at_end"] == RUN_2
-    assert all("--stop-after-units" in summary["stages"][stage]["status"] for stage in ("seed 1", "controls 0", "controls 1"))
+    assert "--stop-after-units" in summary["stages"]["controls 0"]["status"]
     files = dict(session_files.check_out_limits(root / "out1"))
     assert set(files) == {"gpu_session.json", "gpu_session.log", "seeds-smoke.json", "shipped-smoke-rk4_refined.tar",
                           "shipped-smoke-euler_fixed.tar", "throughput.json"}
@@ -105,7 +105,7 @@ def test_run_2_trains_only_what_run_1_left_and_the_records_join(runs):
     assert summary["units"]["missing_at_end"] == [] and "shipped" not in summary, "seed 0 was not trained again"
     assert accepted["accepted"]["missing"] == []
     seeds = json.loads((root / "shipped" / "smoke-rk4_refined" / SF.SEEDS_FILE).read_text())
-    assert [r["seed"] for r in seeds["seeds"]] == [0, 1]
+    assert [r["seed"] for r in seeds["seeds"]] == [0]
     for rec in seeds["seeds"]:
         assert set(rec["runs"]) == set(rec["sweeps"]) == {"rk4_refined", "euler_fixed", "rk4_fixed", "euler_refined"}
         assert set(rec["adaptive"]) == {"rk4_refined", "euler_fixed"}, "the adaptive-step study of every seed"
@@ -117,12 +117,11 @@ def test_run_2_trains_only_what_run_1_left_and_the_records_join(runs):
     assert {n: seed0["runs"][n]["final_test_acc"] for n in ("rk4_refined", "euler_fixed")} == {
         m["run"]: m["final_test_acc"] for m in manifests}, "seed 0's record describes the models that ship"
     assert seeds["identity"] == summary["identity"]
-    assert len({r["runs"]["rk4_refined"]["checkpoint_sha256"] for r in seeds["seeds"]}) == 2, "two seeds, two models"
     over = summary["over_seeds"]
-    assert over["seeds"] == [0, 1] and "2 training seeds per method" in over["contrast_table"]
+    assert over["seeds"] == [0] and "1 training seed per method" in over["contrast_table"]
     assert over["robustness_words"].startswith("VERDICT")
     # a third command would train nothing: it reads the state folder and the shipped models, and only checks
-    args = _namespace(root / "out3", root / "work3", state=root / "state", shipped=root / "shipped", seeds=[0, 1])
+    args = _namespace(root / "out3", root / "work3", state=root / "state", shipped=root / "shipped", seeds=[0])
     assert gpu_session.know(gpu_session.Session(args)) == []
     kept = sorted(p.name for p in (root / "results").iterdir())
     assert kept == ["gpu_chapters-smoke-check.json", "gpu_session-smoke-1.json", "gpu_session-smoke-2.json",
@@ -223,14 +222,16 @@ def test_records_of_one_seed_join_run_by_run():
     assert not SS.unit_done(SS.Unit(1, "rk4_refined", True), {1: {**joined[1], "adaptive": {}}})
 
 
-SMOKE_NEXT = {**{k: IP.IMAGE_PRESETS["smoke"][k] for k in ("data", "runs", "controls")},
-              "common": {**IP.IMAGE_PRESETS["smoke"]["common"], "nesterov": True, "label_smoothing": 0.1, "cutout": 4,
-                         "lr_schedule": "onecycle", "warmup_epochs": 1}}
-"""A next recipe for the smoke preset, with the regularisers of the gpu preset's next one: what the in-process
-rehearsal trains."""
+SMOKE_NEXT = {**{k: IP.IMAGE_PRESETS["smoke"][k] for k in ("runs", "controls")},
+              "data": dict(dataset="cifar10", n_train=96, n_test=48),
+              "common": {**IP.IMAGE_PRESETS["smoke"]["common"], "channels": (2, 4, 4), "nesterov": True,
+                         "label_smoothing": 0.1, "cutout": 4, "lr_schedule": "onecycle", "warmup_epochs": 1}}
+"""A next recipe for the smoke preset, smaller still, with the regularisers of the gpu preset's next one: what the
+in-process rehearsal trains."""
 
 
-def test_the_next_recipe_is_trained_across_three_commands_and_accept_switches_the_preset(tmp_path, monkeypatch):
+def test_the_next_recipe_is_trained_across_three_commands_and_accept_switches_the_preset(tmp_path, monkeypatch,
+                                                                                          request):
     """The gpu preset's path at smoke size, in process, with two seeds.  Command 1 stops after one run (seed 0's
     rk4_refined: shipped alone, kept in the state folder that the next command carries, no switch).  Command 2
     trains seed 0's euler_fixed, restores rk4_refined from the state folder and ships the pair; accept moves the pair
@@ -238,6 +239,10 @@ def test_the_next_recipe_is_trained_across_three_commands_and_accept_switches_th
     only; accept then installs seed 0's pair from where it waited and switches the recipe line."""
     write_fake_cifar(tmp_path / "data", n_train=300, n_test=150, seed=0)
     monkeypatch.setenv("CNET_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CNET_THREADS", "1")  # these tiny models: one thread, never waiting on a busy second core
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
     monkeypatch.setattr(IP, "GPU_RECIPES", {**IP.GPU_RECIPES, "smoke-now": {k: IP.IMAGE_PRESETS["smoke"][k] for k in
                                                                            ("data", "common", "runs", "controls")},
                                             "smoke-next": SMOKE_NEXT})
