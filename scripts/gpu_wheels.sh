@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The Python packages a GPU machine lacks for scripts/gpu_session.sh (its image has torch, scipy, pillow,
-# pytest, tqdm, filelock, pyyaml, but not the notebook stack), downloaded here as CPython 3.12 manylinux
-# wheels at the exact pins of requirements.txt into .whl/ (ignored by git, carried to the GPU machine:
-# the session script installs them with pip --no-index into a folder of its own).
+# The Python packages a GPU machine lacks for the checks of scripts/gpu_session.sh (the chapters and the live apps:
+# its image has torch, scipy, pillow, pytest, tqdm, filelock, pyyaml, but not the notebook stack), downloaded here
+# as CPython 3.12 manylinux wheels at the exact pins of requirements.txt into .whl/ (ignored by git, carried to the
+# GPU machine: the session script installs them with pip --no-index into a folder of its own).  A session that
+# only trains needs none of them: leave .whl home then (the carried tree must stay under 64 MiB with the data pack
+# and gpu_state/).
 # Usage: bash scripts/gpu_wheels.sh        (prints the total size; the carried tree must stay under 64 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -19,8 +19,11 @@ from cnet_lib.runtime.checkpoint import config_diff
 SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship", "-> ship ")  # older manifests: stale on purpose
 """How a manifest records the command that shipped it: the command line (today's and its first form), and the
 GPU session's call of its function (scripts/gpu_session.py)."""
-MAX_BYTES = {"cpu": 5_000_000, "gpu": 12_000_000}
-"""What a preset's shipped folders may hold together (the gpu preset: issue 24's 12 MB; any other: 12 MB)."""
+MAX_BYTES = {"cpu": 5_000_000, "gpu": 2 * 16 * 2**20}
+"""What a preset's shipped folders may hold together: the gpu preset's two, each at most 16 MiB (issue 45: each came
+back from the GPU machine as one file, its weights in float16); any other preset as much."""
+FOLDER_MAX_BYTES = 16 * 2**20
+"""What one shipped folder may hold: one file's worth of the GPU machine's return limits."""
 
 
 def check_preset_folders(root: Path, preset: str, retrain: str) -> list:
@@ -52,7 +55,9 @@ def check_preset_folders(root: Path, preset: str, retrain: str) -> list:
         assert model.manifestation == [(cfg.scheme, cfg.final_n_steps())] * len(model.blocks)
         assert ck["extra"]["history"][-1]["test_acc"] == manifest["final_test_acc"]
         assert all(torch.isfinite(p).all() for p in model.parameters())
-        total += sum((folder / name).stat().st_size for name in files)
+        size = sum((folder / name).stat().st_size for name in files)
+        assert size <= FOLDER_MAX_BYTES, f"{folder} holds {size / 2**20:.1f} MiB, more than one file brings back"
+        total += size
         manifests.append(manifest)
     bound = MAX_BYTES.get(preset, MAX_BYTES["gpu"])
     assert total < bound, f"the {preset} preset's shipped folders hold {total / 1e6:.1f} MB (at most {bound / 1e6:.0f})"

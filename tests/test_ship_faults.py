@@ -17,6 +17,7 @@ import shutil
 import pytest
 
 from cnet_lib.cli import ship as SH
+from cnet_lib.images.studies import shipping as SHW
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP
@@ -79,13 +80,13 @@ def shipped(trained, tmp_path):
     settings = trained.replace(runs_dir=tmp_path / "runs")
     shutil.copytree(trained.runs_dir, settings.runs_dir)
     run = RS.trained_runs(settings, runs=["euler_fixed"], verbose=False, use_shipped=False, **TINY)["euler_fixed"]
-    folder = SH._ship_run(run, tmp_path / "shipped" / "smoke-euler_fixed", [CHECKPOINT, RESULTS], RECORD)
+    folder = SHW.ship_run(run, tmp_path / "shipped" / "smoke-euler_fixed", [CHECKPOINT, RESULTS], RECORD)
     return run, folder, SHP.verify_shipped(folder)
 
 
 def _ship_again(run, folder, before: dict, keep=(CHECKPOINT, RESULTS)) -> str:
     with pytest.raises(SH.ShipError) as err:
-        SH._ship_run(run, folder, list(keep), RECORD)
+        SHW.ship_run(run, folder, list(keep), RECORD)
     assert SHP.verify_shipped(folder) == before, "the shipped folder was changed"
     msg = str(err.value)
     assert "\n" not in msg and "Traceback" not in msg
@@ -124,18 +125,18 @@ def test_a_damaged_second_run_leaves_every_shipped_folder_as_it_was(shipped, tmp
     written: a link among the second run's files leaves the first run's folder as it was too (it was shipped anew
     before the second was checked), and no staged folder behind."""
     run, folder, before = shipped
-    other = SH._ship_run(run, tmp_path / "shipped" / "smoke-other", [CHECKPOINT, RESULTS], RECORD)
+    other = SHW.ship_run(run, tmp_path / "shipped" / "smoke-other", [CHECKPOINT, RESULTS], RECORD)
     other_before = SHP.verify_shipped(other)
     (run.out_dir / "sweep-new.json").write_text('{"seconds": 2.0}')  # what the first run's new folder would add
     (run.out_dir / "sweep-abc.json").write_text('{"seconds": 1.0}')
     _linked(run.out_dir / "sweep-abc.json")
     with pytest.raises(SH.ShipError, match="sweep-abc.json cannot be shipped: it is a symbolic link"):
-        SH._ship_runs([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"]),
+        SHW.write_shipped([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"]),
                        (run, folder, [CHECKPOINT, RESULTS, "sweep-abc.json"])], RECORD)
     assert SHP.verify_shipped(other) == other_before and SHP.verify_shipped(folder) == before
     assert sorted(p.name for p in (tmp_path / "shipped").iterdir()) == ["smoke-euler_fixed", "smoke-other"]
     (run.out_dir / "sweep-abc.json").unlink()
-    SH._ship_runs([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"])], RECORD)
+    SHW.write_shipped([(run, other, [CHECKPOINT, RESULTS, "sweep-new.json"])], RECORD)
     assert "sweep-new.json" in SHP.verify_shipped(other)["files"]
 
 
@@ -143,11 +144,11 @@ def test_a_damaged_second_run_leaves_every_shipped_folder_as_it_was(shipped, tmp
 def test_a_damaged_study_file_is_said_in_one_sentence(tmp_path, damage):
     path = tmp_path / "robustness-abc.json"
     path.write_text(json.dumps({"key": {}, "seconds": 12.5, "rows": []}))
-    assert SH._study_seconds(path) == 12.5
+    assert SHW.study_seconds(path) == 12.5
     plant, said = {**JSON_DAMAGE, "seconds a string": (_rewrite(lambda r: r.update(seconds="long")), None)}[damage]
     plant(path)
     with pytest.raises(SH.ShipError) as err:
-        SH._study_seconds(path)
+        SHW.study_seconds(path)
     said = said or "its seconds is 'long', not a time"
     assert str(err.value).startswith(f"{path} cannot be shipped: {said}"), str(err.value)
     assert str(err.value).endswith(f"{AGAIN}the study is computed again")

@@ -16,6 +16,11 @@ runs they make the 2 x 2 of integrator x refinement), each with its sweep:
 
     CNET_DATA_DIR=../shared/data-large python -m cnet_lib ship cpu --controls --data-description "..."
 
+``--weights float16`` (or ``bfloat16``) ships each model's weights alone, stored in half precision and loaded as
+float32 (:mod:`cnet_lib.images.runs.shipping_copy`: a quarter of the training checkpoint's bytes); the studies that
+ship are then computed from those rounded weights, so they describe the model exactly as it ships.  The default,
+``float32``, ships the training checkpoint as it is.
+
 ``--restudy`` recomputes only the studies of the models already shipped (when a study changes, not
 the training): each shipped model is verified and loaded, its sweeps and robustness study are
 computed with the preset's current grids (a cache that matches is reused, with the time it took
@@ -31,32 +36,24 @@ device (default: the CPU).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shlex
-import shutil
-import stat
 import sys
 import time
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, sweep_grid
-from ..images.runs.run_folders import identity_hash
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
-from ..images.runs.study_run import StudyRun
-from ..images.runs.theta_record import SNAPSHOTS
-from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
-from ..images.studies.robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
-from ..images.studies.seed_cached import SEEDS_FILE
-from ..images.studies.sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
-from ..images.training.results_file import results_problem
-from ..images.training.train_state import CHECKPOINT, RESULTS
-from ..runtime.checkpoint import atomic_write_text, file_digest
+from ..images.runs.shipping_copy import shipping_copies
+from ..images.studies.adaptive_cached import adaptive_runs, adaptive_study_path
+from ..images.studies.robustness_cached import robustness_cache, robustness_runs
+from ..images.studies.shipping import STUDY_PREFIXES, ShipError, copy_run_file, ship_studied, study_seconds
+from ..images.studies.sweep_cached import sweep_cache, sweep_runs
+from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
-from ..runtime.records import DamagedRecord, kind_of, load_json, open_regular
 from ..runtime.settings import Settings
 from .command_line import UsageError, command_main
 
@@ -64,177 +61,24 @@ __all__ = ["SUMMARY", "INTERRUPTED", "ShipError", "ship", "restudy", "add_argume
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
-STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
-
-
-class ShipError(ValueError):
-    """A run file that ``ship`` reads or copies cannot be used; the message names it and says what to do."""
-
-
-_THEN = {CHECKPOINT: "the run is trained again", RESULTS: "it is written again from the run's checkpoint",
-         SNAPSHOTS: "it is rebuilt from the run's checkpoint (its first and last epochs)",
-         SEEDS_FILE: "the other seeds' numbers ship once it is written again (scripts/gpu_session.sh)"}
-"""What running ``ship`` again does about a file that is not there; any other file is a study, computed again."""
-_MISSING = "it is missing"
-
-
-def _unusable(path: Path, problem: str) -> ShipError:
-    """The one sentence for a run file that cannot be shipped: which, why, and what to do."""
-    then = _THEN.get(path.name, "the study is computed again")
-    todo = "run the same command again"
-    if problem != _MISSING:
-        todo = f"delete it (or move it aside) and {todo}"
-    return ShipError(f"{path} cannot be shipped: {problem}; {todo}: {then}")
-
-
-def _run_results(folder: Path) -> dict:
-    """``folder/results.json`` as the library reads it (:func:`cnet_lib.images.training.results_file.results_problem`:
-    no link followed, never blocking, bounded), with the fields a manifest takes from it checked too."""
-    record, problem = results_problem(folder)
-    if record is None:
-        raise _unusable(folder / RESULTS, problem or _MISSING)
-    env, seconds = record.get("environment"), record.get("train_seconds_total")
-    if not isinstance(env, dict) or isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise _unusable(folder / RESULTS, "its environment or train_seconds_total is not what training writes")
-    return record
-
-
-def _sources(folder: Path, names: Sequence[str]) -> list[Path]:
-    """The files of ``names`` that ``folder`` holds, each a plain file (a link, a pipe or a folder in the place of
-    one raises :class:`ShipError`: nothing is shipped through it)."""
-    found = []
-    for name in names:
-        try:
-            mode = os.lstat(folder / name).st_mode
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISREG(mode):
-            raise _unusable(folder / name, f"it is {kind_of(mode)}, not a file (nothing was read through it)")
-        found.append(folder / name)
-    return found
-
-
-@contextlib.contextmanager
-def _reading(path: Path):
-    """Opening or reading ``path`` inside: a damaged file (:class:`DamagedRecord`) or one that cannot be read
-    becomes one sentence naming it (:class:`ShipError`)."""
-    try:
-        yield
-    except DamagedRecord as err:
-        raise _unusable(path, str(err)) from None
-    except OSError as err:
-        missing = isinstance(err, FileNotFoundError)
-        raise _unusable(path, _MISSING if missing else f"it cannot be read ({err.strerror or err})") from None
-
-
-def _copy(src: Path, dst: Path) -> None:
-    """Copy the plain file ``src`` to ``dst``, opened without following a link or blocking."""
-    with _reading(src):
-        fd = open_regular(src)
-    with os.fdopen(fd, "rb") as f_src, open(dst, "wb") as f_dst:
-        shutil.copyfileobj(f_src, f_dst, 1 << 20)
-
-
-def _study_seconds(path: Path) -> Optional[float]:
-    """The computing time a study file records (``None`` when it records none), read as records are
-    (:func:`cnet_lib.runtime.records.load_json`: no link followed, never blocking, bounded)."""
-    with _reading(path):
-        record = load_json(path)
-    if not isinstance(record, dict):
-        raise _unusable(path, f"it holds a JSON {type(record).__name__}, not a study")
-    seconds = record.get("seconds")
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))):
-        raise _unusable(path, f"its seconds is {str(seconds)[:20]!r}, not a time")
-    return None if seconds is None else float(seconds)
-
-
-def _write_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> None:
-    """Write the new folder ``folder`` of ``run``: the files of ``keep`` the run folder holds, each checked first,
-    and the manifest (``record`` with the run's own fields and every file's SHA-256)."""
-    results = _run_results(run.out_dir)
-    sources = _sources(run.out_dir, keep)
-    folder.mkdir(parents=True)
-    for src in sources:
-        _copy(src, folder / src.name)
-    cfg = run.config
-    manifest = {
-        "preset": cfg.preset, "run": run.name, "identity_hash": identity_hash(cfg), "command": record["command"],
-        "data": {"folder": Path(cfg.data_dir).name, "description": record["description"],
-                 "n_train": cfg.n_train, "n_test": cfg.n_test},
-        "machine": results["environment"] or environment(cfg.device or "cpu"),
-        "train_seconds": results["train_seconds_total"],
-        "threads_per_epoch": [h.get("torch_threads") for h in run.history],
-        "final_test_acc": run.final_accuracy,
-        "history": [{k: h[k] for k in ("epoch", "n_steps", "train_loss", "test_acc", "train_seconds")}
-                    for h in run.history],
-        **{k: record[k] for k in ("sweeps_and_robustness_seconds", "wall_seconds_of_this_command", "created_utc")},
-        "files": {f.name: file_digest(f) for f in sorted(folder.iterdir())},
-    }
-    atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
-
-
-def _ship_runs(items: Sequence[tuple], record: dict) -> list[Path]:
-    """Ship every ``(run, folder, keep)`` of ``items`` (:func:`_write_run`), all or none: each new folder is
-    written beside its final place first (``.<name>.staging``), and only when every one is written are the shipped
-    folders replaced by them.  A run file that cannot be shipped stops with one sentence and leaves every shipped
-    folder as it was (the staged ones removed)."""
-    staged = []
-    try:
-        for run, folder, keep in items:
-            stage = folder.with_name(f".{folder.name}.staging")
-            if stage.exists():  # left by an interrupted ship
-                shutil.rmtree(stage)
-            staged.append((stage, folder))
-            _write_run(run, stage, keep, record)
-    except BaseException:
-        for stage, _ in staged:
-            shutil.rmtree(stage, ignore_errors=True)
-        raise
-    for stage, folder in staged:
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(stage, folder)
-    return [folder for _, folder in staged]
-
-
-def _ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> Path:
-    """Ship one run into ``folder`` (:func:`_ship_runs`: checked before ``folder`` is replaced)."""
-    return _ship_runs([(run, folder, keep)], record)[0]
-
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED,
-         controls: bool = False) -> list[Path]:
+         controls: bool = False, weights: str = "float32") -> list[Path]:
     """Train (or reload from the settings' runs folder), sweep and study the runs of the settings' preset, and
     write the shipped folders.  With ``controls`` the preset's control runs instead
     (:data:`cnet_lib.images.runs.image_presets.CONTROLS`, the other cells of integrator x refinement): trained and
     swept, shipped with their sweep (the robustness and adaptive studies are the main runs').  A run file that
     cannot be shipped (damaged, not a file, a link) stops with one sentence (:class:`ShipError`) before any
-    shipped folder is replaced (:func:`_ship_runs`)."""
-    preset = settings.preset
+    shipped folder is replaced (:func:`cnet_lib.images.studies.shipping.write_shipped`).  ``weights`` other than ``"float32"`` ships each run's weights
+    alone stored that way, and every study from them (:func:`cnet_lib.images.runs.shipping_copy.shipping_copies`)."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)} (e.g. weights='float16')")
     t0 = time.perf_counter()
     runs = trained_runs(settings, runs=list(CONTROLS) if controls else None, use_shipped=False, verbose=True,
                         progress=False)
-    sweeps_t0 = time.perf_counter()
-    sweep_runs(runs, verbose=True)
-    dev = settings.device
-    studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
-    if not controls:
-        robustness_runs(runs, verbose=True, progress=True)
-        robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
-        studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
-    finished = time.perf_counter()
-    if not controls:
-        adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-        studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
-    record = {"command": command, "description": data_description,
-              "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
-              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
-    written = _ship_runs([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE])
-                          for name, run in runs.items()], record)
-    for name, folder in zip(runs, written):
-        print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
-    return written
+    if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
+        runs = shipping_copies(runs, weights)
+    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0)
 
 
 def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
@@ -270,7 +114,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
     adaptive_runs(runs, verbose=True, progress=True, device=dev)
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
-    seconds = {name: {f.name: _study_seconds(f) for f in files} for name, files in studies.items()}
+    seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
     written = []
     for name, run in runs.items():
         folder, manifest = dest / f"{preset}-{name}", manifests[name]
@@ -278,7 +122,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
             if old.name.startswith(STUDY_PREFIXES):
                 old.unlink()
         for f in studies[name]:
-            _copy(f, folder / f.name)
+            copy_run_file(f, folder / f.name)
         manifest["studies"] = {
             "command": command, "machine": environment(dev),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": seconds[name],
@@ -301,6 +145,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restudy", action="store_true", help="recompute the studies of the shipped models, not their training")
     p.add_argument("--controls", action="store_true", help="ship the preset's control runs (RK4-classic at fixed depth, "
                    "Euler refined: the other cells of integrator x refinement) with their sweeps, not its two main runs")
+    p.add_argument("--weights", default="float32", choices=list(WEIGHTS),
+                   help="how the shipped checkpoints store their weights (loaded as float32 in every case): float32 ships "
+                   "the training checkpoint as it is; float16 or bfloat16 ship the weights alone, rounded, a quarter of "
+                   "the bytes, and the studies are computed from the rounded weights")
     p.add_argument("--root", help="runs root to train into (default: $CNET_RUNS_DIR, else ~/.cache/cnet_lib/runs)")
     p.add_argument("--device", default="cpu")
 
@@ -309,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
     """Ship (or restudy) the preset's models; 0 when done."""
     if not args.restudy and not args.data_description:
         raise UsageError("--data-description is needed to ship newly trained models")
+    if args.restudy and args.weights != "float32":
+        raise UsageError("--restudy keeps the shipped checkpoints as they are; to store them otherwise, ship again "
+                         "with --weights")
     if args.restudy and args.controls:
         raise UsageError("--restudy recomputes the main runs' studies; the control runs ship with their sweep only "
                          "(ship them again with --controls)")
@@ -318,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     if args.restudy:
         restudy(settings, command)
     else:
-        ship(settings, args.data_description, command, controls=args.controls)
+        ship(settings, args.data_description, command, controls=args.controls, weights=args.weights)
     return 0
 
 

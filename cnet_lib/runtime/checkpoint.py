@@ -3,7 +3,10 @@
 A checkpoint file holds ``{"format", "config", "model", "extra"}``: ``model`` is a state_dict,
 ``config`` a small dict of plain values that a reader compares against what it expects, and
 ``extra`` anything else made of tensors and plain containers (optimizer state, RNG states,
-history).  Writing goes to a temporary file in the same directory and is moved into place with
+history).  A checkpoint may store its model's floating-point tensors in half precision
+(``weights="float16"`` or ``"bfloat16"``, then also a ``"weights"`` entry naming it: half the bytes, as the
+book ships its larger models); :func:`load_checkpoint` gives them back as float32, so a reader never sees
+the difference but in the rounding.  Writing goes to a temporary file in the same directory and is moved into place with
 :func:`os.replace`, so an interruption never leaves a half-written checkpoint.  A temporary file is
 named ``.<name>.<pid>-<host>.<random>.tmp`` after the process that writes it, and
 :func:`remove_stale_temporaries` removes only those of this process or of a process that has ended
@@ -31,11 +34,14 @@ from .device import resolve_device
 from .files import NO_SPACE, REFUSED, process_tag, write_problem, written_by_a_gone_process
 from .records import kind_of
 
-__all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "save_checkpoint", "load_checkpoint",
-           "describe_checkpoint_file", "config_diff", "atomic_write_text", "atomic_copy", "file_digest",
-           "remove_stale_temporaries"]
+__all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "WEIGHTS", "save_checkpoint",
+           "load_checkpoint", "rounded_weights", "describe_checkpoint_file", "config_diff", "atomic_write_text",
+           "atomic_copy", "file_digest", "remove_stale_temporaries"]
 
 FORMAT = 1
+WEIGHTS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+"""How a checkpoint may store its model's floating-point tensors (``save_checkpoint(..., weights=...)``); they are
+always loaded as float32."""
 PathLike = Union[str, os.PathLike]
 TMP_SUFFIX = ".tmp"
 
@@ -197,20 +203,71 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def _weights_dtype(weights: str) -> torch.dtype:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
+        raise ValueError(f"weights={weights!r} is not a way to store a checkpoint's weights; choose one of "
+                         f"{', '.join(WEIGHTS)} (e.g. weights='float16', half the bytes)")
+    return WEIGHTS[weights]
+
+
+def rounded_weights(model_state: Mapping[str, Any], weights: str) -> dict:
+    """``model_state`` with every floating-point tensor rounded to ``weights`` (a name of :data:`WEIGHTS`) and
+    moved to the CPU, the others (counters) as they are: what :func:`save_checkpoint` stores.  A value beyond
+    float16's range (65504) raises a ValueError that names the tensor and says to store bfloat16 instead."""
+    dtype = _weights_dtype(weights)
+    out = {}
+    for name, t in model_state.items():
+        if torch.is_tensor(t) and t.is_floating_point():
+            t = t.detach()
+            if dtype == torch.float16 and bool((torch.isfinite(t) & (t.abs() > 65504)).any()):
+                raise ValueError(f"the tensor {name} holds values beyond float16's range (|x| > 65504): store the "
+                                 "weights as bfloat16 (weights='bfloat16') or float32")
+            t = t.to("cpu", dtype)
+        out[name] = t
+    return out
+
+
 def save_checkpoint(path: PathLike, model_state: Mapping[str, Any], config: Mapping[str, Any],
-                    extra: Optional[Mapping[str, Any]] = None) -> Path:
+                    extra: Optional[Mapping[str, Any]] = None, weights: str = "float32") -> Path:
     """Write ``{"format", "config", "model", "extra"}`` to ``path`` atomically; returns the path.
 
-    ``config`` must be JSON-serialisable (it is what :func:`load_checkpoint` compares).
+    ``config`` must be JSON-serialisable (it is what :func:`load_checkpoint` compares).  ``weights`` says how
+    the model's floating-point tensors are stored: ``"float32"`` (as they are), or ``"float16"`` / ``"bfloat16"``
+    (rounded, :func:`rounded_weights`: half the bytes; the file then says so, and :func:`load_checkpoint` gives
+    them back as float32).
     """
     path = Path(path)
+    dtype = _weights_dtype(weights)
     try:
         config = _plain(dict(config))
     except TypeError as err:
         raise TypeError(f"checkpoint config must hold plain values (numbers, strings, lists, dicts): {err}") from None
-    payload = {"format": FORMAT, "config": config, "model": dict(model_state), "extra": dict(extra or {})}
+    model = dict(model_state) if dtype == torch.float32 else rounded_weights(model_state, weights)
+    payload = {"format": FORMAT, "config": config, "model": model, "extra": dict(extra or {})}
+    if dtype != torch.float32:
+        payload["weights"] = weights
     _atomic_write(path, lambda f: torch.save(payload, f))
     return path
+
+
+def _as_float32(path: Path, ck: dict, todo: str) -> None:
+    """The model of a checkpoint stored in half precision, given back as float32 in place; a file whose tensors
+    are not what its ``weights`` entry says raises :class:`CheckpointError`."""
+    stored = ck.get("weights", "float32")
+    if not isinstance(stored, str) or stored not in WEIGHTS:
+        raise CheckpointError(f"{path} stores its weights as {str(stored)[:40]!r}, which this version of cnet_lib "
+                              f"cannot read (it reads {', '.join(WEIGHTS)}): update cnet_lib, or use a checkpoint "
+                              "that python -m cnet_lib train or ship wrote")
+    if stored == "float32" or not isinstance(ck["model"], dict):
+        return
+    dtype = WEIGHTS[stored]
+    for name, t in ck["model"].items():
+        if torch.is_tensor(t) and t.is_floating_point():
+            if t.dtype != dtype:
+                raise CheckpointError(f"{path} says its weights are stored as {stored}, but its tensor {str(name)[:60]} "
+                                      f"is {str(t.dtype).replace('torch.', '')}: it was not written by cnet_lib's "
+                                      f"save_checkpoint. {todo}.")
+            ck["model"][name] = t.float()
 
 
 def config_diff(saved: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
@@ -251,7 +308,8 @@ def describe_checkpoint_file(path: PathLike) -> Optional[str]:
 
 def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]] = None,
                     map_location: Union[str, torch.device] = "cpu") -> dict:
-    """Read a checkpoint written by :func:`save_checkpoint` (``torch.load(weights_only=True)``).
+    """Read a checkpoint written by :func:`save_checkpoint` (``torch.load(weights_only=True)``); a model stored in
+    half precision comes back as float32 (``ck["weights"]`` still says how it was stored).
 
     With ``expected_config``, every field is compared and a :class:`CheckpointMismatchError`
     names the fields that differ and how to fix it.  An empty, truncated, damaged or foreign file
@@ -279,6 +337,7 @@ def load_checkpoint(path: PathLike, expected_config: Optional[Mapping[str, Any]]
     if not isinstance(ck, dict) or ck.get("format") != FORMAT or "model" not in ck:
         raise CheckpointError(f"{path} is a PyTorch file but not a cnet_lib checkpoint (format {FORMAT}: it was not "
                               "written by save_checkpoint); use a checkpoint.pt that python -m cnet_lib train wrote")
+    _as_float32(path, ck, todo)
     if expected_config is not None:
         diff = config_diff(ck["config"], expected_config)
         if diff:

@@ -2,8 +2,11 @@
 
 A preset trained from several seeds per method (the GPU session trains the ``gpu`` preset from seeds
 0, 1 and 2: ``scripts/gpu_session.sh``) keeps, for every seed, the SHA-256 of its checkpoints, its final
-accuracies and training time, its manifestation sweeps and its robustness study in compact form (each
-condition's accuracy per noise draw; the per-image outcomes stay in the seed's own run folder).  The file
+accuracies and training time, its manifestation sweeps, its robustness study in compact form (each
+condition's accuracy per noise draw; the per-image outcomes stay in the seed's own run folder) and its
+adaptive-step study's rows (:func:`adaptive_record`).  A record may hold some of the preset's runs only (the
+control runs' sweeps join their seed's record later, and a GPU session stopped between two runs brings one back):
+:func:`merge_seed_records` joins the records of one seed run by run.  The file
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'
 numbers: :func:`seed_sweeps` and :func:`seed_studies` give the inputs of
@@ -20,10 +23,11 @@ from typing import Any, Mapping, Optional, Sequence
 from ...runtime.checkpoint import atomic_write_text
 from ...runtime.records import DamagedRecord, load_json
 from ..runs.study_run import StudyRun, training_time
+from .adaptive_measure import adaptive_rows, equal_cost_rows
 from .sweep_measure import checked_rows
 
-__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "write_seeds_file", "read_seeds_file", "seed_sweeps",
-           "seed_studies"]
+__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "adaptive_record", "merge_seed_records", "write_seeds_file",
+           "read_seeds_file", "seed_sweeps", "seed_studies"]
 
 SEEDS_FILE = "seeds.json"
 SEEDS_FORMAT = "cnet_lib training seeds, version 1"
@@ -34,31 +38,64 @@ def _compact(conds: Sequence) -> list[dict]:
             for c in conds]
 
 
+def adaptive_record(study: Mapping) -> dict:
+    """An adaptive-step study (:func:`cnet_lib.images.studies.adaptive_cached.adaptive_runs`) in compact form, per
+    run: ``{"n"`` (images), ``"rows"`` (:func:`cnet_lib.images.studies.adaptive_measure.adaptive_rows`),
+    ``"equal_cost"`` (:func:`~cnet_lib.images.studies.adaptive_measure.equal_cost_rows`)``}``: every number of the
+    study's tables, without the per-image predictions."""
+    rows, equal = adaptive_rows(study), equal_cost_rows(study)
+    return {run: {"n": study["n"], "rows": [r for r in rows if r["run"] == run],
+                  "equal_cost": [r for r in equal if r["run"] == run]} for run in study["runs"]}
+
+
 def seed_record(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict]],
-                study: Optional[Mapping[str, Sequence]] = None) -> dict:
+                study: Optional[Mapping[str, Sequence]] = None, adaptive: Optional[Mapping] = None) -> dict:
     """One training seed's numbers: ``seed``, per run the checkpoint's SHA-256, final accuracy and training
-    seconds (with the device), its sweep rows, and the robustness study as each condition's accuracy per
-    noise draw (``None`` without a study).  Every run must have the same seed."""
+    seconds (with the device), its sweep rows, the robustness study as each condition's accuracy per
+    noise draw (``None`` without a study) and, given the adaptive-step study, its :func:`adaptive_record`.  Every
+    run must have the same seed."""
     seeds = {run.config.seed for run in runs.values()}
     if len(seeds) != 1:
         raise ValueError(f"the runs of one seed record must share their training seed, got seeds {sorted(seeds)}")
-    return {
+    record = {
         "seed": seeds.pop(),
         "runs": {name: {"checkpoint_sha256": run.checkpoint_digest, "final_test_acc": run.final_accuracy,
                         **training_time(run)} for name, run in runs.items()},
         "sweeps": {name: list(rows) for name, rows in sweeps.items()},
         "robustness": None if study is None else {label: _compact(conds) for label, conds in study.items()},
     }
+    if adaptive is not None:
+        record["adaptive"] = adaptive_record(adaptive)
+    return record
 
 
-def write_seeds_file(path: Path, records: Sequence[Mapping], preset: str, environment: Mapping[str, Any]) -> Path:
-    """Write ``records`` (:func:`seed_record`, one per seed, seeds distinct) atomically to ``path``."""
+def merge_seed_records(records: Sequence[Mapping]) -> list[dict]:
+    """The records of ``records`` joined seed by seed, run by run (in the order given, a later record's run, sweep,
+    robustness label or adaptive run replacing an earlier one's), sorted by seed."""
+    joined: dict = {}
+    for rec in records:
+        into = joined.setdefault(rec["seed"], {"seed": rec["seed"], "runs": {}, "sweeps": {}, "robustness": None})
+        into["runs"].update(rec.get("runs") or {})
+        into["sweeps"].update(rec.get("sweeps") or {})
+        if rec.get("robustness"):
+            into["robustness"] = {**(into["robustness"] or {}), **rec["robustness"]}
+        if rec.get("adaptive"):
+            into["adaptive"] = {**into.get("adaptive", {}), **rec["adaptive"]}
+    return [joined[k] for k in sorted(joined)]
+
+
+def write_seeds_file(path: Path, records: Sequence[Mapping], preset: str, environment: Mapping[str, Any],
+                     identity: Optional[Mapping[str, str]] = None) -> Path:
+    """Write ``records`` (:func:`seed_record`, one per seed, seeds distinct) atomically to ``path``; ``identity``
+    (run -> :func:`cnet_lib.images.runs.run_folders.identity_hash`) says which runs the records are of."""
     seeds = [r["seed"] for r in records]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"give one record per training seed, each seed once; got seeds {seeds}")
     payload = {"format": SEEDS_FORMAT, "preset": preset, "environment": dict(environment),
                "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "seeds": sorted(records, key=lambda r: r["seed"])}
+    if identity is not None:
+        payload["identity"] = dict(identity)
     atomic_write_text(path, json.dumps(payload, indent=1))
     return Path(path)
 

@@ -6,6 +6,10 @@ After each epoch ``out_dir/checkpoint.pt`` (model, optimizer, RNG states, histor
 checkpoint — the model is rebuilt at the initial configuration and the refinements up to the saved
 epoch are replayed before loading — and gives the same weights as an uninterrupted run; with a
 finished checkpoint it just loads the model ("train once, reuse everywhere").
+
+A finished run ships as its weights alone (:data:`SHIPPED_EXTRA`, no optimizer or random states; stored in
+float16 or bfloat16 they are a quarter of the training checkpoint's bytes: :mod:`cnet_lib.images.runs.shipping_copy`):
+such a checkpoint loads like any finished run but cannot be continued.
 """
 from __future__ import annotations
 
@@ -18,15 +22,19 @@ from typing import Optional
 import torch
 
 from ...core.models import ContinuousNet
-from ...runtime.checkpoint import CheckpointMismatchError, atomic_write_text, load_checkpoint, save_checkpoint
+from ...runtime.checkpoint import (CheckpointError, CheckpointMismatchError, atomic_write_text, load_checkpoint,
+                                   save_checkpoint)
 from ...runtime.device import resolve_device
 from .results_file import RESULTS, read_results, restore_results, results_record, utc_now
 from .train_config import TrainConfig, lr_scheduler
 
 __all__ = ["CHECKPOINT", "RESULTS", "TrainResult", "RunState", "start_or_resume", "save_epoch", "results_record",
-           "interrupted_message", "load_model", "utc_now"]
+           "interrupted_message", "load_model", "utc_now", "SHIPPED_EXTRA"]
 
 CHECKPOINT = "checkpoint.pt"
+SHIPPED_EXTRA = ("epoch", "history", "model_config", "manifestation", "run_config", "environment", "started_utc")
+"""What a weights-only copy keeps of a training checkpoint's ``extra``: everything a finished run is loaded and
+described from, not the optimizer's or the random generators' state."""
 
 
 def rng_state(gen: torch.Generator) -> dict:
@@ -96,6 +104,11 @@ def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[
         if writes:  # a damaged or stale results.json is written again
             restore_results(ckpt_path.parent, cfg, ck, ckpt_path)
         start = int(ck["extra"]["epoch"])
+        if "optimizer" not in ck["extra"] and start < cfg.epochs:
+            raise CheckpointError(
+                f"{ckpt_path} holds a run's weights alone (as the book ships a model: no optimizer or random states), "
+                f"{start} of the {cfg.epochs} epochs asked for, so it cannot be continued: train in another out_dir "
+                "(--out-dir), or load it as it is")
         for e in cfg.refine_at:  # rebuild the graph the checkpoint was saved from
             if e < start:
                 model.refine()
@@ -106,6 +119,9 @@ def start_or_resume(cfg: TrainConfig, model: ContinuousNet, ckpt_path: Optional[
     if ck is None:
         return RunState(start, optimizer, lr_scheduler(cfg, optimizer), [], utc_now())
     extra = ck["extra"]
+    if "optimizer" not in extra:  # a finished weights-only copy: nothing is left to train
+        return RunState(start, optimizer, lr_scheduler(cfg, optimizer, start), list(extra["history"]),
+                        extra.get("started_utc", utc_now()))
     optimizer.load_state_dict(extra["optimizer"])
     _set_rng_state(extra["rng"], gen)
     return RunState(start, optimizer, lr_scheduler(cfg, optimizer, start), list(extra["history"]),
