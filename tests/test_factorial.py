@@ -77,3 +77,16 @@ def test_missing_cells_are_said_and_no_effect_is_computed():
         F.factorial_over_seeds({})
     with pytest.raises(ValueError, match="unknown preset"):
         F.shipped_factorial("huge")
+
+
+def test_a_cell_that_ships_no_folder_is_read_from_the_seeds_file(monkeypatch):
+    """The GPU session ships the main runs' folders only and keeps the controls' seed-0 sweeps in the seeds file:
+    shipped_factorial reads each cell of seed 0 from its shipped sweep, else from that file."""
+    loss = {"rk4_refined": 0.00, "rk4_fixed": 0.01, "euler_refined": 0.03, "euler_fixed": 0.07}
+    seed0, seed1 = _seed(loss), _seed({k: v + 0.01 for k, v in loss.items()})
+    monkeypatch.setattr(F, "shipped_sweep_file", lambda preset, run: {"rows": seed0[run], "n_test": 100}
+                        if run in ("rk4_refined", "euler_fixed") else None)
+    monkeypatch.setattr(F, "shipped_seeds", lambda preset: [{"seed": 0, "sweeps": seed0}, {"seed": 1, "sweeps": seed1}])
+    fx = F.shipped_factorial("gpu", fallback=None)
+    assert fx.complete and fx.seeds == [0, 1] and fx.n_images == 100
+    assert fx.effects["integrator, fixed depth"]["values"] == pytest.approx([6.0, 6.0])

@@ -100,18 +100,23 @@ def factorial_over_seeds(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict
 
 
 def shipped_factorial(preset: str, fallback: Optional[str] = "cpu") -> Factorial:
-    """The 2 x 2 of ``preset`` from the studies that ship with the book: each cell's shipped sweep (training seed 0),
-    with the other seeds of the preset's seeds file that hold all four cells.  When some cell of ``preset`` does not
+    """The 2 x 2 of ``preset`` from the studies that ship with the book: each cell's shipped sweep (training seed 0; a
+    cell that ships no folder, its seed-0 sweep in the preset's seeds file), with the other seeds of the seeds file that
+    hold all four cells.  When some cell of ``preset`` does not
     ship, the ``fallback`` preset's 2 x 2 is returned instead (its ``asked`` says which preset was asked for), or,
     without a fallback (or when it is incomplete too), ``preset``'s with those cells ``missing``."""
     if preset not in IMAGE_PRESETS:
         raise ValueError(f"unknown preset {preset!r}; the presets are {', '.join(IMAGE_PRESETS)}")
     runs = list(CELLS.values())
     files = {run: f for run in runs if (f := shipped_sweep_file(preset, run)) is not None}
-    by_seed = {0: {run: f["rows"] for run, f in files.items()}}
-    for record in shipped_seeds(preset):
-        if record["seed"] != 0 and all(run in record["sweeps"] for run in runs):
-            by_seed[record["seed"]] = {run: record["sweeps"][run] for run in runs}
+    records = {r["seed"]: r for r in shipped_seeds(preset)}
+    # seed 0: a run's shipped sweep, else its sweep in the seeds file (the GPU session ships the main runs' folders
+    # only, and keeps the control runs' numbers there)
+    by_seed = {0: {**records.get(0, {}).get("sweeps", {}), **{run: f["rows"] for run, f in files.items()}}}
+    by_seed[0] = {run: rows for run, rows in by_seed[0].items() if run in runs}
+    for seed, record in records.items():
+        if seed != 0 and all(run in record["sweeps"] for run in runs):
+            by_seed[seed] = {run: record["sweeps"][run] for run in runs}
     n_images = next((f.get("n_test") for f in files.values()), None)
     fx = factorial_over_seeds(dict(sorted(by_seed.items())), preset=preset, n_images=n_images)
     if fx.complete or not fallback or fallback == preset:
