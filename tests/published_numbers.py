@@ -229,20 +229,31 @@ def image_numbers(runs_dir: str) -> dict:
 
 
 def factorial_numbers() -> dict:
-    """The `cpu` preset's four models of integrator x refinement, as the chapter shows them (shipped_factorial), and
-    the roughness of their theta(t) (theta_roughness of the shipped checkpoints)."""
+    """The `cpu` preset's four models of integrator x refinement, as the chapter shows them (shipped_factorial: each
+    cell's mean over its training seeds, the effects' Welch intervals and Holm's correction), and the roughness of
+    their theta(t) (theta_roughness of the shipped checkpoints, training seed 0)."""
     from cnet_lib.images.studies.factorial import shipped_factorial
     from cnet_lib.images.studies.theta import theta_roughness
     from cnet_lib.images.training.train_state import load_model
 
     fx = shipped_factorial("cpu", fallback=None)
     e = {k: v["spread"]["mean"] for k, v in fx.effects.items()}
-    out = {f"fx_valid_{run}": f"{v['valid'][0]:.1f}" for run, v in fx.cells.items()}
-    out.update({f"fx_cross_{run}": f"{v['straddles'][0]:.1f}" for run, v in fx.cells.items()})
+    mean = lambda values: sum(values) / len(values)  # noqa: E731
+    words = {0: "none", 1: "one", 2: "two", 3: "three", 4: "all four"}
+    out = {f"fx_valid_{run}": f"{mean(v['valid']):.1f}" for run, v in fx.cells.items()}
+    out.update({f"fx_cross_{run}": f"{mean(v['straddles']):.1f}" for run, v in fx.cells.items()})
     out.update({"fx_integrator": f"{(e['integrator, refined'] + e['integrator, fixed depth']) / 2:.1f}",
                 "fx_refinement": f"{(e['refinement, Euler'] + e['refinement, RK4']) / 2:.1f}",
                 "fx_main": format(e["main runs' contrast"], ".1f"), "fx_ref_euler": f"{e['refinement, Euler']:.1f}",
-                "fx_ref_rk4": f"{e['refinement, RK4']:.1f}"})
+                "fx_ref_rk4": f"{e['refinement, RK4']:.1f}", "fx_seeds": words[len(fx.seeds)]})
+    tests = {k: v["test"] for k, v in fx.effects.items() if k != "main runs' contrast"}
+    if all(tests.values()):  # two or more seeds per cell
+        t = tests["integrator, fixed depth"]
+        out.update({"fx_excluding": words[sum(x["ci95"][0] > 0 or x["ci95"][1] < 0 for x in tests.values())],
+                    "fx_held": words[sum(x["p_holm"] < 0.05 for x in tests.values())],
+                    "fx_int_fixed": f"{t['diff']:+.1f}", "fx_int_fixed_lo": f"{t['ci95'][0]:+.1f}",
+                    "fx_int_fixed_hi": f"{t['ci95'][1]:+.1f}", "fx_int_fixed_p": f"{t['p']:.3f}",
+                    "fx_int_fixed_p_holm": f"{t['p_holm']:.2f}"})
     for run in fx.cells:
         rough = [r["roughness"] for r in theta_roughness(load_model(SHIPPED / f"cpu-{run}", "cpu")[0])]
         out[f"rough_{run}"] = f"{sum(rough) / len(rough):.2f}"

@@ -66,6 +66,24 @@ def test_refinement_can_carry_it_and_seeds_give_intervals():
     assert fx.seeds == [0, 1, 2] and fx.effects["refinement, RK4"]["test"]["ci95"][0] > 0
     words = str(FR.word_factorial(fx))
     assert "refinement carries more of the contrast" in words and "95% interval" in words
+    tests = {name: e["test"] for name, e in fx.effects.items() if name != "main runs' contrast"}
+    assert all(t["p_holm"] >= t["p"] for t in tests.values()) and "p_holm" not in fx.effects["main runs' contrast"]["test"]
+    held = [name for name, t in tests.items() if t["p_holm"] < 0.05]
+    assert held and f"at the 5% level: {'; '.join(held)}." in words
+
+
+def test_holm_over_the_four_effects_with_two_seeds_per_cell():
+    """Two seeds per cell: one effect's interval excludes zero (p 0.037, the cpu preset's case), corrected over the
+    four effects it does not hold, and the words say both."""
+    seeds = {0: _seed({"rk4_refined": 0.0, "rk4_fixed": 0.0005, "euler_refined": 0.023, "euler_fixed": 0.068}),
+             1: _seed({"rk4_refined": 0.0245, "rk4_fixed": 0.010, "euler_refined": 0.027, "euler_fixed": 0.053})}
+    fx = F.factorial_over_seeds(seeds, preset="cpu")
+    t = fx.effects["integrator, fixed depth"]["test"]
+    assert t["ci95"][0] > 0 and t["p"] < 0.05 < t["p_holm"]
+    ps = [fx.effects[n]["test"]["p"] for n in F.EFFECTS if n != "main runs' contrast"]
+    assert t["p_holm"] == pytest.approx(min(1.0, 4 * min(ps)))
+    words = str(FR.word_factorial(fx))
+    assert "none holds at the 5% level (the smallest, integrator, fixed depth" in words and "exploratory" not in words
 
 
 def test_missing_cells_are_said_and_no_effect_is_computed():

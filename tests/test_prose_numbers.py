@@ -39,7 +39,8 @@ CLAIMS: dict[str, list[str]] = {
         "seeds and the RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}",
         "on seed 0 ({drop_euler} points) less than the threshold fixed in advance",
         "rounding every weight to 4 bits costs the Euler model {w4_diff} points more than the RK4 model",
-        "the integrator carries more of the difference ({fx_integrator} points against {fx_refinement})",
+        "four models of integrator × refinement ({fx_seeds} seeds\neach) the integrator carries more of the difference "
+        "({fx_integrator} points against {fx_refinement}; {fx_seeds} seeds establish neither factor)",
     ],
     "book/adaptive": [
         "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
@@ -94,17 +95,22 @@ CLAIMS: dict[str, list[str]] = {
         "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs and the "
         "RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}: the paper's direction in every seed, but three seeds per "
         "method do not establish the difference (p = {seeds_p})",
-        "On their valid graphs the Euler-trained models lose {fx_valid_euler_fixed} points (fixed depth) and "
-        "{fx_valid_euler_refined} (refined), the RK4-trained ones {fx_valid_rk4_fixed} and {fx_valid_rk4_refined}. "
-        "Averaged over the other factor the integrator accounts for {fx_integrator} of the main runs' {fx_main} points "
-        "and refinement for {fx_refinement}, and the two interact: refinement changes the Euler model's loss by "
-        "{fx_ref_euler} points and the RK4 model's by {fx_ref_rk4}.",
-        "(a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined Euler model and "
-        "{rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps them apart "
-        "({rough_euler_fixed} and {rough_rk4_fixed}), and the graphs that cross $\\theta$'s jumps cost the rough models "
-        "more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points against {fx_cross_euler_refined} and "
-        "{fx_cross_rk4_refined})",
-        "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points)",
+        "The `cpu` preset's four models, {fx_seeds} training seeds each",
+        "On their valid graphs the Euler-trained models lose {fx_valid_euler_fixed} points on average (fixed depth) and "
+        "{fx_valid_euler_refined} (refined), the RK4-trained ones {fx_valid_rk4_fixed} (fixed depth) and "
+        "{fx_valid_rk4_refined} (refined). Averaged over the other factor the integrator accounts for {fx_integrator} of "
+        "the main runs' {fx_main} points and refinement for {fx_refinement}, and the two interact: refinement changes "
+        "the Euler models' loss by {fx_ref_euler} points and the RK4 models' by {fx_ref_rk4}.",
+        "of the four effects' 95% intervals {fx_excluding} excludes zero (the integrator among fixed-depth models, "
+        "{fx_int_fixed} [{fx_int_fixed_lo}, {fx_int_fixed_hi}] points, p = {fx_int_fixed_p}), and tested together, "
+        "with Holm's correction over the four, {fx_held} holds (that one: p = {fx_int_fixed_p_holm})",
+        "(on training seed 0, a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined "
+        "Euler model and {rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps "
+        "them apart ({rough_euler_fixed} and {rough_rk4_fixed}), and the graphs that cross $\\theta$'s jumps cost the "
+        "rough models more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points on average against "
+        "{fx_cross_euler_refined} and {fx_cross_rk4_refined})",
+        "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points; "
+        "{fx_seeds} seeds establish neither)",
     ],
     "book/refinement_training": [
         "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "

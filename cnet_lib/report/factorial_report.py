@@ -56,9 +56,18 @@ def word_factorial(fx: Factorial) -> Rich:
         s.append("One trained model per cell: an exploratory result about four models, not a claim about integrators "
                  "or refinement (that takes several training seeds per cell).")
     else:
-        tests = [f"{name} {eff['test']['diff']:+.1f} [{eff['test']['ci95'][0]:+.1f}, {eff['test']['ci95'][1]:+.1f}]"
-                 for name, eff in fx.effects.items() if name != "main runs' contrast"]
+        factors = {name: eff["test"] for name, eff in fx.effects.items() if name != "main runs' contrast"}
+        tests = [f"{name} {t['diff']:+.1f} [{t['ci95'][0]:+.1f}, {t['ci95'][1]:+.1f}]" for name, t in factors.items()]
         s.append(f"Over {seeds_phrase(fx.seeds).replace('method', 'cell')}, each effect with its 95% interval "
                  f"(Welch, the training seed as the unit): {'; '.join(tests)} points.")
+        held = [name for name, t in factors.items() if t["p_holm"] < 0.05]
+        if held:
+            s.append(f"Tested together (Holm's correction over the four effects), {len(held)} of the four "
+                     f"{'holds' if len(held) == 1 else 'hold'} at the 5% level: {'; '.join(held)}.")
+        else:
+            best = min(factors, key=lambda n: factors[n]["p"])
+            s.append(f"Tested together (Holm's correction over the four effects), none holds at the 5% level (the "
+                     f"smallest, {best}: p = {factors[best]['p']:.3f}, {factors[best]['p_holm']:.2f} corrected): "
+                     "which factor carries the contrast is what these models show, not an established effect.")
     return paragraphs(s)
 

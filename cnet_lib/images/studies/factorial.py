@@ -17,7 +17,8 @@ loss, per seed:
 The main runs' contrast (``euler_fixed`` minus ``rk4_refined``) is the sum of one integrator effect and one
 refinement effect.  With one seed per cell the numbers describe four models and no claim about the factors is made
 (exploratory); with two or more seeds each effect gets Welch's interval with the training seed as the unit
-(:func:`cnet_lib.images.studies.paired_stats.welch`).
+(:func:`cnet_lib.images.studies.paired_stats.welch`), and the four factor effects' p values are adjusted together
+by Holm's method (``p_holm``: four effects are tested at once; the main runs' contrast is their sum, not a fifth).
 
 :func:`shipped_factorial` reads the four cells of a preset from the studies that ship with the book.
 """
@@ -28,7 +29,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.rows import find_row
 from ..runs.image_presets import IMAGE_PRESETS
-from .paired_stats import welch
+from .paired_stats import holm, welch
 from .seed_verdict import spread
 from .shipped_studies import shipped_seeds, shipped_sweep_file
 from .sweep_verdict import worst_loss
@@ -96,6 +97,10 @@ def factorial_over_seeds(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict
         values = [a - b for a, b in zip(cells[plus]["valid"], cells[minus]["valid"])]
         fx.effects[name] = {"values": values, "spread": spread(values),
                             "test": welch(cells[minus]["valid"], cells[plus]["valid"], alpha) if len(seeds) >= 2 else None}
+    factors = [name for name in EFFECTS if name != "main runs' contrast"]
+    if len(seeds) >= 2:
+        for name, p in zip(factors, holm([fx.effects[name]["test"]["p"] for name in factors])):
+            fx.effects[name]["test"]["p_holm"] = p
     return fx
 
 
