@@ -309,8 +309,27 @@ def _cgroups(pid: int) -> list[str]:
 
 
 def _left_behind(tmp: Path, pid: int) -> list:
-    sandboxes = [ln for ln in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
-                 if "/grader/run.py" in ln]
+    """What the grading run of process ``pid``, working in ``tmp``, left: its temporary folders, its sandboxes still
+    running and its cgroups.  A sandbox is this run's when it or a process above it names a path in ``tmp`` (the grade
+    command names the class's folder there): another test process may be grading its own class at the same time.
+    ``ps -ww``: without it ps cuts each command line at 80 columns, before the path."""
+    table = {}
+    listing = subprocess.run(["ps", "-ww", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    for line in listing.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) == 3:
+            table[int(fields[0])] = (int(fields[1]), fields[2])
+
+    def ours(p: int) -> bool:
+        for _ in range(64):  # up the tree to init
+            if p not in table:
+                return False
+            if f"{tmp}{os.sep}" in table[p][1]:
+                return True
+            p = table[p][0]
+        return False
+
+    sandboxes = [args for p, (_, args) in table.items() if "/grader/run.py" in args and ours(p)]
     return sorted(str(p) for p in tmp.glob("cnet-grade-*")) + sandboxes + _cgroups(pid)
 
 
@@ -321,6 +340,7 @@ def test_killing_the_grader_keeps_what_was_graded_and_leaves_nothing(class_expor
     proc = _run(subs, class_export["key"], out, tmp_path, "--time-limit", "60")
     _wait_for(out, "a_quick")
     time.sleep(1.0)  # b_loops's sandbox is running
+    assert any("/grader/run.py" in x for x in _left_behind(tmp_path, proc.pid)), "the check sees this run's sandbox"
     proc.send_signal(how)
     text = proc.communicate(timeout=60)[0]
     deadline = time.monotonic() + 15
