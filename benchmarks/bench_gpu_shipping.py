@@ -30,7 +30,6 @@ import argparse
 import ast
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine  # noqa: E402
 
-from cnet_lib.book.student_wheel import SOURCE_PATHS, build_wheel, project_version  # noqa: E402
+from cnet_lib.book.student_wheel import build_wheel, copy_sources, project_version  # noqa: E402
 from cnet_lib.core.models import ContinuousNet  # noqa: E402
 from cnet_lib.images.data.batches import iterate_batches  # noqa: E402
 from cnet_lib.images.data.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
@@ -136,12 +135,7 @@ def wheels(tmp: Path) -> dict:
     today = build_wheel(ROOT, version, tmp / "today")
     # the same sources with the gpu preset's checkpoints replaced by 64-128-256 float16 ones of the same layout
     src = tmp / "next-src"
-    src.mkdir()
-    for rel in SOURCE_PATHS:
-        if (ROOT / rel).is_dir():
-            shutil.copytree(ROOT / rel, src / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(ROOT / rel, src / rel)
+    copy_sources(ROOT, src)
     torch.manual_seed(0)
     model = next_recipe_model()
     for folder in sorted((src / "cnet_lib" / "shipped").glob("gpu-*")):

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["SOURCE_PATHS", "TEACHER_PATHS", "StudentExportError", "build_wheel", "project_version", "source_hash",
-           "strip_for_students", "STUDENT_README"]
+__all__ = ["SOURCE_PATHS", "TEACHER_PATHS", "StudentExportError", "build_wheel", "copy_sources", "project_version",
+           "source_hash", "strip_for_students", "STUDENT_README"]
 
 # the files a student's library is built from (relative to the repository root)
 SOURCE_PATHS = ("pyproject.toml", "README.md", "cnet_lib")
@@ -74,7 +74,9 @@ def strip_for_students(src: Path) -> None:
     (src / "README.md").write_text(STUDENT_README, encoding="utf-8")
 
 
-def _copy_sources(root: Path, src: Path) -> None:
+def copy_sources(root: Path, src: Path) -> None:
+    """Copy :data:`SOURCE_PATHS` of ``root`` into the new folder ``src`` (no byte-compiled files): what a wheel is
+    built from."""
     src.mkdir()
     for rel in SOURCE_PATHS:
         if (root / rel).is_dir():
@@ -88,7 +90,7 @@ def build_wheel(root: Path, version: str, outdir: Path, student: bool = False) -
     ``student``: without the teacher's files, :func:`strip_for_students`); returns its path."""
     with tempfile.TemporaryDirectory(prefix="cnet-student-wheel-") as tmp:
         src = Path(tmp) / "src"
-        _copy_sources(root, src)
+        copy_sources(root, src)
         if student:
             strip_for_students(src)
         pyproject = (src / "pyproject.toml").read_text(encoding="utf-8")
