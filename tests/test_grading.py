@@ -70,6 +70,53 @@ def test_the_public_answers_are_up_to_date():
     assert stale_answers() == [], "run `python -m cnet_lib answers --write` (and commit public_answers.json)"
 
 
+# a CPU without AVX2 (ARM, or ATen's plain loops), an AVX2 one, and this one's best: the kernels' own choice
+# (ATEN_CPU_CAPABILITY) and oneDNN's and MKL's, each with its thread count
+_KERNELS = {
+    "default": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+                "OMP_NUM_THREADS": "1"},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "OMP_NUM_THREADS": "2"},
+    "best": {"OMP_NUM_THREADS": "2"},
+}
+
+
+@pytest.mark.parametrize("kernels", list(_KERNELS))
+def test_the_public_answers_hold_on_every_cpus_kernels_with_a_tenfold_margin(kernels):
+    """Issue 49: the stored answers were computed on one CPU; on another the references round differently in the
+    last bits (global_error moved by 5e-9 of itself, euler_block_as_resnet by 3e-6).  Each exercise's tolerance must
+    cover that ten times over, so a right answer passes its public check on any CPU, and the key check
+    (``python -m cnet_lib answers``) stays green.  (A capability this CPU lacks runs as its best one.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, torch; from cnet_lib.teacher.public_answers import stale_answers; "
+            "print(json.dumps([torch.backends.cpu.get_cpu_capability(), stale_answers(margin=0.1)]))")
+    env = {**os.environ, **_KERNELS[kernels]}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    capability, stale = json.loads(done.stdout.strip().splitlines()[-1])
+    assert stale == [], f"on {capability} kernels the public answers of {stale} are within their tolerance by less " \
+                        "than ten times: widen the exercise's rtol/atol (say why beside it), or compute it in float64"
+
+
+def test_a_stored_answer_off_by_more_than_the_tolerance_is_stale(tmp_path):
+    """The tolerance is a real one: an answer moved by twice the exercise's rtol is reported."""
+    import json
+
+    from cnet_lib.book.exercises.public_checks import PUBLIC_ANSWERS
+
+    data = json.loads(PUBLIC_ANSWERS.read_text(encoding="utf-8"))
+    entry = data["exercises"]["global_error"]["expected"]
+    entry[3] = entry[3] * (1 + 2 * EXERCISES["global_error"].rtol)
+    moved = tmp_path / "answers.json"
+    moved.write_text(json.dumps(data), encoding="utf-8")
+    assert stale_answers(moved) == ["global_error"]
+    assert stale_answers(moved, margin=3.0) == []
+
+
 def test_what_each_exercises_sandbox_keeps_is_traced_anew():
     """The library code each exercise's sandbox keeps (cnet_lib/teacher/kept_functions.json) is what importing the
     students' build, building the cases and running the chapter's solution call today."""

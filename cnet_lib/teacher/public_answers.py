@@ -4,12 +4,13 @@ install needs no reference.  ``python -m cnet_lib answers --write`` rewrites it 
 :func:`stale_answers` says which exercises it no longer matches (``tests/test_grading.py`` checks it)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Optional
 
 from ..book.exercises.public_checks import PUBLIC_ANSWERS
-from ..book.exercises.recipes import encode, recipes_digest
+from ..book.exercises.recipes import decode, encode, recipes_digest
 from ..book.exercises.registry import EXERCISES, exercise
 from .keys import expected_outputs
 
@@ -33,9 +34,21 @@ def write_public_answers(path: Optional[Path] = None) -> Path:
     return path
 
 
-def stale_answers(path: Optional[Path] = None) -> list[str]:
-    """The exercises whose stored public answers differ from the references' (missing ones included)."""
+def stale_answers(path: Optional[Path] = None, margin: float = 1.0) -> list[str]:
+    """The exercises whose stored public answers no longer serve their checks (missing ones included): the cases
+    changed, or the reference's values on this machine fail the exercise's comparison with the stored ones at
+    ``margin`` times its tolerances (1: the check's own; the tests ask for 0.1)."""
     path = Path(path or PUBLIC_ANSWERS)
     stored = json.loads(path.read_text(encoding="utf-8")).get("exercises", {}) if path.is_file() else {}
-    fresh = public_answers()["exercises"]
-    return [name for name in fresh if stored.get(name) != json.loads(json.dumps(fresh[name]))]
+    stale = []
+    for name, entry in public_answers()["exercises"].items():
+        old = stored.get(name)
+        if (not isinstance(old, dict) or old.get("recipes_sha256") != entry["recipes_sha256"]
+                or not isinstance(old.get("expected"), list) or len(old["expected"]) != len(entry["expected"])):
+            stale.append(name)
+            continue
+        ex = exercise(name)
+        tight = dataclasses.replace(ex, rtol=ex.rtol * margin, atol=ex.atol * margin)
+        if not all(tight.matches(decode(new), decode(kept)) for new, kept in zip(entry["expected"], old["expected"])):
+            stale.append(name)
+    return stale

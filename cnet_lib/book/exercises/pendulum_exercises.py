@@ -208,7 +208,10 @@ GLOBAL_ERROR = Exercise(
     rules=Rules(allowed_imports=("cnet_lib.pendulum.exact_solution", "cnet_lib.pendulum.rollout",
                                  "cnet_lib.pendulum.physics.exact_solution", "cnet_lib.pendulum.odenet.rollout"),
                 banned_names=("global_error", "path_errors", "global_errors", "convergence")),
-    rtol=1e-9, atol=1e-12,
+    # rtol 1e-6: the error of a rollout of a fixed random ODENet moves by up to 5e-9 of itself between CPU kernels
+    # (float64 tanh in ATen's plain loops against its AVX2/AVX-512 ones, measured); a step too few or too many moves
+    # it by far more than 1e-6
+    rtol=1e-6, atol=1e-12,
 )
 
 
