@@ -28,14 +28,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
-LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("report",), ("draw",), ("book",), ("teacher",), ("cli",))
+LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("studies",), ("report",), ("draw",), ("book",), ("teacher",), ("cli",))
 """The top folders of cnet_lib, lowest layer first; folders in one tuple form one layer."""
 WINGS = {"images": ("data", "training", "runs", "studies")}
 """Folders in wings, the first wing lowest: a wing imports only itself and the wings before it."""
 DRAWING = ("draw", "book")
 """The folders that may import display libraries and plotly."""
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto")
-STUDIES = ("pendulum", "images")
+STUDIES = ("pendulum", "images", "studies")
 """The study packages: they return numbers, and the reporting layer (``report``) words them."""
 WORDING = re.compile(r"^_?(format_\w+|word_\w+|\w+_text|\w+_table)$")
 """The names of functions that word or format results (``report``'s rule: a ``*_table`` returns a table, a ``word_*``

@@ -1,0 +1,87 @@
+"""The planned manifestation factorial (cnet_lib/studies/manifestation_factorial): its plan is code, its runs resume,
+its analysis refuses an incomplete design and computes the plan's test, and the shipped record (once the study has
+run) is what the analysis reads."""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from cnet_lib.images.studies.paired_stats import welch
+from cnet_lib.studies import manifestation_factorial as MF
+from smoke_data import SHARED_DATA
+
+
+def test_the_plans_graphs_are_valid_for_every_cell_and_never_a_models_own():
+    from cnet_lib.core.schemes import get_scheme
+
+    for cell in MF.CELLS.values():
+        trained = (cell["scheme"], 4)
+        for scheme, n in MF.PRIMARY_GRAPHS:
+            assert (scheme, n) != trained and (scheme, n) in MF.GRAPHS
+            assert get_scheme(scheme).order >= get_scheme(cell["scheme"]).order and n % 4 == 0 and n >= 4
+    assert [c for c, _ in MF.schedule()[:4]] == list(MF.PRIMARY), "the primary cells first, seed by seed"
+    assert len(MF.PRIMARY_SEEDS) == 12 and len(MF.EXPLORATORY_SEEDS) == 8
+
+
+def test_a_two_group_contrast_is_welchs_test():
+    rng = random.Random(0)
+    a, b = [rng.gauss(0, 1) for _ in range(7)], [rng.gauss(1, 3) for _ in range(9)]
+    mine, ref = MF.contrast_test([b, a], [1, -1]), welch(a, b)
+    assert math.isclose(mine["estimate"], ref["diff"], rel_tol=1e-12) and math.isclose(mine["p"], ref["p"], rel_tol=1e-9)
+    assert math.isclose(mine["df"], ref["df"], rel_tol=1e-12)
+    assert all(math.isclose(x, y, rel_tol=1e-9) for x, y in zip(mine["ci"], ref["ci95"]))
+
+
+def _model(cell, seed, own, others):
+    acc = {f"{s}@{n}": others for s, n in MF.GRAPHS}
+    trained = f"{MF.CELLS[cell]['scheme']}@4"
+    acc[trained] = own
+    return {"cell": cell, "seed": seed, "trained_graph": trained, "accuracy": acc, "final_accuracy": own}
+
+
+def test_the_analysis_refuses_an_incomplete_design_and_follows_its_rule():
+    rng = random.Random(1)
+    models = [_model(c, s, 0.7, 0.7 - (0.05 if c.startswith("euler") else 0.0) + rng.gauss(0, 0.004))
+              for c in MF.PRIMARY for s in MF.PRIMARY_SEEDS]
+    with pytest.raises(ValueError, match="incomplete"):
+        MF.analyse({"models": models[:-1]})
+    out = MF.analyse({"models": models})
+    integ, refine = out["primary"]["integrator"], out["primary"]["refinement"]
+    assert 4 < integ["estimate"] < 6 and integ["verdict"] == "holds" and integ["p_holm"] < 0.05
+    assert refine["verdict"].startswith("not shown") and refine["p_holm"] >= refine["p"]
+    same = [_model(c, s, 0.7, 0.7 + rng.gauss(0, 0.001)) for c in MF.PRIMARY for s in MF.PRIMARY_SEEDS]
+    assert MF.analyse({"models": same})["primary"]["integrator"]["verdict"] == \
+        "not shown, and no difference as large as 2 points"
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="needs the offline CIFAR-10 copy in ../shared/data")
+def test_runs_train_evaluate_and_resume(tmp_path, monkeypatch):
+    monkeypatch.setattr(MF, "RECIPE", {**MF.RECIPE, "n_train": 64, "epochs": 4, "channels": (2, 2, 2),
+                                       "batch_size": 32, "lr_milestones": (3,)})
+    runs = [("euler_fixed", 0), ("rk4_refined", 0)]
+    done = MF.train_and_evaluate(tmp_path, SHARED_DATA, runs)
+    assert [p.name for p in done] == ["euler_fixed-seed0", "rk4_refined-seed0"]
+    first = (done[0] / MF.EVALUATION).read_text()
+    again = MF.train_and_evaluate(tmp_path, SHARED_DATA, runs)
+    assert again == done and (done[0] / MF.EVALUATION).read_text() == first, "a finished run is kept as it is"
+    record = MF.collect(tmp_path)
+    assert [m["cell"] for m in record["models"]] == ["euler_fixed", "rk4_refined"]
+    model = record["models"][1]
+    assert model["trained_graph"] == "rk4_classic@4" and set(model["accuracy"]) == {f"{s}@{n}" for s, n in MF.GRAPHS}
+    assert model["n_images"] == 1000 and model["checkpoint_sha256"]
+    assert math.isclose(model["accuracy"]["rk4_classic@4"], model["final_accuracy"], abs_tol=1e-9)
+    json.dumps(record)
+
+
+def test_the_shipped_record_is_the_plans():
+    record = MF.shipped_record()
+    if record is None:
+        pytest.skip("the study has not shipped its record yet")
+    import hashlib
+
+    assert record["plan_sha256"] == hashlib.sha256(MF.fixed_plan()).hexdigest(), \
+        "the plan above its Deviations section changed after the study ran: record the change as a deviation"
+    MF.analyse(record)
