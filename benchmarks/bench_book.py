@@ -10,6 +10,7 @@ each chapter's execution time from the build's log (myst-nb's "Executed notebook
 
     python benchmarks/bench_book.py cpu --data-dir ../shared/data-large    # ~3 min on 2 idle cores
     python benchmarks/bench_book.py smoke --data-dir ../shared/data        # ~1.5 min
+    python benchmarks/bench_book.py gpu --name gpu_chapters                # on a GPU machine: the cards' GPU times
     cnet notebook_tools fix                                 # the chapters' cards read the new file
 
 Run it on an otherwise idle machine: a book build shares the cores with nothing else then (the JSON records
@@ -60,6 +61,8 @@ def main(argv=None) -> int:
     p.add_argument("preset", choices=["smoke", "cpu", "gpu", "paper"])
     p.add_argument("--data-dir", help="CNET_DATA_DIR for the build (the folder holding cifar-10-batches-py)")
     p.add_argument("--keep", metavar="DIR", help="copy the built HTML to DIR (e.g. for tests/book_browser.py)")
+    p.add_argument("--name", help="the results file's name (default bench_book-<preset>; gpu_chapters: the times the "
+                                  "chapter cards quote for a GPU, measured on one)")
     p.add_argument("--skip", metavar="CHAPTER", nargs="*", default=[],
                    help="chapters built without executing them (their times are then not measured)")
     args = p.parse_args(argv)
@@ -83,7 +86,7 @@ def main(argv=None) -> int:
         print(f"error: the build failed (exit status {proc.returncode})", file=sys.stderr)
         return 1
     chapters = chapter_seconds(log)
-    out = write_result(f"bench_book-{args.preset}", {
+    out = write_result(args.name or f"bench_book-{args.preset}", {
         "preset": args.preset, "build_seconds": round(seconds, 1), "chapter_seconds": chapters,
         "data_dir": args.data_dir, "runs_dir": "fresh (empty)",
         "load_average_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}, "command": "jupyter-book build . -W --keep-going",

@@ -1,23 +1,17 @@
-"""Recipe probe for a `gpu` preset closer to the paper (issue 34): what wider ContinuousNets cost per SGD
-step on this GPU, and what candidate recipes reach on the held-out images, each trained alone.
+"""Toward the paper's accuracy: wider ContinuousNets trained with a fast recipe on a GPU, each trained alone, their
+accuracy on the held-out images and their training time (the probe the book's page *On a GPU* and the introduction's
+comparison with the paper's Table 1 read).
 
-Phase 1 (timing): ms per SGD step with the library's own step (:class:`cnet_lib.images.training.train_loop.SGDStep`,
-CUDA graph, the precision :func:`cnet_lib.runtime.device.precision_for` picks) for every candidate width at
-the batch size of the recipes, at each N_t a run trains at (RK4-classic 1, 2, 4 and Euler 4), and the seconds
-per epoch of 45,000 images they imply.
+The candidate recipes of ``TRIALS`` (or ``NEXT_TRIALS``) are trained one after the other in this process by
+:func:`cnet_lib.images.training.train_loop.train` on the data ``CNET_DATA_DIR`` names, the data loaded once.  After
+every epoch the JSON is written again, so a run stopped at ``--deadline-s`` still brings back every epoch it finished;
+a trial that would start after the deadline is skipped and says so.
 
-Phase 2 (trials): the candidate recipes of ``TRIALS`` trained one after the other in this process by
-:func:`cnet_lib.images.training.train_loop.train` on the data ``CNET_DATA_DIR`` names (the data pack on a GPU machine:
-45,000 training images, accuracies on the 5,000 held-out ones), the data loaded once.  After every epoch the
-JSON is written again, so a run stopped at ``--deadline-s`` still brings back every epoch it finished; a trial
-that would start after the deadline is skipped and says so.
-
-    python benchmarks/bench_gpu_recipe.py --out recipe.json --deadline-s 300     # on the GPU machine
+    python benchmarks/bench_gpu_recipe.py --out benchmarks/results/gpu_recipe-<gpu>.json --deadline-s 3600
+    python benchmarks/bench_gpu_recipe.py --trials next --out benchmarks/results/gpu_recipe-next-<gpu>.json
     python benchmarks/bench_gpu_recipe.py --dry-run --out /tmp/recipe.json       # CPU, tiny sizes, fake data
-    python benchmarks/bench_gpu_recipe.py --trials next --skip-timing --out recipe-next.json --deadline-s 480
 
-The numbers are a probe, not the preset: the preset is chosen from them and written in
-``cnet_lib/images/runs/image_presets.py`` by hand, with the file that measured it named there.
+Each recipe is also one command line of ``cnet train`` (the book's page *On a GPU*).
 """
 from __future__ import annotations
 
@@ -33,19 +27,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine  # noqa: E402
-from bench_gpu import _median_ms, _step  # noqa: E402
 
-from cnet_lib.core.models import count_parameters  # noqa: E402
 from cnet_lib.images.data.fake_data import write_fake_cifar  # noqa: E402
 from cnet_lib.images.data.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
 from cnet_lib.images.training.train_config import TrainConfig  # noqa: E402
 from cnet_lib.images.training.train_loop import train  # noqa: E402
-from cnet_lib.runtime import cuda_graphs as CG  # noqa: E402
-from cnet_lib.runtime.device import precision_for  # noqa: E402
 from cnet_lib.runtime.settings import Settings  # noqa: E402
-
-WIDTHS = ((32, 64, 128), (48, 96, 192), (64, 128, 256))
-STEPS = (("rk4_classic", 1), ("rk4_classic", 2), ("rk4_classic", 4), ("euler", 4))
 
 # What every trial shares: SGD with Nesterov momentum, one learning-rate cycle over the epochs (linear up over
 # the warm-up, linear down), label smoothing 0.1, batch 512, random crop and flip (the library's augmentation).
@@ -74,25 +61,6 @@ def _write(path: Path, payload: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(payload, indent=1))
     os.replace(tmp, path)
-
-
-def time_widths(device, graph_cls, widths, batch: int, steps: int, warmup: int) -> list[dict]:
-    """ms per SGD step (graph, the library's precision) of every width in ``widths`` at every ``STEPS`` entry."""
-    precision = precision_for(device, True, graphs=graph_cls is not None)
-    rows = []
-    for channels in widths:
-        for scheme, n in STEPS:
-            model, _, step, x, y = _step(channels, scheme, n, batch, device, precision, graph_cls)
-            t = _median_ms(lambda: step(x, y), device, steps, warmup)
-            row = {"channels": list(channels), "scheme": scheme, "n_steps": n, "batch": batch,
-                   "precision": str(precision.autocast_dtype or "float32") + (" channels-last" if precision.channels_last else ""), "graph": graph_cls is not None, **t,
-                   "n_parameters_at_this_m": count_parameters(model),
-                   "seconds_per_epoch_45000": t["median_ms"] / 1000 * (45000 // batch)}
-            rows.append(row)
-            print(f"  {str(channels):15s} {scheme:11s} N_t={n}: {t['median_ms']:7.2f} ms/step, "
-                  f"{row['seconds_per_epoch_45000']:6.1f} s/epoch", flush=True)
-            del model, step, x, y
-    return rows
 
 
 def run_trials(trials: dict, base: dict, data, t_end: float, payload: dict, out: Path) -> None:
@@ -136,9 +104,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--deadline-s", type=float, default=300.0, help="no trial epoch starts after this many seconds")
-    p.add_argument("--steps", type=int, default=10, help="timed steps per width and N_t")
     p.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes, fake data: checks the script")
-    p.add_argument("--skip-timing", action="store_true")
     p.add_argument("--trials", choices=sorted(PLANS), default="first",
                    help="first: TRIALS (the probe of gpu_recipe-h200-e24.json); next: NEXT_TRIALS (cutout, 40 epochs)")
     args = p.parse_args(argv)
@@ -146,7 +112,7 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     base = dict(RECIPE, dataset="cifar10", n_train=None, n_test=None, progress=False, seed=0)
     if args.dry_run:
-        device, graph_cls, widths, batch = torch.device("cpu"), None, ((2, 4, 4),), 8
+        device = torch.device("cpu")
         tmp = tempfile.mkdtemp()
         write_fake_cifar(tmp, n_train=64, n_test=32, seed=0)
         base.update(data_dir=tmp, batch_size=16, epochs=3, warmup_epochs=1, device="cpu")
@@ -157,14 +123,11 @@ def main(argv=None) -> int:
             print("bench_gpu_recipe needs a CUDA GPU (or --dry-run on the CPU)", file=sys.stderr)
             return 2
         device = torch.device("cuda", torch.cuda.current_device())
-        graph_cls, widths, batch, trials = CG.graph_class(device), WIDTHS, RECIPE["batch_size"], plan
+        trials = plan
         base.update(device=str(device), data_dir=str(Settings.from_environment().data_dir))
     payload = {"benchmark": "bench_gpu_recipe", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
-               "dry_run": args.dry_run, "recipe": RECIPE, "trials": {}, "timing": []}
+               "dry_run": args.dry_run, "recipe": RECIPE, "trials": {}}
     print(f"bench_gpu_recipe on {payload['machine'].get('cuda') or 'CPU (dry run)'}", flush=True)
-    if not args.skip_timing:
-        payload["timing"] = time_widths(device, graph_cls, widths, batch, args.steps, 3)
-        _write(args.out, payload)
     t0 = time.perf_counter()
     data = load_dataset("cifar10", base.get("data_dir"), None, None, seed=0, device=device, progress=False,
                         test_seed=TEST_SUBSET_SEED)

@@ -28,6 +28,6 @@ if [ -z "${CNET_DATA_DIR:-}" ] && [ -d ../shared/data/cifar-10-batches-py ]; the
     export CNET_DATA_DIR
 fi
 # OpenMP threads sleep instead of spinning while they wait: a step with 2 threads then survives
-# another job on the machine (benchmarks/bench_threads.py; the book's page Measurements, "CPU threads").  Read once when
+# another job on the machine (book/CONTRIBUTING.md, Maintainers' measurements).  Read once when
 # torch starts, so it is set here, before any Python runs.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}

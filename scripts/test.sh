@@ -24,5 +24,5 @@ fi
 export CNET_PRESET=smoke
 # two test processes (pytest-xdist), each test file whole in one of them (its module fixtures built once): on CI's two
 # cores much of the suite waits on subprocesses, kernels and browsers, so two files at a time use the cores
-# (benchmarks/results/ci.json); CNET_TEST_WORKERS=0 runs everything in this one process
+# (book/CONTRIBUTING.md, Maintainers' measurements); CNET_TEST_WORKERS=0 runs everything in this one process
 exec .venv/bin/python -m pytest -n "${CNET_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -2,7 +2,7 @@
 
 Tests marked ``@pytest.mark.cuda`` need a CUDA GPU: elsewhere they are skipped, and the summary counts them
 as skipped (``pytest -ra`` lists them).  On a GPU machine ``pytest -m cuda`` runs just those (``bash
-scripts/gpu_session.sh`` does).  Tests marked ``slow`` (a whole test file's ``pytestmark``) are the slow
+scripts/gpu_check.sh`` does).  Tests marked ``slow`` (a whole test file's ``pytestmark``) are the slow
 tier: ``pytest -m "not slow"`` leaves them out; ``bash scripts/test.sh`` (CI) runs everything.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (on a GPU machine: bash scripts/gpu_session.sh)")
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (on a GPU machine: bash scripts/gpu_check.sh)")
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)

@@ -303,12 +303,13 @@ def history_numbers() -> dict:
 
 
 def training_numbers() -> dict:
-    """What training the published preset's image models took (their manifests: seed 0, on the GPU of the session)
-    and the GPU session's T4 estimate (``benchmarks/results/gpu_session-<preset>.json``), as the book rounds a
+    """What training the published preset's image models took (their manifests: seed 0, on the GPU they trained on)
+    and the T4 estimate from their records (:func:`cnet_lib.book.measurements.t4_estimate`), as the book rounds a
     duration."""
+    from cnet_lib.book.measurements import t4_estimate
+
     seconds = sum(read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["train_seconds"] for run in ("rk4_refined", "euler_fixed"))
-    session = json.loads((ROOT / "benchmarks" / "results" / f"gpu_session-{PUBLISHED_PRESET}.json").read_text(encoding="utf-8"))
-    return {"both_train": duration(seconds), "t4_chapters": duration(60 * session["t4_estimate"]["image_chapters_minutes"])}
+    return {"both_train": duration(seconds), "t4_chapters": duration(60 * t4_estimate(PUBLISHED_PRESET))}
 
 
 def refinement_numbers() -> dict:

@@ -1,6 +1,5 @@
 """Checks of a shipped preset's folders (``cnet_lib/shipped/<preset>-<run>/``), shared by tests/test_shipped.py
-(the presets the repository ships) and tests/test_gpu_session.py (the GPU session's dry-run output, the same
-code path at smoke size)."""
+(the presets the repository ships)."""
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +17,7 @@ from cnet_lib.runtime.checkpoint import config_diff
 
 SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship", "-> ship ")  # older manifests: stale on purpose
 """How a manifest records the command that shipped it: the command line (today's and its first form), and the
-GPU session's call of its function (scripts/gpu_session.py)."""
+GPU session's call of its function (the gpu preset's models of 2026-11-27)."""
 MAX_BYTES = {"cpu": 5_000_000, "gpu": 2 * 16 * 2**20}
 """What a preset's shipped folders may hold together: the gpu preset's two, each at most 16 MiB (issue 45: each came
 back from the GPU machine as one file, its weights in float16); any other preset as much."""

@@ -347,3 +347,66 @@ def test_page_in_browser(page, browser, server, built_book):
     assert undrawn_icons == 0, f"{page}: {undrawn_icons} Font Awesome icons left undrawn"
     problems = check_page(browser, f"{server}/{page}.html", (str(Path.home()), str(ROOT)))
     assert not problems, f"{page}: what a reader would see as wrong:\n" + "\n".join(problems)
+
+
+# ----------------------------------------------------------------------------- a first visit's weight
+MAX_FIRST_VISIT_BYTES = 2_000_000
+MAX_FIRST_VISIT_GZIP_BYTES = 1_000_000
+UNCOMPRESSED = (".woff2", ".woff", ".png", ".jpg", ".svg.gz")  # a server sends these as they are
+RESOURCES_JS = """
+const nav = performance.getEntriesByType('navigation')[0];
+return [[nav.name, nav.encodedBodySize]].concat(
+    performance.getEntriesByType('resource').map(r => [r.name, r.encodedBodySize || r.decodedBodySize || 0]));
+"""
+DRAWN_JS = """
+const math = document.querySelectorAll('.math').length;
+return Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.querySelector('svg.main-svg'))
+    && (math === 0 || document.querySelectorAll('mjx-container').length >= math);
+"""
+
+
+def first_visit(browser, server: str, html_dir: Path, page: str) -> dict:
+    """What a reader's first visit of ``page`` downloads (the browser's cache off), from the browser's resource timing:
+    ``{"bytes" (as served), "gzip_bytes" (what a server that compresses text sends: each file gzipped at level 9,
+    fonts and images as they are), "files"}``."""
+    from urllib.parse import unquote, urlparse
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    try:
+        browser.get(f"{server}/{page}.html")
+        try:
+            WebDriverWait(browser, 60, poll_frequency=0.25).until(lambda d: d.execute_script(DRAWN_JS))
+        except Exception:
+            pass  # test_page_in_browser says what did not draw
+        time.sleep(1.0)  # the fonts the typeset formulas request
+        entries = [(url, int(size)) for url, size in browser.execute_script(RESOURCES_JS) if url.startswith(server)]
+    finally:
+        browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+
+    def gzipped(url: str, size: int) -> int:
+        import gzip
+
+        path = html_dir / unquote(urlparse(url).path).lstrip("/")
+        path = path / "index.html" if path.is_dir() else path
+        return size if not path.is_file() or path.name.endswith(UNCOMPRESSED) else len(gzip.compress(path.read_bytes(), 9))
+
+    return {"bytes": sum(s for _, s in entries), "gzip_bytes": sum(gzipped(u, s) for u, s in entries),
+            "files": [urlparse(u).path for u, _ in entries]}
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p in CHAPTERS])
+def test_a_first_visit_of_a_chapter_page_is_light(page, browser, server, built_book):
+    """Issue 44: a reader's first visit of a chapter page downloads at most 2 MB as served and 1 MB gzip-compressed
+    (plotly.js's partial bundle, Font Awesome's used icons only, stylesheets cut to the rules the site uses:
+    ``book/_ext/page_weight.py``), and no page loads the search index (the search page does), Font Awesome's webfonts
+    (the icons are inline SVG) or MathJax's scripts (the formulas are typeset when the book is built).  Measured on
+    the smoke build; ``book/CONTRIBUTING.md`` says what each extension takes off the heaviest page."""
+    weight = first_visit(browser, server, built_book, page)
+    assert weight["bytes"] <= MAX_FIRST_VISIT_BYTES, f"{page}: {weight['bytes'] / 1e6:.2f} MB on a first visit"
+    assert weight["gzip_bytes"] <= MAX_FIRST_VISIT_GZIP_BYTES, f"{page}: {weight['gzip_bytes'] / 1e6:.2f} MB gzipped"
+    loaded = weight["files"]
+    assert not [p for p in loaded if p.endswith("searchindex.js") or "/webfonts/" in p or p.endswith(".woff2")], loaded
+    assert not [p for p in loaded if "/mathjax/" in p and p.endswith(".js")], loaded

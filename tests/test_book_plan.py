@@ -72,11 +72,12 @@ def test_the_main_command_says_its_plan_before_building(tmp_path):
 
 def test_the_gpu_plan_quotes_what_was_measured_for_it():
     """The published (gpu) book's build with the shipped models and studies is measured as a whole on a CPU
-    (benchmarks/bench_book.py gpu): the plan quotes it; without that file it says which parts were measured, where."""
+    (benchmarks/bench_book.py gpu): the plan quotes it; trained instead, the T4 estimate from the shipped models'
+    records."""
     text = M.expected_build("gpu", trains=False)
     build = M.book_builds()["gpu"]
     assert text.startswith(f"about {duration(build['build_seconds'])} on {build['machine']} (measured")
     assert "the published book" in text
     trained = M.expected_build("gpu", trains=True)
-    t4 = M.value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes")
+    t4 = M.t4_estimate("gpu")
     assert f"about {duration(60 * t4)} on a T4 (an estimate" in trained

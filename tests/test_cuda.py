@@ -1,7 +1,7 @@
 """The GPU paths, on a real CUDA device (every test is marked ``cuda``: skipped without a GPU).
 
-Run on a GPU machine with ``pytest -m cuda`` (``bash scripts/gpu_session.sh`` does, with the
-chapters, the live apps and the graphed-callables benchmark).  Training, resume, sweeps, the ResNet map and the live app
+Run on a GPU machine with ``pytest -m cuda`` (``bash scripts/gpu_check.sh`` does, with the
+chapters).  Training, resume, sweeps, the ResNet map and the live app
 run with the device given as ``cuda``, ``cuda:0`` and by default; graphed steps are compared
 with eager ones.
 """

@@ -98,7 +98,7 @@ def test_missing_cells_are_said_and_no_effect_is_computed():
 
 
 def test_a_cell_that_ships_no_folder_is_read_from_the_seeds_file(monkeypatch):
-    """The GPU session ships the main runs' folders only and keeps the controls' seed-0 sweeps in the seeds file:
+    """A preset may ship the main runs' folders only and keep the controls' seed-0 sweeps in the seeds file:
     shipped_factorial reads each cell of seed 0 from its shipped sweep, else from that file."""
     loss = {"rk4_refined": 0.00, "rk4_fixed": 0.01, "euler_refined": 0.03, "euler_fixed": 0.07}
     seed0, seed1 = _seed(loss), _seed({k: v + 0.01 for k, v in loss.items()})

@@ -1,19 +1,15 @@
 """The live apps answer at once, with their sampling error said (:mod:`cnet_lib.draw.quick_answers`,
 :mod:`cnet_lib.draw.progressive`).  The bound on an interaction is a count of images pushed through a
-ContinuousNet (a forward pre-hook), not seconds, so it holds on any machine; the seconds are measured by
-benchmarks/bench_live_apps.py."""
+ContinuousNet (a forward pre-hook), not seconds, so it holds on any machine."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
-from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
 import torch
 
-from cnet_lib.book.measured_tables import LIVE_GROUPS, live_apps_table
 from cnet_lib import draw
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.draw.progressive import Progressive, Refiner
@@ -199,19 +195,3 @@ def test_the_thumbnail_labels_are_the_models_predictions(runs):
     want = [f"{'✓' if p == t else '✗'} {data.classes[p]}" for p, t in zip(pred[:N_SHOW].tolist(), data.test_y[:N_SHOW].tolist())]
     assert labels == want and len(fig.data) == 1, "one image trace, one label per thumbnail"
 
-
-def test_the_benchmark_files_time_every_app_and_meet_the_goals():
-    """The book's table of seconds per interaction (``{measured-table} live_apps``) is built from
-    benchmarks/bench_live_apps.py's files: each file is complete, times every app's interactions, and its first
-    answers meet the goals (at most 1 s on 2 idle CPU cores, 0.2 s on a GPU)."""
-    root = Path(__file__).resolve().parents[1]
-    measured = {dev: json.loads((root / "benchmarks" / "results" / f"live_apps-{dev}.json").read_text(encoding="utf-8"))
-                for dev in ("cpu", "cuda")}
-    goals = {"cpu": 1.0, "cuda": 0.2}
-    for dev, m in measured.items():
-        assert m["complete"], dev
-        for _, app, idx in LIVE_GROUPS:
-            assert all(m[app][i]["first_s"] <= goals[dev] for i in idx), (dev, app)
-    table = live_apps_table(root)
-    slowest = f"{measured['cpu']['robustness_app'][3]['first_s']:.2f} s"
-    assert table.count("sweep app") == 5 and "H100 first" in table and slowest in table

@@ -1,7 +1,7 @@
 """The trained models that ship with the book (``cnet_lib/shipped/``, written by ``python -m cnet_lib ship``).
 
-The ``cpu`` preset's two image models ship in the repository with a manifest (the ``gpu`` preset's too, once
-the GPU session has trained them: every shipping preset gets the same checks).  These tests fail when
+The ``cpu`` preset's two image models ship in the repository with a manifest (the ``gpu`` preset's too: every
+shipping preset gets the same checks).  These tests fail when
 a change to the preset makes them stale (their identity hash is no longer the preset's), when a
 file differs from the checksum its manifest records, or when a shipped checkpoint does not load
 as the preset's model; and they check that a stale model is never picked up.
@@ -31,13 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PRESET = "cpu"
 RUNS = list(image_runs(PRESET))
 SHIPPING = sorted(set(SHP.shipping_presets()) | {PRESET})
-"""The presets whose models ship (the cpu preset always; the gpu preset once the GPU session has shipped it)."""
+"""The presets whose models ship (the cpu preset always; the gpu preset once its models are shipped)."""
 
 
 def _retrain(preset: str) -> str:
     if preset == "gpu":
-        return ("run the GPU session again (bash scripts/gpu_session.sh on a GPU machine, README \"On a GPU\") and take its "
-                "files in with python scripts/session_files.py accept <files>, then commit cnet_lib/shipped/")
+        return ("train and ship them again on a GPU (the book's page On a GPU, \"Shipping them\": cnet ship gpu --device "
+                "cuda, then scripts/seeds_file.py gpu --train --studies), then commit cnet_lib/shipped/")
     return ("retrain and ship them again with `CNET_DATA_DIR=<folder with the 45k-image cifar-10-batches-py> "
             f"python -m cnet_lib ship {preset} --data-description \"...\"` (about an hour on 2 cores), and commit "
             "cnet_lib/shipped/")
@@ -190,13 +190,10 @@ def test_the_gpu_preset_ships_and_says_how_long_training_it_takes(tmp_path, caps
 
 def test_the_t4_estimate_is_computed_from_the_shipped_records_in_any_install(tmp_path, monkeypatch):
     """The setup cell's T4 estimate comes from the shipped records (results files and sweeps), so a Colab reader's
-    install, which has no benchmarks/, shows it: it equals the GPU session's own estimate, and twice the training
-    time on the same GPU adds the training seconds times the stated assumptions (float32 over bf16 27.0/16.2, the
-    peaks 67 over 8.1 TFLOP/s)."""
+    install, which has no benchmarks/, shows it, and twice the training time on the same GPU adds the training seconds
+    times the stated assumptions (float32 over bf16 27.0/16.2, the peaks 67 over 8.1 TFLOP/s)."""
     from cnet_lib.runtime import gpu_estimate as GE
 
-    session = M.value("gpu_session-gpu.json:t4_estimate.image_chapters_minutes")
-    assert M.t4_estimate("gpu") == pytest.approx(session, rel=1e-12)
     before, trained = M.t4_estimate("gpu"), 0.0
     for run in image_runs("gpu"):
         folder = tmp_path / f"gpu-{run}"
@@ -247,7 +244,7 @@ def test_the_training_time_words_are_the_shipped_records(preset):
 
 def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch):
     """The words are computed from the records, not typed: shipped models that trained twice as long on another GPU
-    are quoted so; without them the preset says it was not measured, and without the GPU session's file (a Colab
+    are quoted so; without them the preset says it was not measured, and without benchmarks/ (a Colab
     reader's install) the words are the same; a GPU without a known peak gets no T4 estimate."""
     for run in image_runs("gpu"):
         folder = tmp_path / f"gpu-{run}"

@@ -2,13 +2,12 @@
 repository.
 
 A measured number lives in one file, with the machine and the date it was measured on; the chapter cards
-(:mod:`.chapter_cards`), ``cnet book_plan`` and the book's *Measurements* page read it from there and never
-type it.  :func:`result` reads a file, :func:`value` one number of it by its path
-(``"bench_book-cpu.json:build_seconds"``, the form the book's ``{measured}`` role takes), and
-:func:`machine_words` says in a few words which machine a file names.  The builds of the book
-(:func:`book_builds`), the chapters timed on a GPU (:func:`gpu_chapters`) and the pendulum's ``gpu`` preset
-timed on a CPU (:func:`gpu_preset_on_cpu`) are the times the cards quote; with the shipped models' own records
-(:func:`shipped_training`), they are what ``cnet book_plan`` expects a build to take (:func:`expected_build`).
+(:mod:`.chapter_cards`), ``cnet book_plan`` and the book's reference pages read it from there and never type it.
+:func:`result` reads a file, :func:`value` one number of it by its path (``"bench_book-cpu.json:build_seconds"``, the
+form the book's ``{measured}`` role takes), and :func:`machine_words` says in a few words which machine a file names.
+The builds of the book (:func:`book_builds`) and the chapters timed on a GPU (:func:`gpu_chapters`) are the times the
+cards quote; with the shipped models' own records (:func:`shipped_training`), they are what ``cnet book_plan``
+expects a build to take (:func:`expected_build`).
 
 The files are the repository's, not the installed package's: a student's or a Colab reader's install has
 none.  The one reader that runs there, the setup cell's training time (:func:`training_words`), quotes the
@@ -28,7 +27,7 @@ from ..runtime.device import gpu_words
 from ..runtime.progress import duration
 
 __all__ = ["RESULTS", "results_dir", "result", "value", "machine_words", "book_builds", "gpu_chapters",
-           "gpu_preset_on_cpu", "shipped_training", "expected_build", "t4_estimate", "training_words"]
+           "shipped_training", "expected_build", "t4_estimate", "training_words"]
 
 RESULTS = Path("benchmarks") / "results"
 """Where the measurements are, from the repository's root."""
@@ -50,8 +49,7 @@ def result(name: str, root: Optional[Path] = None) -> Any:
     path = results_dir(root) / name
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: the measurement is written by its benchmark "
-                                f"(benchmarks/{name.split('-')[0].split('.')[0]}.py, or the GPU session's "
-                                "scripts/session_files.py); a measured number is never typed in its place")
+                                "(benchmarks/README.md says which); a measured number is never typed in its place")
     return _read(str(path.resolve()))
 
 
@@ -86,8 +84,6 @@ def book_builds(root: Optional[Path] = None) -> dict:
     "date", "build_seconds", "seconds" (each chapter's execution), "not_executed"}``."""
     out = {}
     for preset in ("cpu", "smoke", "gpu"):
-        if preset == "gpu" and not (results_dir(root) / "bench_book-gpu.json").is_file():
-            continue  # measured once the published preset's build is timed (benchmarks/bench_book.py gpu)
         r = result(f"bench_book-{preset}.json", root)
         out[preset] = {"machine": machine_words(r["machine"]), "date": r["date"], "build_seconds": r["build_seconds"],
                        "seconds": dict(r.get("chapter_seconds") or {}), "not_executed": list(r.get("not_executed") or [])}
@@ -95,26 +91,11 @@ def book_builds(root: Optional[Path] = None) -> dict:
 
 
 def gpu_chapters(root: Optional[Path] = None) -> dict:
-    """Each image chapter's execution in the ``gpu`` preset on a GPU, with the shipped models (the GPU check
-    session, ``scripts/gpu_session.py``: every chapter at once beside the ``cuda`` tests, so upper bounds):
-    ``{"machine", "seconds"}`` (the chapters the session ran in ``gpu``)."""
-    session = result("gpu_session-gpu-check.json", root)
-    chapters = result("gpu_chapters-gpu-check.json", root)["chapters"]
-    return {"machine": machine_words(session["machine"]),
-            "seconds": {name: c["seconds"] for name, c in chapters.items()
-                        if c.get("preset") == "gpu" and c.get("status") == "passed"}}
-
-
-def gpu_preset_on_cpu(root: Optional[Path] = None) -> dict:
-    """What runs on the CPU in every preset, timed in the ``gpu`` preset on a CPU alone: ``{"machine", "date",
-    "seconds": {chapter: s}, "parts": {chapter: (what, s)}}`` (whole pendulum chapters, from
-    ``scripts/run_chapters.py --pendulum-preset gpu``; the adaptive chapter's pendulum cells, from
-    ``benchmarks/bench_adaptive_pendulum.py``)."""
-    chapters = result("gpu_preset_chapters-cpu.json", root)
-    adaptive = result("adaptive_pendulum-gpu.json", root)
-    return {"machine": machine_words(chapters["machine"]), "date": chapters["date"],
-            "seconds": {name: c["seconds"] for name, c in chapters["chapters"].items() if c.get("status") == "passed"},
-            "parts": {"adaptive": ("its pendulum cells", adaptive["total_seconds"])}}
+    """Each image chapter's execution in the ``gpu`` preset on a GPU, with the shipped models
+    (``benchmarks/results/gpu_chapters.json``, which says how they were timed: upper bounds): ``{"machine",
+    "seconds"}``."""
+    r = result("gpu_chapters.json", root)
+    return {"machine": machine_words(r["machine"]), "seconds": dict(r["chapter_seconds"])}
 
 
 def shipped_training(preset: str) -> Optional[dict]:
@@ -175,17 +156,10 @@ def expected_build(preset: str, trains: bool, root: Optional[Path] = None) -> st
                 f"models, {duration(t['study_seconds'])} for their studies, {duration(b['build_seconds'])} for the book "
                 "with them)")
     if preset == "gpu":
-        gpu, cpu = gpu_chapters(root), gpu_preset_on_cpu(root)
-        if not trains and "gpu" in builds:
+        if not trains:
             b = builds["gpu"]
             return (f"about {duration(b['build_seconds'])} on {b['machine']} (measured, with the image models and studies "
                     "that ship with the book: the published book)")
-        if not trains:
-            on_cpu = sum(cpu["seconds"].values()) + sum(s for _, s in cpu["parts"].values())
-            return ("not measured as a whole (measured: the image chapters with the shipped models at most "
-                    f"{duration(sum(gpu['seconds'].values()))} on {gpu['machine']}, run side by side; the pendulum "
-                    "chapters and the adaptive chapter's pendulum cells, which run on the CPU, "
-                    f"{duration(on_cpu)} on {cpu['machine']} alone)")
         t = shipped_training("gpu")
         if t is None:
             return "minutes on an H100/H200-class GPU (not measured: no gpu models of the preset as it is now ship)"

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
+from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest, shipped_training_record
 from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.robustness_measure import conditions_from_json
 from ..images.studies.robustness_verdict import judge
@@ -21,11 +21,13 @@ from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adap
 from ..report.robustness_report import drops_table, word_verdict
 from ..report.seed_report import (contrast_over_seeds_table, robustness_over_seeds_table, word_contrast_over_seeds,
                                   word_robustness_over_seeds)
+from ..runtime import gpu_estimate
+from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
 from .measurements import machine_words
 
-__all__ = ["shipped_study", "shipped_models_table", "SHIPPED_TABLES"]
+__all__ = ["shipped_study", "shipped_models_table", "seeds_training_table", "t4_estimate_table", "SHIPPED_TABLES"]
 
 
 def shipped_study(preset: str, prefix: str) -> dict:
@@ -77,8 +79,53 @@ def shipped_models_table(root: Optional[Path] = None) -> Rich:
                              "bound, not the run alone")
 
 
+def seeds_training_table(preset: str) -> Rich:
+    """Every training seed of ``preset``'s main runs, from the shipped ``seeds.json``: each model's held-out accuracy,
+    its training time and the GPU (or CPU) it trained on."""
+    seeds = _seeds(preset)
+    names = list(next(iter(seeds.values()))["runs"])
+    rows, machines = [], set()
+    for seed, rec in sorted(seeds.items()):
+        runs = rec["runs"]
+        machines |= {gpu_words(r["device_name"]) if str(r.get("device", "")).startswith("cuda") else r.get("device_name", "")
+                     for r in runs.values()}
+        rows.append({"seed": seed, **{f"{n} acc": runs[n]["final_test_acc"] for n in names},
+                     **{f"{n} s": runs[n]["train_seconds"] for n in names}})
+    cols = [("training seed", "seed", "{}")]
+    for n in names:
+        cols += [(f"{n}: held-out accuracy", f"{n} acc", "{:.2%}"), (f"{n}: training", f"{n} s", "{:.0f} s")]
+    return format_table(rows, cols, left=1, note=f"cnet_lib/shipped/{preset}-rk4_refined/{SEEDS_FILE}; trained on "
+                        f"{', '.join(sorted(machines))}; training time excludes evaluation and the studies")
+
+
+def t4_estimate_table(preset: str) -> Rich:
+    """The T4 estimate (:func:`cnet_lib.runtime.gpu_estimate.t4_estimate`) of ``preset``'s image chapters, from the
+    shipped models' own records: per run its measured training, evaluation and sweep seconds and the T4 minutes they
+    scale to, with both assumptions in the note."""
+    record = shipped_training_record(preset)
+    if record is None or any(s is None for s in record["sweep_seconds"].values()):
+        raise FileNotFoundError(f"the {preset} preset's shipped models do not record their training and sweep times")
+    gpu = (record["machine"] or {}).get("device_name")
+    runs = {run: {"train": s, "eval": record["eval_seconds"][run], "sweep": record["sweep_seconds"][run]}
+            for run, s in record["seconds"].items()}
+    estimate = gpu_estimate.t4_estimate(runs, gpu)
+    if not estimate:
+        raise ValueError(f"no float32 peak is known for {gpu!r}: no T4 estimate")
+    rows = [{"run": run, **runs[run], "t4": e["t4_minutes"]} for run, e in estimate["runs"].items()]
+    rows.append({"run": "the image chapters", "t4": estimate["image_chapters_minutes"]})
+    a = estimate["assumptions"]
+    return format_table(rows, [("run", "run", "{}"), (f"training on {gpu_words(gpu)}", "train", "{:.0f} s"),
+                               ("evaluation", "eval", "{:.0f} s"), ("sweep", "sweep", "{:.0f} s"),
+                               ("on a T4, estimated", "t4", "{:.0f} min")], left=1,
+                        note=f"the shipped models' records (cnet_lib/shipped/{preset}-<run>/); every measured time × "
+                             f"{a['peak_ratio']:.2f} (the ratio of the two GPUs' float32 peaks) × "
+                             f"{a['fp32_over_bf16']:.2f} (a float32 step over the bf16 one: a T4 has no bf16)")
+
+
 SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "shipped_models": shipped_models_table,
+    "training_seeds_gpu": lambda root=None: seeds_training_table("gpu"),
+    "t4_estimate_gpu": lambda root=None: t4_estimate_table("gpu"),
     "robustness_cpu": lambda root=None: drops_table(_robustness("cpu")),
     "robustness_cpu_verdict": lambda root=None: word_verdict(_robustness("cpu")),
     "adaptive_cpu": lambda root=None: adaptive_table(shipped_study("cpu", "adaptive-")),

@@ -33,8 +33,7 @@ QUICK_FLOPS = {"cpu": 3e9, "cuda": 5e12, "mps": 1e12}
 """Forward-pass floating-point operations a first answer may spend, per device type: on the CPU about
 0.4 s at the 8 GFLOP/s that two idle cores reach on these narrow convolutions (the `cpu` models: 1,000
 images at RK4-classic N_t = 4, 37 MFLOP each, in 4.6 s), leaving the rest of a second for the thumbnails
-and the figure (benchmarks/bench_live_apps.py measures the whole interaction); on a GPU enough for every
-image of an app."""
+and the figure; on a GPU enough for every image of an app."""
 
 
 def binomial_se(p: float, n: int) -> float:

@@ -105,8 +105,8 @@ def precision_for(device: DeviceLike, amp: bool = True, graphs: bool = True) -> 
 
     With ``amp`` on CUDA: channels-last batches, and bf16 autocast where the GPU has native bf16
     (:func:`amp_dtype`) *and* steps replay CUDA graphs: with graphs bf16 is the fastest, eagerly its
-    cast kernels make a launch-bound step slower (the book's page On a GPU;
-    ``benchmarks/bench_gpu.py``).  Float32 everywhere else (the CPU always).
+    cast kernels make a launch-bound step slower (measured on an H200; the book's page On a GPU).  Float32
+    everywhere else (the CPU always).
     """
     device = torch.device(device)
     if not amp or device.type != "cuda":

@@ -4,13 +4,12 @@ measurement, with its two assumptions stated where it is quoted (``book/gpu.md``
 * A T4 reaches the same fraction of its float32 peak as the measured GPU did of its own
   (:data:`FP32_TFLOPS`: the vendors' dense float32 figures), so every GPU time scales by the ratio of the peaks.
 * A T4 has no bf16 hardware and runs float32: the measured bf16 graph step is :data:`FP32_OVER_BF16` times
-  faster than the float32 one (RK4-classic N_t = 4 on an H200: 16.2 against 27.0 ms,
-  ``benchmarks/results/bench_gpu.json``).
+  faster than the float32 one (RK4-classic N_t = 4 on an H200: 16.2 against 27.0 ms, measured by the GPU benchmark of
+  2026-11, ``benchmarks/results/bench_gpu.json`` in the git history).
 
-:func:`t4_estimate` applies them to each run's measured seconds (training, evaluation, sweep).  The GPU
-session (``scripts/session_files.py``) and a reader's install (the shipped models' own records,
-:func:`cnet_lib.book.measurements.t4_estimate`) compute it here, so a Colab reader sees the same estimate as the
-book.
+:func:`t4_estimate` applies them to each run's measured seconds (training, evaluation, sweep).  The book and a
+reader's install compute it here from the shipped models' own records (:func:`cnet_lib.book.measurements.t4_estimate`),
+so a Colab reader sees the same estimate as the book.
 """
 from __future__ import annotations
 

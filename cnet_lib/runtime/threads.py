@@ -4,7 +4,7 @@ torch parallelises each operator over its intra-op threads (OpenMP).  For the sm
 book that is a bad trade on a small machine: an operator on a 4-8-8 ContinuousNet takes
 microseconds, thread hand-offs cost as much, and when another job holds the cores, OpenMP threads
 that spin while they wait for each other lose their time slices and a step can take many times
-longer (see the table on the book's page Measurements, measured by ``benchmarks/bench_threads.py``).  So the number
+longer (measured, ``book/CONTRIBUTING.md``, *Maintainers' measurements*).  So the number
 of threads follows the work: :func:`threads_for` gives one thread per :data:`FLOPS_PER_THREAD`
 floating-point operations of a step, at least 1 and at most the cores this process may use.
 
@@ -12,7 +12,7 @@ A session's setting (``Settings.threads`` (:class:`cnet_lib.runtime.settings.Set
 the choice for training and sweeps; the pendulum study always runs its tiny models on one thread.
 OpenMP's waiting policy is read once, when the runtime starts, so it cannot be changed from
 inside Python: the project's scripts export ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep instead of
-spinning while they wait), which the table shows helps a 2-thread step under contention; set it
+spinning while they wait), which helped a 2-thread step under contention when measured; set it
 yourself before starting Python where you run the library another way.
 """
 from __future__ import annotations
@@ -26,8 +26,8 @@ import torch
 __all__ = ["FLOPS_PER_THREAD", "available_cores", "threads_for", "torch_threads", "image_step_flops"]
 
 FLOPS_PER_THREAD = 4e9
-"""Floating-point operations per step for each thread, chosen from the measurements of
-``benchmarks/bench_threads.py`` (the book's page Measurements, "CPU threads")."""
+"""Floating-point operations per step for each thread, chosen from the threads' measurements (``book/CONTRIBUTING.md``,
+*Maintainers' measurements*)."""
 
 
 def available_cores() -> int:

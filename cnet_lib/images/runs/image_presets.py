@@ -17,55 +17,8 @@ from typing import Any
 from ...runtime.preset_names import preset_name, select_preset
 from ..training.train_config import TrainConfig
 
-__all__ = ["GPU_RECIPES", "GPU_RECIPE", "NEXT_GPU_RECIPE", "IMAGE_PRESETS", "CONTROLS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
+__all__ = ["IMAGE_PRESETS", "CONTROLS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
            "live_images", "timing_grid", "training_time_template"]
-
-GPU_RECIPES: dict[str, dict[str, Any]] = {
-    # trained on an H100 in the GPU session of 2026-11-27 (three seeds per method; the models that ship today)
-    "16-32-64": {
-        "data": dict(dataset="cifar10", n_train=None, n_test=None),
-        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(12,),
-                       lr_decay=0.1, epochs=16, weight_decay=5e-4, momentum=0.9),
-        "runs": {
-            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8)),  # N_t = M: 1 -> 2 -> 4
-            "euler_fixed": dict(scheme="euler", n_basis=4),
-        },
-        "controls": {
-            "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),
-            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(4, 8)),
-        },
-    },
-    # the recipe probe's (benchmarks/bench_gpu_recipe.py --trials next; on an H200, all 50,000 training images, the
-    # 10,000 test images: RK4 refined 90.42%, Euler 90.89%, benchmarks/results/gpu_recipe-next-h200-real-test.json):
-    # SGD with Nesterov momentum, one learning-rate cycle peaking at 0.4 after 6 epochs, label smoothing 0.1,
-    # batch 512, cutout 8; refined after epochs 10 and 20.  Trained by the GPU session (scripts/gpu_session.py), not
-    # yet the preset's: 7.35M parameters, its weights shipped in float16 (14.7 MB a model)
-    "64-128-256": {
-        "data": dict(dataset="cifar10", n_train=None, n_test=None),
-        "common": dict(channels=(64, 128, 256), batch_size=512, lr=0.4, lr_schedule="onecycle", warmup_epochs=6,
-                       epochs=40, weight_decay=5e-4, momentum=0.9, nesterov=True, label_smoothing=0.1, cutout=8),
-        "runs": {
-            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(10, 20)),  # N_t = M: 1 -> 2 -> 4
-            "euler_fixed": dict(scheme="euler", n_basis=4),
-        },
-        "controls": {
-            "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),
-            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(10, 20)),
-        },
-    },
-}
-"""The recipes the ``gpu`` preset may take: its data, training recipe, runs and control runs (its grids stay).  The
-preset is :data:`GPU_RECIPE`'s; the GPU session trains :data:`NEXT_GPU_RECIPE`'s models, and
-``scripts/session_files.py accept`` switches the preset to it when they ship (three seeds per method), models and
-preset together."""
-
-GPU_RECIPE = "16-32-64"
-"""The recipe of the ``gpu`` preset (:data:`GPU_RECIPES`).  Only ``scripts/session_files.py accept`` changes this
-line, when it installs the models of another recipe: a preset whose shipped models do not match it would train."""
-
-NEXT_GPU_RECIPE = "64-128-256"
-"""The recipe the GPU session trains next (issue 45): ``scripts/gpu_session.sh`` trains its runs, three seeds per
-method and then the control runs', across as many GPU commands as it takes."""
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
     # CI and nbmake: seconds on a small data set (or the fake one)
@@ -115,19 +68,31 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
                           "(measured: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
         "timing": dict(rounds=5, steps=3, warmup=2, budget_s=20),
     },
-    # the image chapters in <= 30 min on a T4-class GPU, by estimate (``book/gpu.md``); its data, recipe, runs and
-    # controls are those of its recipe, :data:`GPU_RECIPE` of :data:`GPU_RECIPES`
+    # the image chapters in <= 30 min on a T4-class GPU, by estimate (``book/gpu.md``); trained on an H100 from three
+    # seeds per method (the models that ship).  A wider recipe toward the paper's accuracy (64-128-256, 40 epochs,
+    # Nesterov, one learning-rate cycle, label smoothing, cutout; benchmarks/bench_gpu_recipe.py) is the command line
+    # of book/gpu.md, "Toward the paper's accuracy", not a preset.
     "gpu": {
-        **GPU_RECIPES[GPU_RECIPE],
+        "data": dict(dataset="cifar10", n_train=None, n_test=None),
+        "common": dict(channels=(16, 32, 64), batch_size=128, lr=0.1, lr_schedule="step", lr_milestones=(12,),
+                       lr_decay=0.1, epochs=16, weight_decay=5e-4, momentum=0.9),
+        "runs": {
+            "rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=(4, 8)),  # N_t = M: 1 -> 2 -> 4
+            "euler_fixed": dict(scheme="euler", n_basis=4),
+        },
+        "controls": {
+            "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),
+            "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(4, 8)),
+        },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
-        # cut for the GPU session's 10 minutes (three training seeds, each with this study): 3 σ × 3 draws and
-        # 2 τ × 2 draws, about half the evaluations of the paper preset's grid (scripts/gpu_session.py)
+        # sized for three training seeds, each with this study: 3 σ × 3 draws and 2 τ × 2 draws, about half the
+        # evaluations of the paper preset's grid
         "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), quantization=("theta", "weights"),
                            float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1)),
         # words only: not part of a run's identity hash (run_folders.identity_hash), so the shipped models stay valid;
-        # the times, the machine and the seed are the shipped models' records (shipped.expected_training), the T4
-        # estimate the GPU session's file, added where the repository's measurements are (book.measurements)
+        # the times, the machine and the seed are the shipped models' records (shipped.expected_training), and so is
+        # the T4 estimate computed from them (book.measurements.t4_estimate)
         "training_time": ("both models in {total} on {machine} "
                           "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
         # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)

@@ -10,7 +10,7 @@ that checkpoint; and loads the run from there.  Every study computed from such a
 robustness, adaptive steps) is keyed by the copy's SHA-256 and so describes the weights exactly as they ship.
 
 Rounding changes a few predictions (float16: none or one in 1,000 held-out images of the shipped 16-32-64 and
-8-16-32 models; bfloat16 up to ten; ``benchmarks/bench_gpu_shipping.py``), so the copy's last epoch is evaluated
+8-16-32 models; bfloat16 up to ten; ``benchmarks/results/gpu_shipping.json`` in the git history), so the copy's last epoch is evaluated
 again, the way training evaluated it (the same precision, graphs and test images): its ``test_acc`` is the accuracy
 of the weights as they ship, and ``test_acc_trained`` keeps the one training measured.  So the one number a chapter
 quotes for a model, its final accuracy, is its sweep's own-graph accuracy too.

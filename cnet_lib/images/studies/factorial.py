@@ -115,8 +115,8 @@ def shipped_factorial(preset: str, fallback: Optional[str] = "cpu") -> Factorial
     runs = list(CELLS.values())
     files = {run: f for run in runs if (f := shipped_sweep_file(preset, run)) is not None}
     records = {r["seed"]: r for r in shipped_seeds(preset)}
-    # seed 0: a run's shipped sweep, else its sweep in the seeds file (the GPU session ships the main runs' folders
-    # only, and keeps the control runs' numbers there)
+    # seed 0: a run's shipped sweep, else its sweep in the seeds file (a preset may ship the main runs' folders
+    # only, and keep the control runs' numbers there)
     by_seed = {0: {**records.get(0, {}).get("sweeps", {}), **{run: f["rows"] for run, f in files.items()}}}
     by_seed[0] = {run: rows for run, rows in by_seed[0].items() if run in runs}
     for seed, record in records.items():

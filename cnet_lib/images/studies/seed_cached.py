@@ -1,11 +1,11 @@
 """The numbers of several training seeds, kept in one file beside the seed-0 runs: ``seeds.json``.
 
-A preset trained from several seeds per method (the GPU session trains the ``gpu`` preset from seeds
-0, 1 and 2: ``scripts/gpu_session.sh``) keeps, for every seed, the SHA-256 of its checkpoints, its final
+A preset trained from several seeds per method (the ``gpu`` preset from seeds 0, 1 and 2:
+``scripts/seeds_file.py``) keeps, for every seed, the SHA-256 of its checkpoints, its final
 accuracies and training time, its manifestation sweeps, its robustness study in compact form (each
 condition's accuracy per noise draw; the per-image outcomes stay in the seed's own run folder) and its
 adaptive-step study's rows (:func:`adaptive_record`).  A record may hold some of the preset's runs only (the
-control runs' sweeps join their seed's record later, and a GPU session stopped between two runs brings one back):
+control runs' sweeps join their seed's record later, or a command stopped between two runs wrote one):
 :func:`merge_seed_records` joins the records of one seed run by run.  The file
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'

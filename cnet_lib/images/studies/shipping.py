@@ -1,6 +1,5 @@
 """Shipped folders written: a preset's trained runs, their studies and a manifest, in ``cnet_lib/shipped/<preset>-<run>/``
-(what ``python -m cnet_lib ship`` and the GPU session, ``scripts/gpu_session.py``, write; :mod:`cnet_lib.images.runs.shipped`
-reads them).
+(what ``python -m cnet_lib ship`` writes; :mod:`cnet_lib.images.runs.shipped` reads them).
 
 :func:`ship_studied` studies the runs (sweeps; the robustness and adaptive-step studies beside the first run) and
 writes their folders with :func:`write_shipped`: every file a chapter reads, checked first (the library's readers: no
@@ -46,7 +45,7 @@ class ShipError(ValueError):
 
 _THEN = {CHECKPOINT: "the run is trained again", RESULTS: "it is written again from the run's checkpoint",
          SNAPSHOTS: "it is rebuilt from the run's checkpoint (its first and last epochs)",
-         SEEDS_FILE: "the other seeds' numbers ship once it is written again (scripts/gpu_session.sh)"}
+         SEEDS_FILE: "the other seeds' numbers ship once it is written again (scripts/seeds_file.py)"}
 """What running ``ship`` again does about a file that is not there; any other file is a study, computed again."""
 _MISSING = "it is missing"
 
