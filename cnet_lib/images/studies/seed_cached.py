@@ -4,9 +4,7 @@ A preset trained from several seeds per method (the ``gpu`` preset from seeds 0,
 ``scripts/seeds_file.py``) keeps, for every seed, the SHA-256 of its checkpoints, its final
 accuracies and training time, its manifestation sweeps, its robustness study in compact form (each
 condition's accuracy per noise draw; the per-image outcomes stay in the seed's own run folder) and its
-adaptive-step study's rows (:func:`adaptive_record`).  A record may hold some of the preset's runs only (the
-control runs' sweeps join their seed's record later, or a command stopped between two runs wrote one):
-:func:`merge_seed_records` joins the records of one seed run by run.  The file
+adaptive-step study's rows (:func:`adaptive_record`; only the main runs have the two studies).  The file
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'
 numbers: :func:`seed_sweeps` and :func:`seed_studies` give the inputs of
@@ -26,7 +24,7 @@ from ..runs.study_run import StudyRun, training_time
 from .adaptive_measure import adaptive_rows, equal_cost_rows
 from .sweep_measure import checked_rows
 
-__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "adaptive_record", "merge_seed_records", "write_seeds_file",
+__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "adaptive_record", "write_seeds_file",
            "read_seeds_file", "seed_sweeps", "seed_studies"]
 
 SEEDS_FILE = "seeds.json"
@@ -67,21 +65,6 @@ def seed_record(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict
     if adaptive is not None:
         record["adaptive"] = adaptive_record(adaptive)
     return record
-
-
-def merge_seed_records(records: Sequence[Mapping]) -> list[dict]:
-    """The records of ``records`` joined seed by seed, run by run (in the order given, a later record's run, sweep,
-    robustness label or adaptive run replacing an earlier one's), sorted by seed."""
-    joined: dict = {}
-    for rec in records:
-        into = joined.setdefault(rec["seed"], {"seed": rec["seed"], "runs": {}, "sweeps": {}, "robustness": None})
-        into["runs"].update(rec.get("runs") or {})
-        into["sweeps"].update(rec.get("sweeps") or {})
-        if rec.get("robustness"):
-            into["robustness"] = {**(into["robustness"] or {}), **rec["robustness"]}
-        if rec.get("adaptive"):
-            into["adaptive"] = {**into.get("adaptive", {}), **rec["adaptive"]}
-    return [joined[k] for k in sorted(joined)]
 
 
 def write_seeds_file(path: Path, records: Sequence[Mapping], preset: str, environment: Mapping[str, Any],
