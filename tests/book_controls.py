@@ -136,3 +136,242 @@ def _touch_problems(driver) -> list[str]:
         driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     return problems
+
+
+
+# ----------------------------------------------------------------------------- real input (Chrome DevTools Protocol)
+def tap(driver, x: float, y: float) -> None:
+    """A finger's tap at (x, y) of the viewport (CSS px); Chrome's touch emulation must be on (:func:`phone_emulation`)."""
+    driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    time.sleep(0.05)
+    driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    time.sleep(0.35)
+
+
+def click(driver, x: float, y: float) -> None:
+    """A mouse's click at (x, y) of the viewport (CSS px): moved there, pressed and released."""
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        driver.execute_cdp_cmd("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "clickCount": 1,
+                                                             "button": "none" if kind == "mouseMoved" else "left"})
+    time.sleep(0.35)
+
+
+def phone_emulation(driver, on: bool = True) -> None:
+    """Chrome's emulation of a phone (a 390 × 844 px screen at 3 device pixels per px, touch) on or off."""
+    if on:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": PHONE[0], "height": PHONE[1],
+                                                                       "deviceScaleFactor": 3, "mobile": True})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+    else:
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def press(driver, x: float, y: float, touch: bool) -> None:
+    """A tap (``touch``) or a mouse click at (x, y)."""
+    (tap if touch else click)(driver, x, y)
+
+
+# ----------------------------------------------------------------------------- navigation
+# the buttons a reader sees: the chapter list's (☰, .primary-toggle) and the page contents' (.secondary-toggle)
+NAV_BUTTON_JS = """
+const b = Array.from(document.querySelectorAll(arguments[0])).find(e => {
+    const r = e.getBoundingClientRect(), c = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && c.visibility !== 'hidden' && r.bottom > 0 && r.top < innerHeight;
+});
+if (!b) return null;
+const r = b.getBoundingClientRect();
+return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+"""
+DIALOG_JS = """
+const d = document.getElementById(arguments[0]);
+if (!d) return null;
+const r = d.getBoundingClientRect();
+const links = Array.from(d.querySelectorAll('a[href]')).filter(a => {
+    const q = a.getBoundingClientRect();
+    return q.width > 0 && q.height > 0 && q.left >= -1 && q.right <= innerWidth + 1;
+}).length;
+return {open: d.open, left: r.left, right: r.right, links: links};
+"""
+SIDEBAR_JS = """
+const s = document.getElementById('pst-primary-sidebar');
+if (!s) return null;
+const r = s.getBoundingClientRect(), c = getComputedStyle(s);
+return {shown: c.visibility !== 'hidden' && c.display !== 'none' && r.width > 0 && r.right > 0,
+        article: document.querySelector('article').getBoundingClientRect().width};
+"""
+NAV_DIALOGS = ((".primary-toggle", "pst-primary-sidebar-modal", "the chapter list (☰)"),
+               (".secondary-toggle", "pst-secondary-sidebar-modal", "the page contents"))
+
+
+def nav_problems(driver, touch: bool) -> list[str]:
+    """Issue 53: on a phone (``touch``: Chrome's phone emulation, real taps) the chapter list and the page contents open
+    with a tap on their buttons, show their links, and close with a tap beside them; on a laptop (real mouse clicks)
+    the sidebar button collapses the chapter list and a second click brings it back.  The theme bound its handlers to
+    hidden buttons of the site header, and the visible buttons did nothing."""
+    problems = []
+    driver.execute_script("window.scrollTo(0, 0)")
+    time.sleep(0.2)
+    if touch:
+        for button, dialog, what in NAV_DIALOGS:
+            at = driver.execute_script(NAV_BUTTON_JS, button)
+            if at is None:
+                if button == ".primary-toggle":
+                    problems.append(f"no visible button opens {what}")
+                continue
+            tap(driver, at["x"], at["y"])
+            state = driver.execute_script(DIALOG_JS, dialog)
+            if not state or not state["open"]:
+                problems.append(f"a tap on the button of {what} did not open it")
+                continue
+            if state["links"] < 1:
+                problems.append(f"{what}, opened, shows no link")
+            # a tap beside the dialog, on its backdrop, closes it
+            x = state["right"] + (PHONE[0] - state["right"]) / 2 if state["right"] < PHONE[0] - 20 else state["left"] / 2
+            tap(driver, x, PHONE[1] / 2)
+            if driver.execute_script(DIALOG_JS, dialog)["open"]:
+                problems.append(f"{what}, opened, did not close with a tap beside it")
+                driver.execute_script("document.getElementById(arguments[0]).close()", dialog)
+    else:
+        before = driver.execute_script(SIDEBAR_JS)
+        at = driver.execute_script(NAV_BUTTON_JS, ".primary-toggle")
+        if before is None or not before["shown"] or at is None:
+            return ["at laptop width the chapter list or its button is not shown"]
+        click(driver, at["x"], at["y"])
+        time.sleep(0.3)  # the theme's transition
+        hidden = driver.execute_script(SIDEBAR_JS)
+        if hidden["shown"] or hidden["article"] <= before["article"]:
+            problems.append("a click on the sidebar button did not collapse the chapter list")
+        else:
+            at = driver.execute_script(NAV_BUTTON_JS, ".primary-toggle")
+            click(driver, at["x"], at["y"])
+            time.sleep(0.3)
+            if not driver.execute_script(SIDEBAR_JS)["shown"]:
+                problems.append("a second click on the sidebar button did not bring the chapter list back")
+    return problems
+
+
+
+# ----------------------------------------------------------------------------- a menu and a slider keep each other's choice
+BOTH_CONTROLS_JS = """
+return Array.from(document.querySelectorAll('.plotly-graph-div')).filter(g => {
+    const l = g.layout || {}, s = l.sliders && l.sliders[0], m = l.updatemenus && l.updatemenus[0];
+    return s && m && s.steps.length > 1 && m.buttons.length > 1 && g.querySelector('.slider-container')
+        && g.querySelector('.updatemenu-header');
+}).map(g => g.id);
+"""
+# what a figure shows: its slider's step, its menu's entry, and the visible traces' names and numbers
+FIGURE_VIEW_JS = """
+const g = document.getElementById(arguments[0]);
+const nums = v => (v && typeof v === 'object' && v.length !== undefined) ? Array.from(v).flat(2) : [v];
+const shown = g._fullData.filter(t => t.visible === true).map(t => [String(t.name),
+    [].concat(nums(t.x), nums(t.y), nums(t.z), [t.x0, t.dx]).map(v => typeof v === 'number' ? v : String(v)),
+    nums(t.text).map(String)]);
+return {slider: g.layout.sliders[0].active || 0, menu: g.layout.updatemenus[0].active || 0,
+        steps: g.layout.sliders[0].steps.length, options: g.layout.updatemenus[0].buttons.length,
+        name: ((g.layout.title && g.layout.title.text) || g.id).replace(/<br>/g, ' ').slice(0, 50), shown: shown};
+"""
+
+
+def same_view(a: list, b: list, rtol: float = 1e-5) -> bool:
+    """Whether two lists of drawn traces (:data:`FIGURE_VIEW_JS`) show the same names, texts and numbers (to float32's
+    precision: a figure's data is written as 32-bit floats, a menu's as 7 significant digits)."""
+    if len(a) != len(b):
+        return False
+    for (name_a, nums_a, text_a), (name_b, nums_b, text_b) in zip(a, b):
+        if name_a != name_b or text_a != text_b or len(nums_a) != len(nums_b):
+            return False
+        for x, y in zip(nums_a, nums_b):
+            if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+                if abs(x - y) > rtol * max(abs(x), abs(y), 1e-30):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+# where to press for a slider's step k (its tick, at the height of the rail) or for the menu's header
+SLIDER_STEP_AT_JS = """
+const g = document.getElementById(arguments[0]);
+const ticks = g.querySelectorAll('.slider-container .slider-tick-rect'), rail = g.querySelector('.slider-rail-rect');
+rail.scrollIntoView({block: 'center'});
+const t = ticks[arguments[1]].getBoundingClientRect(), r = rail.getBoundingClientRect();
+return {x: t.left + t.width / 2, y: r.top + r.height / 2};
+"""
+MENU_AT_JS = """
+const g = document.getElementById(arguments[0]);
+const head = g.querySelector('.updatemenu-header');
+if (arguments[1] === null) {
+    g.scrollIntoView({block: 'start'});
+    const r = head.getBoundingClientRect();
+    return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+}
+const items = Array.from(g.querySelectorAll('.updatemenu-dropdown-button')).filter(b => b.getBoundingClientRect().width > 0);
+if (items.length <= arguments[1]) return null;
+const r = items[arguments[1]].getBoundingClientRect();
+return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+"""
+
+
+def _view(driver, gid: str) -> dict:
+    return driver.execute_script(FIGURE_VIEW_JS, gid)
+
+
+def _to_step(driver, gid: str, k: int, touch: bool) -> None:
+    at = driver.execute_script(SLIDER_STEP_AT_JS, gid, k)
+    press(driver, at["x"], at["y"], touch)
+
+
+def _to_option(driver, gid: str, i: int, touch: bool) -> bool:
+    head = driver.execute_script(MENU_AT_JS, gid, None)
+    press(driver, head["x"], head["y"], touch)
+    item = driver.execute_script(MENU_AT_JS, gid, i)
+    if item is None:
+        press(driver, head["x"], head["y"], touch)
+        return False
+    press(driver, item["x"], item["y"], touch)
+    return True
+
+
+def choice_problems(driver, touch: bool = False) -> list[str]:
+    """Issue 53: in every figure with a slider and a menu, worked with real clicks (``touch``: taps), choosing one
+    keeps what the other chose.  The slider is moved off its first step, then another menu entry chosen: the slider
+    stays where it was, the figure changes, and it shows what the same two choices made in the other order show (the
+    slider moved away and back).  A menu that put the slider back to its first step stopped a student comparing the
+    schemes at the same step."""
+    problems = []
+    for gid in driver.execute_script(BOTH_CONTROLS_JS):
+        start = _view(driver, gid)
+        name, s0, m0 = start["name"], start["slider"], start["menu"]
+        k = start["steps"] - 1 if s0 != start["steps"] - 1 else 0
+        other = (m0 + 1) % start["options"]
+        _to_step(driver, gid, k, touch)
+        at_k = _view(driver, gid)
+        if at_k["slider"] != k:
+            problems.append(f"{name}: a {'tap' if touch else 'click'} on its slider's step {k} left it at {at_k['slider']}")
+            continue
+        if not _to_option(driver, gid, other, touch):
+            problems.append(f"{name}: its menu's entries did not open")
+            continue
+        chosen = _view(driver, gid)
+        if chosen["menu"] != other:
+            problems.append(f"{name}: choosing entry {other} of its menu left it at {chosen['menu']}")
+            continue
+        if chosen["slider"] != k:
+            problems.append(f"{name}: choosing another entry of its menu moved its slider from step {k} to "
+                            f"{chosen['slider']}")
+            continue
+        if same_view(chosen["shown"], at_k["shown"]):
+            problems.append(f"{name}: choosing another entry of its menu changed nothing drawn")
+        _to_step(driver, gid, s0, touch)
+        _to_step(driver, gid, k, touch)
+        again = _view(driver, gid)
+        if again["menu"] != other:
+            problems.append(f"{name}: moving its slider changed its menu's entry from {other} to {again['menu']}")
+        elif not same_view(again["shown"], chosen["shown"]):
+            problems.append(f"{name}: entry {other} at step {k} shows other data when chosen after the step than before it")
+        _to_option(driver, gid, m0, touch)
+        back = _view(driver, gid)
+        if back["slider"] != k or not same_view(back["shown"], at_k["shown"]):
+            problems.append(f"{name}: going back to the first entry of its menu did not show what it showed at step {k}")
+    return problems

@@ -188,7 +188,28 @@
     });
   }
 
+  /* -- the chapter list (☰) and the page's contents: pydata-sphinx-theme (0.17.1) and sphinx-book-theme (1.3.0) bind
+        their handlers to the first .primary-toggle and .secondary-toggle of the page, the site header's, which the
+        book theme hides; the buttons a reader sees, in the article's header, had none.  A click (a tap) on one of those
+        is handed to the first, whose handlers open the sidebar as a dialog on a narrow screen and collapse the primary
+        sidebar on a wide one (a tap outside the dialog closes it) -- */
+  function navButtons() {
+    [".primary-toggle", ".secondary-toggle"].forEach(function (sel) {
+      var all = document.querySelectorAll(sel), first = all[0];
+      Array.prototype.slice.call(all, 1).forEach(function (b) {
+        if (b._cnetNav) return;
+        b._cnetNav = true;
+        b.addEventListener("click", function (e) {
+          e.preventDefault();
+          e.stopPropagation();
+          first.click();
+        });
+      });
+    });
+  }
+
   function start() {
+    navButtons();
     whenTypeset();
     figures();
     // figures draw asynchronously: look again as they appear

@@ -32,9 +32,6 @@ def _copy(app):
 
 
 def _page(app, pagename, templatename, context, doctree):
-    body = context.get("body") or ""
-    if "plotly-graph-div" not in body and 'class="math' not in body:
-        return
     from sphinx.builders.html._assets import _JavaScript
 
     context["script_files"] = list(context.get("script_files", [])) + [_JavaScript(f"_static/{JS.name}", priority=900)]
