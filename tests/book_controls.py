@@ -24,6 +24,18 @@ document.querySelectorAll('mjx-container[display="true"]').forEach(m => {
         out.push('a formula wider than the text column (cut off or scrolled): '
                  + m.textContent.trim().replace(/\\s+/g, ' ').slice(0, 60));
 });
+// a formula in a line of text: within its paragraph or list item, or in a scroll box of its own (issue 53: two of
+// 425 and 407 px ran past a 358 px column); in a table, the table's box scrolls
+document.querySelectorAll('mjx-container:not([display="true"])').forEach(m => {
+    const r = m.getBoundingClientRect();
+    const block = m.parentElement && m.parentElement.closest('p, li, dd, dt, td, th, div, blockquote');
+    if (!r.width || !block || block.closest('table')) return;
+    const b = block.getBoundingClientRect(), c = getComputedStyle(block);
+    const right = b.right - parseFloat(c.paddingRight) - parseFloat(c.borderRightWidth);
+    if (r.right > right + 1)
+        out.push('a formula in the text runs ' + Math.round(r.right - right) + ' px past its column: '
+                 + m.textContent.trim().replace(/\\s+/g, ' ').slice(0, 60));
+});
 return out;
 """
 
@@ -105,36 +117,29 @@ def control_problems(driver, touch: bool = False) -> list[str]:
 
 def _touch_problems(driver) -> list[str]:
     """A touch drag on every slider of the page, from its grip to the rail's end (to its start when it is at the end),
-    in Chrome's emulation of a phone (a 390 px screen at 3 device pixels per px, touch): the slider follows it."""
+    in Chrome's emulation of a phone (:func:`phone_emulation`, which the caller turns on): the slider follows it."""
     ids = driver.execute_script("return Array.from(document.querySelectorAll('.plotly-graph-div')).filter(g => "
                                 "g.querySelector('.slider-grip-rect') && g.layout.sliders[0].steps.length > 1).map(g => g.id)")
     if not ids:
         return []
     problems = []
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": PHONE[0], "height": PHONE[1],
-                                                                   "deviceScaleFactor": 3, "mobile": True})
-    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
-    try:
-        for gid in ids:
-            at = driver.execute_script(SLIDER_GRIP_JS, gid)
-            target = at["n"] - 1 if at["active"] != at["n"] - 1 else 0
-            end = at["end"] if target else at["start"]
-            path = [at["x"] + (end - at["x"]) * k / 6 for k in range(7)]
-            touch = [{"x": path[0], "y": at["y"]}]
-            driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
-            for x in path[1:]:
-                driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": at["y"]}]})
-                time.sleep(0.03)
-            driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-            time.sleep(0.3)
-            active = driver.execute_script("return document.getElementById(arguments[0]).layout.sliders[0].active", gid)
-            if active != target:
-                name = driver.execute_script("const g = document.getElementById(arguments[0]); return "
-                                             "((g.layout.title && g.layout.title.text) || g.id).slice(0, 50)", gid)
-                problems.append(f"{name}: a touch drag along its slider left it at step {active}, not at {target}")
-    finally:
-        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    for gid in ids:
+        at = driver.execute_script(SLIDER_GRIP_JS, gid)
+        target = at["n"] - 1 if at["active"] != at["n"] - 1 else 0
+        end = at["end"] if target else at["start"]
+        path = [at["x"] + (end - at["x"]) * k / 6 for k in range(7)]
+        touch = [{"x": path[0], "y": at["y"]}]
+        driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
+        for x in path[1:]:
+            driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": at["y"]}]})
+            time.sleep(0.03)
+        driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        time.sleep(0.3)
+        active = driver.execute_script("return document.getElementById(arguments[0]).layout.sliders[0].active", gid)
+        if active != target:
+            name = driver.execute_script("const g = document.getElementById(arguments[0]); return "
+                                         "((g.layout.title && g.layout.title.text) || g.id).slice(0, 50)", gid)
+            problems.append(f"{name}: a touch drag along its slider left it at step {active}, not at {target}")
     return problems
 
 
@@ -375,3 +380,127 @@ def choice_problems(driver, touch: bool = False) -> list[str]:
         if back["slider"] != k or not same_view(back["shown"], at_k["shown"]):
             problems.append(f"{name}: going back to the first entry of its menu did not show what it showed at step {k}")
     return problems
+
+
+
+# ----------------------------------------------------------------------------- labels a reader must be able to read
+# per figure: the category axes' categories and the labels drawn for them; the log axes' tick labels and the values
+# they stand for; the bars' value labels and the markers drawn over the plot (page pixels)
+FIGURE_LABELS_JS = """
+function box(el) {
+    const r = el.getBoundingClientRect();
+    return (r.width > 0 && r.height > 0) ? {l: r.left, r: r.right, t: r.top, b: r.bottom} : null;
+}
+function drawn(el) {
+    const c = getComputedStyle(el);
+    return c.visibility !== 'hidden' && c.display !== 'none' && c.opacity !== '0' && c.fillOpacity !== '0'
+        && c.fill !== 'rgba(0, 0, 0, 0)';
+}
+return Array.from(document.querySelectorAll('.plotly-graph-div')).filter(g => g._fullLayout).map(g => {
+    const fl = g._fullLayout, axes = [];
+    g.querySelectorAll('.subplot').forEach(sub => {
+        const ids = (sub.getAttribute('class').match(/\\b(x\\d*)(y\\d*)\\b/) || []).slice(1);
+        ids.forEach(id => {
+            const ax = fl[id.charAt(0) + 'axis' + id.slice(1)];
+            if (!ax || !ax.visible || ax.showticklabels === false) return;
+            const layer = sub.querySelector('.' + id.charAt(0) + 'axislayer-above');
+            const ticks = layer ? Array.from(layer.querySelectorAll('.' + id.charAt(0) + 'tick text')).filter(drawn)
+                .filter(t => box(t) && t.textContent.trim()) : [];
+            axes.push({id: id, type: ax.type, categories: ax.type === 'category' ? (ax._categories || []).length : 0,
+                       labels: ticks.map(t => ({text: (t.__data__ && t.__data__.text) || t.textContent,
+                                                 value: t.__data__ ? t.__data__.x : null, box: box(t)}))});
+        });
+    });
+    const svg = g.querySelector('svg.main-svg');
+    return {name: ((g.layout.title && g.layout.title.text) || g.id).replace(/<br>/g, ' ').slice(0, 50),
+            frame: svg ? box(svg) : null,
+            axes: axes.filter((a, i) => axes.findIndex(b => b.id === a.id) === i),
+            values: Array.from(g.querySelectorAll('.bars .point text, text.bartext')).filter(drawn).map(box).filter(b => b),
+            markers: Array.from(g.querySelectorAll('.scatterlayer .points path.point')).filter(drawn).map(box).filter(b => b)};
+});
+"""
+
+_SUPERSCRIPTS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_SI = {"k": 1e3, "M": 1e6, "G": 1e9, "m": 1e-3, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
+
+
+def tick_number(text: str) -> float | None:
+    """The number a tick label says: ``0.01``, ``20``, ``10⁻³``, ``2×10⁻⁴``, ``10<sup>−3</sup>``, ``1e-3``, ``5k``;
+    ``None`` for a label that does not read as a number."""
+    import re
+
+    t = re.sub(r"<sup>(.*?)</sup>", lambda m: "^" + m.group(1), text.strip()).replace("−", "-").replace("\u2212", "-")
+    t = t.translate(_SUPERSCRIPTS) if "^" in t else re.sub(r"10([-⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)$",
+                                                          lambda m: "10^" + m.group(1).translate(_SUPERSCRIPTS), t)
+    m = re.fullmatch(r"(?:([-+]?[\d.]+)\s*[×x·]\s*)?10\^([-+]?\d+)", t)
+    if m:
+        return (float(m.group(1)) if m.group(1) else 1.0) * 10.0 ** int(m.group(2))
+    m = re.fullmatch(r"([-+]?[\d.]+(?:e[-+]?\d+)?)\s*([kMGmµμnp]?)", t.replace(",", ""))
+    if m:
+        try:
+            return float(m.group(1)) * _SI.get(m.group(2), 1.0)
+        except ValueError:
+            return None
+    return None
+
+
+def _overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
+    return min(a["r"], b["r"]) - max(a["l"], b["l"]) > tol and min(a["b"], b["b"]) - max(a["t"], b["t"]) > tol
+
+
+def label_problems(figures: list[dict]) -> list[str]:
+    """Issue 53, from :data:`FIGURE_LABELS_JS`: a category axis that labels fewer categories than it has (plotly
+    thins crowded ones: "float32 ... weights in 8 bits ... fp16"), a tick label outside its figure, a log axis's
+    label that does not say the number it stands for (plotly's digits "8 9" for 0.8 and 0.9, "2" for 20), and a bar's
+    value label running into another ("0.8240.820") or under a marker."""
+    problems = []
+    for f in figures:
+        name = f"figure {f['name']!r}"
+        frame = f["frame"]
+        for ax in f["axes"]:
+            labels = ax["labels"]
+            if ax["type"] == "category" and ax["categories"] and len(labels) < ax["categories"]:
+                problems.append(f"{name}: {len(labels)} of the {ax['categories']} categories of its {ax['id'][0]} axis "
+                                "labelled")
+            if frame and any(l["box"]["l"] < frame["l"] - 1 or l["box"]["r"] > frame["r"] + 1 for l in labels):
+                problems.append(f"{name}: a tick label of its {ax['id'][0]} axis runs off the figure")
+            if ax["type"] == "log":
+                wrong = [l["text"] for l in labels if l["value"] is not None and not (
+                    (n := tick_number(l["text"])) is not None and abs(n - 10 ** l["value"]) <= 1e-3 * 10 ** l["value"])]
+                if wrong:
+                    problems.append(f"{name}: log-axis labels that do not say their numbers: {wrong[:6]}")
+        values = f["values"]
+        if any(_overlap(a, b) for i, a in enumerate(values) for b in values[i + 1:]):
+            problems.append(f"{name}: bar value labels run into each other")
+        if any(_overlap(v, m, 2.0) for v in values for m in f["markers"]):
+            problems.append(f"{name}: a bar's value label lies under a marker")
+    return problems
+
+
+
+# ----------------------------------------------------------------------------- a table's key columns on a phone
+# the cells of the columns a table exists for (rich_table's key, class cnet-key) that a reader cannot see without
+# scrolling the table's box sideways (or that lie outside the text column)
+TABLE_KEYS_JS = """
+const col = (document.querySelector('article') || document.body).getBoundingClientRect();
+const out = [];
+document.querySelectorAll('.cnet-rich table').forEach(t => {
+    const keys = Array.from(t.querySelectorAll('th.cnet-key, td.cnet-key'));
+    if (!keys.length) return;
+    const box = t.closest('.cnet-scroll') || t.parentElement;
+    box.scrollLeft = 0;
+    const b = box.getBoundingClientRect();
+    const right = Math.min(b.right, col.right), left = Math.max(b.left, col.left);
+    const hidden = keys.filter(c => {
+        const r = c.getBoundingClientRect();
+        return r.width > 0 && (r.right > right + 1 || r.left < left - 1);
+    });
+    if (hidden.length) {
+        const names = Array.from(new Set(hidden.map(c => c.tagName === 'TH' ? c.textContent.trim()
+                                                                      : (c.getAttribute('data-label') || '')))).slice(0, 3);
+        out.push('a table\\'s key column (' + names.join(', ') + ') needs a sideways swipe: '
+                 + t.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50));
+    }
+});
+return out;
+"""

@@ -205,6 +205,9 @@ def fig_accuracy_vs_nt(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
     return fig
 
 
+_VALUE_AT_FOOT = dict(textposition="inside", insidetextanchor="start", textangle=0, hovertemplate="%{x}: accuracy %{y:.2f}%")
+
+
 def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
     """Static counterpart of the live app: choose the scheme (menu) and N_t (slider); bars give each
     model's accuracy (percent) with the full θ and, where swept, with θ compressed to M = N_t; black
@@ -225,11 +228,14 @@ def fig_sweep_explorer(sweeps: Mapping[str, Sequence[dict]], title: str = ""):
         for n in nts:
             full = [acc(sweeps[k], "manifestation", s, n) for k in names]
             comp = [acc(sweeps[k], "compressed", s, n) for k in names]
+            # each bar's value at its foot, inside it: above it, the star of the trained graph covered it
             traces = [go.Bar(x=labels, y=full, name=f"{s}, N_t = {n}", marker_color=scheme_color(s),
-                             text=[f"{v:.1f}" if v is not None else "" for v in full], textposition="outside")]
+                             text=[f"{v:.1f}" if v is not None else "" for v in full], textfont_color="white",
+                             **_VALUE_AT_FOOT)]
             if any(v is not None for v in comp):
                 traces.append(go.Bar(x=labels, y=comp, name=f"θ compressed to M = {n}", marker_color="#bbbbbb",
-                                     text=[f"{v:.1f}" if v is not None else "" for v in comp], textposition="outside"))
+                                     text=[f"{v:.1f}" if v is not None else "" for v in comp],
+                                     textfont_color="#222222", **_VALUE_AT_FOOT))
             frames[s][n] = traces
     trained = [find_row(sweeps[k], kind="trained") for k in names]
     static = [go.Scatter(x=labels, y=[percent(r["accuracy"]) for r in trained], mode="markers",
