@@ -12,6 +12,8 @@ from typing import Hashable, Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from .html_figures import lean
+
 __all__ = ["ACCURACY_TITLE", "percent", "slider_figure", "dropdown_slider_figure", "loglog_style", "log_ticks", "log_tick_values", "log_tick_text", "line", "reference_slope", "book_layout",
            "LEGEND_RIGHT", "LEGEND_BELOW"]
 
@@ -188,8 +190,6 @@ def _lean(trace: go.BaseTraceType) -> go.BaseTraceType:
     """A copy of ``trace`` made lean as the book writes its figures (:func:`cnet_lib.draw.html_figures.lean`: long
     lines thinned, an evenly spaced x as its start and step, numbers at float32's precision): a menu's restyle carries
     the data of every option, which the book's writer does not thin."""
-    from .html_figures import lean
-
     return lean(go.Figure(data=[trace])).data[0]
 
 
