@@ -20,6 +20,14 @@ labels that overlap (``LAYOUT_JS``); the page wider than the window, a display f
 :data:`MIN_STEP_PX` without a menu of them beside the figure, and a menu that does not move its slider
 (``SLIDERS_JS``); at 390 px, in Chrome's phone emulation, a touch drag along every slider that does not take it to
 its end (:func:`control_problems`).
+
+Issue 53, with real input (Chrome DevTools Protocol mouse events at 1280 px; touch events in Chrome's emulation of a
+phone at 390 px): the chapter list (☰) and the page contents that do not open and close on every page, a laptop's
+sidebar button that does not collapse the sidebar (:func:`nav_problems`); a figure's menu that moves its slider, or
+a slider that changes its menu (:func:`choice_problems`); a category axis missing labels, a tick label off its figure,
+a log axis's label that does not say its number, bar value labels running into each other or under a marker
+(:func:`label_problems`); a formula in a line of text past its column (``OVERFLOW_JS``); a token of code broken in a
+table (``BREAKS_JS``); at 390 px, a table's key column (``cnet-key``) that needs a sideways swipe (``TABLE_KEYS_JS``).
 """
 from __future__ import annotations
 
@@ -28,7 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-from book_controls import MENUS_JS, MIN_STEP_PX, OVERFLOW_JS, PHONE, control_problems  # noqa: F401 (MIN_STEP_PX: the docstring's)
+from book_controls import (FIGURE_LABELS_JS, MENUS_JS, MIN_STEP_PX, OVERFLOW_JS, PHONE, TABLE_KEYS_JS,  # noqa: F401
+                           choice_problems, control_problems, label_problems, nav_problems, phone_emulation)
 
 LAPTOP = (1280, 1000)
 
@@ -110,15 +119,16 @@ return {bare: bare, cites: cites, wide: wide, labels: labels, printed: printed, 
         said: seen.textContent};
 """
 
-# at both widths: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a line may
-# end after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket or a placeholder's "<"
-# (code: "TrainConfig(|lr=0.1)", ".json.|<pid>")
+# at both widths: a word of a table broken across two lines ("sche|me", "rk4_c|lassic", "Δt=0.000|625"); a word of
+# prose may end a line after a hyphen, a dash, a slash, a comma or "=", or before an opening bracket; a token of code
+# (inline code: `runs=["rk4"])`, `--batch-size`) only where it has a space (issue 53: "runs=|["rk4"])", "--|epochs")
 BREAKS_JS = """
 const out = [];
 document.querySelectorAll('article table').forEach(t => {
     const walker = document.createTreeWalker(t, NodeFilter.SHOW_TEXT);
     let n;
     while ((n = walker.nextNode())) {
+        const code = n.parentElement && n.parentElement.closest('code, kbd, samp, .pre');
         const s = n.textContent, re = /\\S+/g;
         let m;
         while ((m = re.exec(s))) {
@@ -128,9 +138,9 @@ document.querySelectorAll('article table').forEach(t => {
                 r.setStart(n, m.index + i); r.setEnd(n, m.index + i + 1);
                 const rc = Array.from(r.getClientRects()).filter(x => x.width > 0);
                 if (!rc.length) continue;
-                if (prev !== null && rc[0].top > prev + 2 && !'-\u2013/,='.includes(m[0][i - 1])
-                    && !'([{<'.includes(m[0][i])) {
-                    out.push(m[0].slice(0, i) + '|' + m[0].slice(i));
+                if (prev !== null && rc[0].top > prev + 2 && (code || (!'-\u2013/,='.includes(m[0][i - 1])
+                    && !'([{<'.includes(m[0][i])))) {
+                    out.push((code ? 'code ' : '') + m[0].slice(0, i) + '|' + m[0].slice(i));
                     break;
                 }
                 prev = rc[0].top;
@@ -284,35 +294,50 @@ SETTLE_S = 0.5
 
 
 def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
-    """Every problem of the page at ``url`` at laptop and at phone width (the driver is left at laptop
-    width).  Figures must draw within 30 s."""
+    """Every problem of the page at ``url`` at laptop width (mouse clicks) and at phone width (Chrome's emulation of a
+    phone, taps); the driver is left at laptop width.  Figures must draw within 30 s."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     problems = []
     for size, label in ((LAPTOP, "1280 px"), (PHONE, "390 px")):
-        if size == PHONE and not driver.execute_script(
-                "return document.querySelectorAll('.cell_output, .math, article table, article pre').length"):
-            break  # a page of prose alone (no outputs, formulas, tables or code): nothing more to check on a phone
+        phone = size == PHONE
         driver.set_window_size(*size)
-        driver.get(url)
+        if phone:
+            phone_emulation(driver)
         try:
-            WebDriverWait(driver, 30, poll_frequency=0.2).until(lambda d: d.execute_script(
-                "return Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.querySelector('svg.main-svg'))"))
-        except Exception:
-            pass  # undrawn figures are reported by the caller
-        time.sleep(SETTLE_S)  # the phone layout's relayouts (phone_layout.py, phone.js) follow the first drawing
-        found = [f"at {label}: {p}" for p in layout_problems(driver.execute_script(LAYOUT_JS))]
-        found += [f"at {label}: {p}" for p in driver.execute_script(OVERFLOW_JS)]
-        found += [f"at {label}: {p}" for p in driver.execute_script(MENUS_JS)]
-        found += [f"at {label}: {p}" for p in control_problems(driver, touch=size == PHONE)]
-        if size == LAPTOP:
-            found += text_problems(driver.execute_script(PAGE_TEXT_JS), paths)
-            found += width_problems(driver.execute_script(WIDE_JS), label)
-            found += break_problems(driver.execute_script(BREAKS_JS))
-        else:
-            found += [p.replace("at 1280 px", "at 390 px") for p in break_problems(driver.execute_script(BREAKS_JS))]
-            found += width_problems(driver.execute_script(NARROW_JS), label)
-        problems += found
+            driver.get(url)
+            try:
+                WebDriverWait(driver, 30, poll_frequency=0.2).until(lambda d: d.execute_script(
+                    "return Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.querySelector('svg.main-svg'))"))
+            except Exception:
+                pass  # undrawn figures are reported by the caller
+            time.sleep(SETTLE_S)  # the phone layout's relayouts (phone_layout.py, phone.js) follow the first drawing
+            found = [f"at {label}: {p}" for p in nav_problems(driver, touch=phone)]  # every page, prose alone too
+            if phone and not driver.execute_script(
+                    "return document.querySelectorAll('.cell_output, .math, article table, article pre').length"):
+                problems += found
+                break  # a page of prose alone (no outputs, formulas, tables or code): nothing more to check on a phone
+            if found:
+                driver.get(url)  # a failed navigation check may leave a dialog or the sidebar as it was
+                time.sleep(SETTLE_S + 1)
+            found += [f"at {label}: {p}" for p in layout_problems(driver.execute_script(LAYOUT_JS))]
+            found += [f"at {label}: {p}" for p in label_problems(driver.execute_script(FIGURE_LABELS_JS))]
+            found += [f"at {label}: {p}" for p in driver.execute_script(OVERFLOW_JS)]
+            found += [f"at {label}: {p}" for p in driver.execute_script(MENUS_JS)]
+            found += [f"at {label}: {p}" for p in control_problems(driver, touch=phone)]
+            found += [f"at {label}: {p}" for p in choice_problems(driver, touch=phone)]
+            if not phone:
+                found += text_problems(driver.execute_script(PAGE_TEXT_JS), paths)
+                found += width_problems(driver.execute_script(WIDE_JS), label)
+                found += break_problems(driver.execute_script(BREAKS_JS))
+            else:
+                found += [p.replace("at 1280 px", "at 390 px") for p in break_problems(driver.execute_script(BREAKS_JS))]
+                found += width_problems(driver.execute_script(NARROW_JS), label)
+                found += [f"at {label}: {p}" for p in driver.execute_script(TABLE_KEYS_JS)]
+            problems += found
+        finally:
+            if phone:
+                phone_emulation(driver, False)
     driver.set_window_size(*LAPTOP)
     return problems
 

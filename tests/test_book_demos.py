@@ -75,9 +75,17 @@ def test_figures_draw_the_runs_in_the_schemes_colours(runs):
     fig = demos.fig_solutions(runs, exact)
     exact_trace, *traces = fig.data
     assert exact_trace.name == "exact" and exact_trace.line.color == SCHEME_COLORS["exact"]
-    assert len(traces) == len(runs) and fig.layout.updatemenus and fig.layout.sliders
-    for tr, r in zip(traces, runs):
-        assert tr.line.color == scheme_color(r["scheme"]) and list(tr.y) == r["y"]
+    steps = sorted({r["n_steps"] for r in runs})
+    assert len(traces) == len(steps) and fig.layout.updatemenus and fig.layout.sliders  # one trace per N_t
+    first = runs[0]["scheme"]
+    for tr, n in zip(traces, steps):  # drawn with the first scheme; the menu restyles them with another's
+        r = next(r for r in runs if r["scheme"] == first and r["n_steps"] == n)
+        assert tr.line.color == scheme_color(first) and list(tr.y) == pytest.approx(r["y"], rel=1e-6)
+    for button, s in zip(fig.layout.updatemenus[0].buttons, dict.fromkeys(r["scheme"] for r in runs)):
+        changes, _ = button.args
+        mine = [next(r for r in runs if r["scheme"] == s and r["n_steps"] == n) for n in steps]
+        assert changes["line.color"] == [scheme_color(s)] * len(steps)
+        assert all(y == pytest.approx(r["y"], rel=1e-6) for y, r in zip(changes["y"], mine))
     conv = demos.fig_error_convergence(runs)
     for s in SCHEMES:
         tr = next(t for t in conv.data if t.name == scheme_label(s))

@@ -324,19 +324,57 @@ def test_slider_figure_toggles_precomputed_traces():
         slider_figure({})
 
 
-def test_dropdown_slider_figure_switches_sliders():
+def test_dropdown_slider_figure_keeps_each_control_s_choice():
+    """Issue 53: the slider owns which step's traces are visible, the menu restyles every step's traces with its
+    option's data; neither touches the other (a menu that replaced the slider put it back to its first step)."""
     from cnet_lib.draw.plotting import dropdown_slider_figure, line
 
-    frames = {s: {n: [line([0, 1], [0, n * k])] for n in (2, 4)} for k, s in enumerate(["euler", "rk4"], 1)}
-    fig = dropdown_slider_figure(frames, slider_prefix="N_t = ", dropdown_prefix="scheme: ")
+    frames = {s: {n: [line([0, 1], [0, n * k], name=f"{s} {n}", color=c)] for n in (2, 4)}
+              for k, (s, c) in enumerate([("euler", "red"), ("rk4", "blue")], 1)}
+    fig = dropdown_slider_figure(frames, slider_prefix="N_t = ", dropdown_prefix="scheme: ", active_option=1, active_step=1,
+                                 static_traces=[line([0, 1], [1, 1], name="exact")])
     (menu,) = fig.layout.updatemenus
-    assert [b.label for b in menu.buttons] == ["scheme: euler", "scheme: rk4"]
-    vis_rk4, layout_rk4 = menu.buttons[1].args
-    assert vis_rk4["visible"] == [False, False, True, False]
-    assert layout_rk4["sliders"][0]["steps"][1]["args"][0]["visible"] == [False, False, False, True]
-    assert [t.visible for t in fig.data] == [True, False, False, False]
+    assert [b.label for b in menu.buttons] == ["scheme: euler", "scheme: rk4"] and menu.active == 1
+    assert len(fig.data) == 3, "the exact line and one trace per step"
+    assert [t.visible for t in fig.data] == [True, False, True] and [t.name for t in fig.data] == ["exact", "rk4 2", "rk4 4"]
+    (slider,) = fig.layout.sliders
+    assert slider.active == 1 and [s.args for s in slider.steps] == [({"visible": [True, True, False]},),
+                                                                      ({"visible": [True, False, True]},)]
+    import json
+
+    euler = json.loads(fig.to_json())["layout"]["updatemenus"][0]["buttons"][0]
+    assert euler["method"] == "restyle"
+    changes, traces = euler["args"]
+    assert traces == [1, 2], "the menu restyles the steps' traces, never the exact line"
+    assert changes == {"line.color": ["red", "red"], "name": ["euler 2", "euler 4"], "y": [[0, 2], [0, 4]]}
+    assert "visible" not in changes and all("sliders" not in str(b.args) for b in menu.buttons)
+    # a step that one option draws with fewer traces gets an empty trace there
+    uneven = dropdown_slider_figure({"a": {1: [line([0], [1]), line([0], [2])]}, "b": {1: [line([0], [3])]}})
+    assert len(uneven.data) == 2 and json.loads(uneven.to_json())["layout"]["updatemenus"][0]["buttons"][1]["args"][0]["y"] \
+        == [[3], None]
     with pytest.raises(ValueError):
         dropdown_slider_figure({"a": {1: [line([0], [0])]}, "b": {2: [line([0], [0])]}})
+    import plotly.graph_objects as go
+    with pytest.raises(ValueError, match="same trace types"):
+        dropdown_slider_figure({"a": {1: [line([0], [0])]}, "b": {1: [go.Bar(x=[0], y=[0])]}})
+
+
+def test_log_axes_are_labelled_with_their_numbers():
+    """Issue 53: plotly labels a log axis over a decade or two with leading digits ("8 9 1 2 ... 8 9 10"); the book's
+    log axes carry ticks labelled with the numbers they stand for."""
+    import plotly.graph_objects as go
+
+    from cnet_lib.draw.plotting import log_tick_text, log_tick_values, log_ticks
+
+    assert log_tick_values(48, 450) == [50, 100, 200]
+    assert log_tick_values(1e-5, 0.1) == [1e-5, 1e-4, 1e-3, 1e-2, 0.1]
+    assert log_tick_values(0.75, 0.95) == [0.8, 0.9]
+    assert len(log_tick_values(1e-12, 1e3)) <= 6
+    assert log_tick_text([1e-5, 1e-3]) == ["10⁻⁵", "10⁻³"] and log_tick_text([0.002, 50]) == ["0.002", "50"]
+    assert log_tick_text([2e-4, 3e-4]) == ["2×10⁻⁴", "3×10⁻⁴"]
+    fig = log_ticks(go.Figure(go.Scatter(x=[1, 2, 3], y=[48, 100, 450])).update_yaxes(type="log"))
+    assert list(fig.layout.yaxis.tickvals) == [50, 100, 200] and list(fig.layout.yaxis.ticktext) == ["50", "100", "200"]
+    assert fig.layout.xaxis.tickvals is None, "a linear axis is left alone"
 
 
 def test_loglog_style_and_reference_slope():

@@ -133,8 +133,9 @@ def test_format_sweep_summary_and_sweeps():
     both = SR2.sweeps_table(sweeps)
     first, second = both.split("\n\n")
     assert first.splitlines()[0] == "RK4-trained (refined)" and second.splitlines()[0] == "Euler-trained (fixed depth)"
-    assert row_of(first, "identity") == ["identity", "-", "0", "0", "0", "4", "0.1831", "0.100"]
-    assert row_of(second, "manifestation *")[-2] == "0.8000"
+    # the graph and its accuracy first (issue 53: what a phone shows without a swipe)
+    assert row_of(first, "identity") == ["identity", "-", "0", "0.1831", "0", "0", "4", "0.100"]
+    assert row_of(second, "manifestation *")[3] == "0.8000"
 
 
 # ----------------------------------------------------------------------------- θ(t) reports

@@ -103,8 +103,26 @@ def test_the_claims_page_on_what_ships():
     assert verdict("refinement \u201cimproves model quality") == "not shown at this scale"
     assert sum(r["verdict"] == "holds in part" for r in rows) >= 2
     assert len(CP.RULES) == len(rows) - 5 - 1, "one rule per tested claim (the adaptive one is future work)"
-    table = str(CP.paper_claims_table())
+    table = CP.paper_claims_table()
     assert "the paper says" in table and "verdict" in table and "Figure 8" in table
+    # issue 53: on a phone a block per claim, the verdict and the finding marked as what the table exists for
+    assert "cnet-cards" in table.html and '<th class="cnet-key">verdict</th>' in table.html
+
+
+def test_the_tables_a_phone_must_read_put_their_key_columns_first():
+    """Issue 53: the introduction's results table and the manifestation tables (35 rows of 8 columns) put their
+    accuracies right after the first columns and mark them (the browser test checks a phone shows them unswiped)."""
+    from cnet_lib.book.paper_comparison import paper_comparison_table
+    from cnet_lib.report.sweep_report import sweep_table, table1_table
+
+    intro = paper_comparison_table()
+    assert intro.text.splitlines()[0].split()[:4] == ["source", "model", "accuracy", "(%)"]
+    assert 'cnet-key">accuracy (%)</th>' in intro.html
+    rows = [dict(kind="manifestation", scheme="euler", n_steps=2, n_basis=2, units=6, n_parameters=10, accuracy=0.5,
+                 ms_per_image=0.1, model="m", speedup=1.0, delta_points=-1.0)]
+    assert str(sweep_table(rows)).split()[:4] == ["kind", "scheme", "N_t", "accuracy"]
+    assert 'cnet-key">accuracy</th>' in sweep_table(rows).html
+    assert 'cnet-key">Δ points</th>' in table1_table(rows).html
 
 
 def test_chapters_attribute_to_the_paper_only_what_it_says():

@@ -43,6 +43,23 @@ def test_wide_tables_scroll_in_their_own_box_on_a_phone_and_no_word_breaks():
     assert "position:sticky" in RT.STYLE and "overflow-wrap:anywhere" not in RT.STYLE and "word-break:normal" in RT.STYLE
 
 
+def test_a_table_marks_its_key_columns_and_may_stack_on_a_phone():
+    """Issue 53: the columns a table exists for are marked (the browser test checks that a phone shows them without a
+    swipe), a wide table's text cells wrap at spaces on a phone (a column of sentences was 2,080 px wide), and a table
+    of sentences can become a block per row there."""
+    rows = [dict(claim="a sentence of the paper " * 3, verdict="holds", found="what the book measured " * 4)]
+    cols = [("the paper says", "claim", "{}"), ("verdict", "verdict", "{}"), ("the book measured", "found", "{}")]
+    t = format_table(rows, cols, key=("verdict",), cards=True)
+    assert '<th class="cnet-key">verdict</th>' in t.html and '<td class="cnet-key" data-label="verdict">holds</td>' in t.html
+    assert 'class="cnet-table cnet-wide cnet-cards"' in t.html and "table.cnet-cards thead{display:none}" in RT.STYLE
+    assert "content:attr(data-label)" in RT.STYLE and "td:not(.cnet-num){white-space:normal" in RT.STYLE
+    plain = format_table(rows, cols).html_body
+    assert "cnet-cards" not in plain and "cnet-key" not in plain
+    assert str(t) == str(format_table(rows, cols)), "the printed face is the same"
+    with pytest.raises(ValueError, match="key names columns"):
+        format_table(rows, cols, key=("accuracy",))
+
+
 def test_numeric_columns_are_recognised():
     rows = [["θ̂ in 4 bits", "PRIMARY", "-0.15", "+0.50", "[-0.43, +1.43]", "1.3e-05", "3.46x", "72.5%", "469,904", "—"]]
     assert RT.numeric_columns(rows) == [False, False, True, True, True, True, True, True, True, False]

@@ -13,13 +13,37 @@
       if (need > room + 1) m.style.fontSize = Math.floor(1000 * room / need) / 10 + "%";
     });
   }
+  /* -- a formula in a line of text wider than its paragraph (or list item) is scaled down to fit it, to 70% at
+        most, and scrolls in its own box beyond that (an inline formula of 425 px ran past a 358 px column) -- */
+  var MIN_INLINE = 0.7;
+  function fitInline() {
+    document.querySelectorAll('mjx-container:not([display="true"])').forEach(function (m) {
+      if (m._cnetFont === undefined) m._cnetFont = m.style.fontSize;
+      m.style.fontSize = m._cnetFont;
+      m.classList.remove("cnet-math-scroll");
+      var block = m.parentElement && m.parentElement.closest("p, li, dd, dt, td, th, div, blockquote");
+      if (!block) return;
+      var c = getComputedStyle(block);
+      var room = block.clientWidth - parseFloat(c.paddingLeft) - parseFloat(c.paddingRight);
+      var need = m.getBoundingClientRect().width;
+      if (!room || !need || need <= room + 1) return;
+      var base = parseFloat(getComputedStyle(m).fontSize), scale = room / need;
+      if (scale >= MIN_INLINE) {
+        m.style.fontSize = Math.floor(base * scale * 10) / 10 + "px";
+      } else {
+        m.style.fontSize = Math.floor(base * MIN_INLINE * 10) / 10 + "px";
+        m.classList.add("cnet-math-scroll");
+      }
+    });
+  }
+  function fitAllMath() { fitMath(); fitInline(); }
   var tries = 0;
   function whenTypeset() {
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      MathJax.startup.promise.then(fitMath);
+      MathJax.startup.promise.then(fitAllMath);
     } else if (document.querySelector("mjx-container")) {  // typeset when the book was built (static_math.py)
-      fitMath();
-      if (document.fonts) document.fonts.ready.then(fitMath);
+      fitAllMath();
+      if (document.fonts) document.fonts.ready.then(fitAllMath);
     } else if (document.querySelector(".math") && tries++ < 100) {
       setTimeout(whenTypeset, 100);
     }
@@ -110,8 +134,8 @@
   }
 
   /* -- tick labels that overlap (a log axis's minor labels in a short plot, category names on a narrow one): the
-        axis takes fewer ticks (a log axis over decades: powers of ten), a category axis first a smaller font, until
-        they do not -- */
+        axis takes fewer ticks (a log axis over decades: powers of ten); a category axis keeps every label (each names
+        a bar), first in a smaller font, then turned upright -- */
   function overlaps(boxes) {
     for (var i = 0; i < boxes.length; i++) {
       for (var j = i + 1; j < boxes.length; j++) {
@@ -136,8 +160,10 @@
         }).filter(function (r) { return r.width > 0; }) : [];
         if (labels.length < 2 || !overlaps(labels)) return;
         var name = axisName(id);
-        if (ax.type === "category" && (ax.tickfont.size || 12) > 9) {
-          update[name + ".tickfont.size"] = (ax.tickfont.size || 12) - 1;
+        if (ax.type === "category") {
+          if ((ax.tickfont.size || 12) > 9) update[name + ".tickfont.size"] = (ax.tickfont.size || 12) - 1;
+          else if (ax.tickangle !== 90 && ax.tickangle !== -90) { update[name + ".tickangle"] = -90; update[name + ".automargin"] = true; }
+          else return;
         } else if (ax.type === "log") {  // a log axis: 2 and 5 of each decade, then its powers of ten, then fewer
           update[name + ".dtick"] = ax.dtick === "D1" ? "D2" : typeof ax.dtick === "number" ? 2 * ax.dtick : 1;
         } else {
@@ -188,7 +214,33 @@
     });
   }
 
+  /* -- the chapter list (☰) and the page's contents: pydata-sphinx-theme (0.17.1) and sphinx-book-theme (1.3.0) bind
+        their handlers to the first .primary-toggle and .secondary-toggle of the page, the site header's, which the
+        book theme hides; the buttons a reader sees, in the article's header, had none.  A click (a tap) on one of those
+        is handed to the first, whose handlers open the sidebar as a dialog on a narrow screen and collapse the primary
+        sidebar on a wide one (a tap outside the dialog closes it).  A page without contents (no sections) has no
+        secondary sidebar, and its button, which did nothing, is hidden -- */
+  function navButtons() {
+    [[".primary-toggle", "pst-primary-sidebar"], [".secondary-toggle", "pst-secondary-sidebar"]].forEach(function (pair) {
+      var sel = pair[0], all = document.querySelectorAll(sel), first = all[0];
+      if (!document.getElementById(pair[1])) {
+        Array.prototype.forEach.call(all, function (b) { b.style.display = "none"; });
+        return;
+      }
+      Array.prototype.slice.call(all, 1).forEach(function (b) {
+        if (b._cnetNav) return;
+        b._cnetNav = true;
+        b.addEventListener("click", function (e) {
+          e.preventDefault();
+          e.stopPropagation();
+          first.click();
+        });
+      });
+    });
+  }
+
   function start() {
+    navButtons();
     whenTypeset();
     figures();
     // figures draw asynchronously: look again as they appear
@@ -197,7 +249,7 @@
     window.addEventListener("resize", function () {
       clearTimeout(again);
       again = setTimeout(function () {
-        fitMath();
+        fitAllMath();
         document.querySelectorAll(".plotly-graph-div").forEach(function (gd) { gd._cnetTicks = 0; });
         figures();
       }, 150);

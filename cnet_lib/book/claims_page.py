@@ -262,15 +262,18 @@ def claim_rows(root: Optional[Path] = None) -> list:
 
 def paper_claims_table(root: Optional[Path] = None) -> Rich:
     """:func:`claim_rows` as the page's table, and the rule behind each verdict (:data:`RULES`) under it."""
-    # the verdict beside the claim: on a phone the table scrolls sideways, and these two are what fits
+    # the verdict beside the claim; on a phone a block per claim, each cell under its column's name (a row of
+    # sentences was 2,857 px wide there)
     claims = format_table(claim_rows(root), [("the paper says", "claim", "{}"), ("verdict", "verdict", "{}"),
                                              ("the book measured", "finding", "{}"), ("where", "where", "{}"),
                                              ("page", lambda r: PAGES[r["chapter"]], "{}")], left=5,
+                          key=("verdict", "the book measured"), cards=True,
                           note="the gpu preset's models, studies and three training seeds as they ship (the pendulum's "
                                "ODE-Nets included), the cpu preset's four models of integrator × refinement, and the "
                                "refinement benchmark's record (benchmarks/results/bench_refinement.json)")
     rules = format_table([{"claim": k.replace("_", " "), "rule": v} for k, v in RULES.items()],
-                         [("claim", "claim", "{}"), ("the verdict's rule, fixed before its numbers", "rule", "{}")], left=2)
+                         [("claim", "claim", "{}"), ("the verdict's rule, fixed before its numbers", "rule", "{}")], left=2,
+                         key=("the verdict's rule, fixed before its numbers",), cards=True)
     return join_rich([claims, rules], sep="\n\n")
 
 

@@ -179,7 +179,7 @@ def cheaper_graphs_table(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict
                                ("Δ points", lambda r: r["delta"] and spread_cell(r["delta"], "{:+.2f}" if r["source"] ==
                                                                                  "paper" else "{:+.1f}"), "{}"),
                                ("operation", "operation", "{}")],
-                        left=2, note=f"graph: the scheme and N_t of each block (the paper's units); paper: Table 1, "
+                        left=2, key=("accuracy (%)", "Δ points"), note=f"graph: the scheme and N_t of each block (the paper's units); paper: Table 1, "
                                      f"whose cheaper graphs come from its best RK4 instance ({_row('rk4_best')['accuracy']:.2f}%), "
                                      f"so their Δ is against it; here: {run_label(run)}, "
                                      f"{seeds_phrase(list(sweeps_by_seed)).replace(' per method', '')}, mean [min, max]; "

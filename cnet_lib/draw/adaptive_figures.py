@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from ..core.schemes import get_scheme
 from ..images.studies.adaptive_measure import BINS, adaptive_rows, equal_cost_rows
 from ..runtime.vocabulary import SCHEME_COLORS, run_color, run_label, scheme_color
-from .plotting import book_layout, loglog_style, reference_slope, slider_figure
+from .plotting import ACCURACY_TITLE, book_layout, log_ticks, loglog_style, percent, reference_slope, slider_figure
 
 __all__ = ["PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors", "fig_adaptive_accuracy", "fig_adaptive_nfe", "fig_step_positions",
            "fig_equal_cost"]
@@ -67,7 +67,7 @@ def fig_flow_errors(rows: Sequence[Mapping], own: Sequence[Mapping], title: str 
     log = dict(type="log", exponentformat="power")
     fig.update_layout(xaxis=dict(log, title="rtol = atol"), xaxis2=dict(log, title="rtol = atol"),
                       yaxis=dict(log, title="E at T_data"), yaxis2=dict(log, title="rate evaluations"))
-    return fig
+    return log_ticks(fig)
 
 
 CONTROL_DASHES = ("dash", "dot", "dashdot")
@@ -99,16 +99,17 @@ def fig_adaptive_accuracy(study: Mapping, title: str = ""):
         own = next(r for r in rows if r["run"] == run and r["pair"] is None)
         for pair in _pairs(study):
             pts = sorted((r for r in rows if r["run"] == run and r["pair"] == pair), key=lambda r: -r["tol"])
-            fig.add_trace(go.Scatter(x=[r["tol"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
-                                     name=f"{run_label(run)}, {pair}", line=dict(color=col, dash=PAIR_DASH.get(pair)),
+            fig.add_trace(go.Scatter(x=[r["tol"] for r in pts], y=[percent(r["accuracy"]) for r in pts],
+                                     mode="lines+markers", name=f"{run_label(run)}, {pair}",
+                                     line=dict(color=col, dash=PAIR_DASH.get(pair)),
                                      customdata=[[r["changed"], r["nfe"]] for r in pts],
-                                     hovertemplate="tol %{x:g}: accuracy %{y:.4f}<br>%{customdata[0]:.1f}% of the classes "
+                                     hovertemplate="tol %{x:g}: accuracy %{y:.2f}%<br>%{customdata[0]:.1f}% of the classes "
                                                    "changed from its own graph; NFE %{customdata[1]:.1f}"))
-        fig.add_hline(y=own["accuracy"], line_dash="dot", line_color=col, line_width=1)
+        fig.add_hline(y=percent(own["accuracy"]), line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy with adaptive steps (dotted: each model's own graph)", "rtol = atol",
-                "held-out accuracy", height=480, legend_below=True)
-    fig.update_xaxes(type="log", autorange="reversed", exponentformat="power")
-    return fig
+                ACCURACY_TITLE, height=480, legend_below=True)
+    fig.update_xaxes(type="log", autorange="reversed")
+    return log_ticks(fig)
 
 
 def fig_adaptive_nfe(study: Mapping, title: str = ""):
@@ -183,18 +184,19 @@ def fig_equal_cost(study: Mapping, title: str = ""):
     for run in study["runs"]:
         col = run_color(run)
         mine = sorted((r for r in eq if r["run"] == run), key=lambda r: r["nfe"])
-        fig.add_trace(go.Scatter(x=[r["nfe"] for r in mine], y=[r["accuracy"] for r in mine], mode="lines+markers",
+        fig.add_trace(go.Scatter(x=[r["nfe"] for r in mine], y=[percent(r["accuracy"]) for r in mine], mode="lines+markers",
                                  name=f"{run_label(run)}, adaptive", line=dict(color=col),
                                  customdata=[r["tol"] for r in mine], hovertemplate="tol %{customdata:g}: NFE %{x:.1f}, "
-                                                                                    "accuracy %{y:.4f}"))
-        fig.add_trace(go.Scatter(x=[r["fixed_nfe"] for r in mine], y=[r["fixed_accuracy"] for r in mine], mode="markers",
-                                 name=f"{run_label(run)}, RK4 fixed steps", marker=dict(color=col, symbol="circle-open", size=10),
+                                                                                    "accuracy %{y:.2f}%"))
+        fig.add_trace(go.Scatter(x=[r["fixed_nfe"] for r in mine], y=[percent(r["fixed_accuracy"]) for r in mine],
+                                 mode="markers", name=f"{run_label(run)}, RK4 fixed steps",
+                                 marker=dict(color=col, symbol="circle-open", size=10),
                                  customdata=["/".join(map(str, r["n_steps"])) for r in mine],
-                                 hovertemplate="N_t = %{customdata}: NFE %{x:.0f}, accuracy %{y:.4f}"))
+                                 hovertemplate="N_t = %{customdata}: NFE %{x:.0f}, accuracy %{y:.2f}%"))
         own = next(r for r in rows if r["run"] == run and r["pair"] is None)
-        fig.add_trace(go.Scatter(x=[own["nfe"]], y=[own["accuracy"]], mode="markers", name=f"{run_label(run)}, own graph",
-                                 marker=dict(color=col, symbol="star", size=13)))
+        fig.add_trace(go.Scatter(x=[own["nfe"]], y=[percent(own["accuracy"])], mode="markers",
+                                 name=f"{run_label(run)}, own graph", marker=dict(color=col, symbol="star", size=13)))
     book_layout(fig, title or "Adaptive steps against fixed steps of equal cost", "rate evaluations per image",
-                "held-out accuracy", height=500, legend_below=True)
+                ACCURACY_TITLE, height=500, legend_below=True)
     fig.update_xaxes(type="log")
-    return fig
+    return log_ticks(fig)

@@ -20,7 +20,7 @@ from ..pendulum.physics import RHO0, G as G_DEFAULT, exact_solution
 from ..runtime.rows import find_row
 from ..runtime.threads import torch_threads
 from ..runtime.vocabulary import SCHEME_COLORS, SERIES_COLORS, scheme_color, scheme_label
-from .plotting import LEGEND_BELOW, dropdown_slider_figure, loglog_style, slider_figure
+from .plotting import LEGEND_BELOW, dropdown_slider_figure, log_ticks, loglog_style, slider_figure
 from .widgets import Choice, Steps, live_app
 
 __all__ = [
@@ -122,10 +122,11 @@ def fig_training_loss(models: Mapping[str, ODENetFit], max_points: int = 400):
     fig = go.Figure(traces)
     fig.update_layout(title="Training loss", xaxis_title="iteration (full-batch Adam)",
                       yaxis_title="one-step loss / Δt_data²", template="plotly_white", height=420)
-    # a log axis over less than a decade gets a single tick with an SI prefix ("100μ"): labelled digits instead (the
-    # book thins them where they would overlap, book/_ext/phone.js); 420 px: the plot was 122 px tall under the title
-    fig.update_yaxes(type="log", exponentformat="e", dtick="D2")
-    return fig
+    # a log axis over less than a decade got a single tick with an SI prefix ("100μ"), and plotly's digits ("2", "5")
+    # did not say which power of ten they stood for: ticks labelled with their values (log_ticks); 420 px: the plot was
+    # 122 px tall under the title
+    fig.update_yaxes(type="log")
+    return log_ticks(fig)
 
 
 def fig_trajectories(rows: Sequence[Mapping], cfg: PendulumConfig, component: int = 0):

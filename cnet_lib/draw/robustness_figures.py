@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ..images.studies.robustness_measure import condition_name, summarise
 from ..runtime.vocabulary import run_color, run_dash, run_label, run_pattern
-from .plotting import book_layout, menu_figure, slider_figure
+from .plotting import ACCURACY_TITLE, book_layout, menu_figure, percent, slider_figure
 
 __all__ = ["STORAGE_KINDS", "level_name", "fig_weight_noise", "fig_quantization", "fig_input_noise", "fig_drops",
            "fig_robustness_explorer"]
@@ -40,24 +40,25 @@ def fig_weight_noise(study, title: str = ""):
         clean = next(r for r in rows if r["kind"] == "clean")["accuracy"]
         col = run_color(label)
         fig.add_trace(go.Scatter(
-            x=[r["level"] for r in noise], y=[r["accuracy"] for r in noise], mode="lines+markers",
+            x=[r["level"] for r in noise], y=[percent(r["accuracy"]) for r in noise], mode="lines+markers",
             name=run_label(label), line=dict(color=col, dash=run_dash(label)),
-            error_y=dict(type="data", symmetric=False, array=[r["max"] - r["accuracy"] for r in noise],
-                         arrayminus=[r["accuracy"] - r["min"] for r in noise]),
+            error_y=dict(type="data", symmetric=False, array=[percent(r["max"] - r["accuracy"]) for r in noise],
+                         arrayminus=[percent(r["accuracy"] - r["min"]) for r in noise]),
             customdata=[r["seeds"] for r in noise],
-            hovertemplate="σ = %{x}<br>accuracy %{y:.4f} (mean of %{customdata} seeds)"))
-        fig.add_hline(y=clean, line_dash="dot", line_color=col, line_width=1)
+            hovertemplate="σ = %{x}<br>accuracy %{y:.2f}% (mean of %{customdata} seeds)"))
+        fig.add_hline(y=percent(clean), line_dash="dot", line_color=col, line_width=1)
     book_layout(fig, title or "Accuracy under noise on the weights θ̂ (dotted: clean)",
-                "weight noise σ (‖noise‖ = σ‖θ̂‖)", "held-out accuracy", height=500, legend_below=True)
+                "weight noise σ (‖noise‖ = σ‖θ̂‖)", ACCURACY_TITLE, height=500, legend_below=True)
     sigmas = sorted({c.level for conds in study.values() for c in conds if c.kind == "weight_noise"})
     fig.update_xaxes(type="log", tickvals=sigmas, ticktext=[f"{s:g}" for s in sigmas])
     return fig
 
 
 def fig_quantization(study, title: str = ""):
-    """Accuracy with the weights stored in float32 (clean), bf16 and float16 (every parameter), and in
-    8 and 4 bits by each quantization scheme (θ̂ only; every weight), one group of bars per format; the
-    hover gives the model's size in bytes."""
+    """Accuracy (percent) with the weights stored in float32 (clean), bf16 and float16 (every parameter), and in
+    8 and 4 bits by each quantization scheme (θ̂ only; every weight): horizontal bars, one group per format (one row
+    each, so that every format's name reads on a phone and each bar's value sits at its end, clear of the others);
+    the hover gives the model's size in bytes."""
     fig = go.Figure()
 
     def order(r):
@@ -65,18 +66,21 @@ def fig_quantization(study, title: str = ""):
             return (0, 0)
         return (1 + STORAGE_KINDS.index(r["kind"]), -r["level"] if isinstance(r["level"], int) else 0)
 
+    n_rows = 0
     for label, conds in study.items():
         rows = sorted((r for r in summarise(conds) if r["kind"] in ("clean",) + STORAGE_KINDS), key=order)
         names = ["float32" if r["kind"] == "clean" else level_name(r["kind"], r["level"]) for r in rows]
-        fig.add_trace(go.Bar(x=names, y=[r["accuracy"] for r in rows], name=run_label(label),
+        n_rows = max(n_rows, len(rows))
+        fig.add_trace(go.Bar(y=names, x=[percent(r["accuracy"]) for r in rows], name=run_label(label), orientation="h",
                              marker=dict(color=run_color(label), pattern_shape=run_pattern(label)),
-                             text=[f"{r['accuracy']:.3f}" for r in rows],
-                             textposition="outside", customdata=[r["bytes"] for r in rows],
-                             hovertemplate="%{x}: accuracy %{y:.4f}<br>%{customdata} bytes"))
+                             text=[f"{percent(r['accuracy']):.1f}" for r in rows], textposition="outside",
+                             cliponaxis=False, customdata=[r["bytes"] for r in rows],
+                             hovertemplate="%{y}: accuracy %{x:.2f}%<br>%{customdata} bytes"))
+    # the bars' labels say how the weights are stored; a row of three bars is 60 px high
     book_layout(fig, title or "Weights rounded after training (integers: symmetric, per output channel)",
-                "", "held-out accuracy", height=500, legend_below=True)  # the bars' labels say how the weights are stored
-    # a bar's label smaller than 9 px (on a phone, 21 bars in 350 px) is left out rather than drawn unreadable
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], uniformtext=dict(minsize=9, mode="hide"))
+                ACCURACY_TITLE, "", height=140 + 20 * len(study) * n_rows + 40, legend_below=True)
+    fig.update_layout(barmode="group", bargap=0.25, xaxis_range=[0, 100], margin=dict(r=40))
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return fig
 
 
@@ -93,10 +97,11 @@ def fig_input_noise(study, title: str = ""):
             if not pts or base is None:
                 continue
             pts = [dict(base, level=0.0)] + sorted(pts, key=lambda r: r["level"])
-            fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[r["accuracy"] for r in pts], mode="lines+markers",
-                                     name=run_label(label) + suffix, line=dict(color=col, dash=dash)))
+            fig.add_trace(go.Scatter(x=[r["level"] for r in pts], y=[percent(r["accuracy"]) for r in pts],
+                                     mode="lines+markers", name=run_label(label) + suffix, line=dict(color=col, dash=dash),
+                                     hovertemplate="τ = %{x}: accuracy %{y:.2f}%"))
     book_layout(fig, title or "Accuracy under Gaussian noise on the input images", "input noise τ (normalised pixel units)",
-                "held-out accuracy", height=520, legend_below=True)
+                ACCURACY_TITLE, height=520, legend_below=True)
     return fig
 
 
@@ -141,11 +146,12 @@ def fig_robustness_explorer(study, title: str = ""):
             hit = next((r for r in rows if (r["kind"], r["level"]) == (kind, level)), None)
             if hit is None:
                 continue
-            traces.append(go.Bar(x=["clean", "perturbed"], y=[clean, hit["accuracy"]], name=run_label(label),
-                                 marker=dict(color=run_color(label), pattern_shape=run_pattern(label)), showlegend=True,
-                                 text=[f"{clean:.3f}", f"{hit['accuracy']:.3f}"], textposition="outside"))
+            traces.append(go.Bar(x=["clean", "perturbed"], y=[percent(clean), percent(hit["accuracy"])],
+                                 name=run_label(label), marker=dict(color=run_color(label), pattern_shape=run_pattern(label)),
+                                 showlegend=True, text=[f"{percent(clean):.1f}", f"{percent(hit['accuracy']):.1f}"],
+                                 textposition="outside", hovertemplate="%{x}: accuracy %{y:.2f}%"))
         frames[level_name(kind, level)] = traces
     fig = menu_figure(frames, title=title or "Clean and perturbed accuracy of each model", menu_prefix="",
-                      yaxis_title="held-out accuracy", height=480)
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.1], uniformtext=dict(minsize=9, mode="hide"))
+                      yaxis_title=ACCURACY_TITLE, height=480)
+    fig.update_layout(barmode="group", yaxis_range=[0, 110], uniformtext=dict(minsize=9, mode="hide"))
     return fig

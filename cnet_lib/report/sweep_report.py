@@ -78,23 +78,27 @@ def _sweep_sentences(v: Verdict, n_test: Optional[int], preset: Optional[str]) -
 
 def sweep_table(rows: Sequence[dict]) -> Rich:
     """A table of sweep rows (``*``: the trained manifestation)."""
+    # the graph (kind, scheme, N_t) and its accuracy first: what a phone shows without a swipe
     return format_table(rows, [
         ("kind", lambda r: r["kind"] + (" *" if r.get("is_trained") else ""), "{}"), ("scheme", "scheme", "{}"),
-        ("N_t", "n_steps", "{}"), ("M", "n_basis", "{}"), ("evaluations of R", "units", "{}"), ("params", "n_parameters", "{}"),
-        ("accuracy", "accuracy", "{:.4f}"), ("ms/image", "ms_per_image", "{:.3f}")],
-        left=2, note="(* = the trained manifestation)")
+        ("N_t", "n_steps", "{}"), ("accuracy", "accuracy", "{:.4f}"), ("M", "n_basis", "{}"),
+        ("evaluations of R", "units", "{}"), ("params", "n_parameters", "{}"), ("ms/image", "ms_per_image", "{:.3f}")],
+        left=2, note="(* = the trained manifestation)", key=("accuracy",))
 
 
 def table1_table(rows: Sequence[dict]) -> Rich:
     """The rows of :func:`cnet_lib.images.studies.sweep_measure.table1_rows` as a table per model (under its name),
     narrow enough for the page: the graph, its cost, the measured speed-up and the accuracy."""
     graph = {"trained": "trained", "manifestation": "same θ", "compressed": "θ compressed", "identity": "blocks removed"}
+    # the graph, its accuracy and what it lost first: what a phone shows without a swipe
     cols = [("graph", lambda r: graph[r["kind"]], "{}"), ("scheme", "scheme", "{}"),
-            ("N_t", lambda r: r.get("n_steps") or None, "{}"), ("M", lambda r: r.get("n_basis") or None, "{}"),
-            ("evaluations of R", "units", "{}"), ("params", "n_parameters", "{}"), ("speed-up", "speedup", "{:.2f}x"),
-            ("accuracy", lambda r: 100 * r["accuracy"], "{:.1f}%"), ("Δ points", "delta_points", "{:+.1f}")]
+            ("N_t", lambda r: r.get("n_steps") or None, "{}"),
+            ("accuracy", lambda r: 100 * r["accuracy"], "{:.1f}%"), ("Δ points", "delta_points", "{:+.1f}"),
+            ("speed-up", "speedup", "{:.2f}x"), ("M", lambda r: r.get("n_basis") or None, "{}"),
+            ("evaluations of R", "units", "{}"), ("params", "n_parameters", "{}")]
     models = list(dict.fromkeys(r["model"] for r in rows))
-    return join_rich([join_rich([heading(m), format_table([r for r in rows if r["model"] == m], cols, left=2)])
+    return join_rich([join_rich([heading(m), format_table([r for r in rows if r["model"] == m], cols, left=2,
+                                                          key=("accuracy", "Δ points"))])
                       for m in models], sep="\n\n")
 
 

@@ -9,8 +9,10 @@ built book show when the object is *displayed* (``display(table)`` or a cell's l
 
 * a table is an HTML ``<table>`` whose cells wrap at spaces only (no word ever breaks in the middle; numbers
   never wrap); a table too wide for a phone (:data:`STACK_CHARS`) scrolls sideways in its own box below
-  :data:`NARROW_PX` of screen width, its first column pinned, instead of becoming a block per row (CSS only: no
-  script);
+  :data:`NARROW_PX` of screen width, its first column pinned and its text cells wrapping at spaces (CSS only: no
+  script); the columns a table exists for (``key``, marked ``cnet-key``) come right after the first, so that a phone
+  shows them without a swipe; a table of sentences (``cards``) becomes a block per row there instead, each cell
+  under its column's name;
 * sentences are paragraphs (``<p>``), which wrap to the page.
 
 No display library is imported here: IPython finds ``_repr_html_`` by itself.
@@ -50,9 +52,20 @@ STYLE = (
     f"@media (max-width:{NARROW_PX}px){{"
     ".cnet-rich .cnet-scroll{overflow-x:auto}"
     ".cnet-rich table.cnet-wide{font-size:.8em;max-width:none}"
-    ".cnet-rich table.cnet-wide th,.cnet-rich table.cnet-wide td{white-space:nowrap}"
+    # a text cell wraps at spaces (a sentence on one line made a column 2,000 px wide), no narrower than 6em
+    ".cnet-rich table.cnet-wide th{white-space:normal}"
+    ".cnet-rich table.cnet-wide td:not(.cnet-num){white-space:normal;min-width:6em}"
     ".cnet-rich table.cnet-wide tr>:first-child{position:sticky;left:0;background:var(--pst-color-background,#fff);"
     "white-space:normal;min-width:7em;max-width:11em}"
+    ".cnet-rich table.cnet-cards,.cnet-rich table.cnet-cards tbody,.cnet-rich table.cnet-cards tr,"
+    ".cnet-rich table.cnet-cards td{display:block;width:auto;max-width:none;white-space:normal;text-align:left}"
+    ".cnet-rich table.cnet-cards thead{display:none}"
+    ".cnet-rich table.cnet-cards tr{padding:.35em 0;border-bottom:1px solid rgba(128,128,128,.35)}"
+    ".cnet-rich table.cnet-cards tr>td,.cnet-rich table.cnet-cards tr>:first-child{border:0;padding:.05em 0;"
+    "position:static;min-width:0;max-width:none}"
+    ".cnet-rich table.cnet-cards td:first-child{font-weight:600}"
+    ".cnet-rich table.cnet-cards td[data-label]:not(:first-child)::before{content:attr(data-label) \": \";"
+    "font-weight:600}"
     "}</style>"
 )
 """The CSS of the HTML face, carried by every :class:`Rich` so that Jupyter and Colab need nothing else."""
@@ -124,22 +137,31 @@ def numeric_columns(rows: Sequence[Sequence[str]]) -> list[bool]:
 
 def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], text: str, *,
                numeric: Optional[Sequence[bool]] = None, note: Optional[str] = None,
-               caption: Optional[str] = None) -> Rich:
+               caption: Optional[str] = None, key: Sequence[str] = (), cards: bool = False) -> Rich:
     """A table whose plain-text face is ``text`` (already laid out, see
     :func:`cnet_lib.runtime.rows.format_table`) and whose HTML face is a ``<table>`` of ``header`` and
     ``rows`` (cells as strings): numeric columns (``numeric``, by default :func:`numeric_columns`)
     right-aligned and never broken, text columns left-aligned and wrapping at spaces, ``note`` a small paragraph
     under it, ``caption`` a caption above it.  A table whose widest row is longer than
-    :data:`STACK_CHARS` characters scrolls in its own box on a narrow screen."""
+    :data:`STACK_CHARS` characters scrolls in its own box on a narrow screen; ``key`` names the columns the table
+    exists for (their cells are marked ``cnet-key``; the caller puts them first, a phone shows them without a swipe);
+    ``cards``: on a narrow screen each row is a block, each cell on a line of its own under its column's name (for
+    tables of sentences)."""
     numeric = list(numeric_columns(rows) if numeric is None else numeric)
     numeric += [False] * (len(header) - len(numeric))
+    unknown = set(key) - set(header)
+    if unknown:
+        raise ValueError(f"key names columns {sorted(unknown)} that the table does not have ({list(header)})")
     width = max([sum(len(c) + 2 for c in row) for row in [list(header), *map(list, rows)]] or [0])
     cls = "cnet-table cnet-wide" if width > STACK_CHARS else "cnet-table"
+    if cards:
+        cls += " cnet-cards"
 
     def cell(tag: str, value: str, i: int) -> str:
-        num = ' class="cnet-num"' if numeric[i] else ""
+        classes = " ".join(c for c, on in (("cnet-num", numeric[i]), ("cnet-key", header[i] in key)) if on)
+        attr = f' class="{classes}"' if classes else ""
         label = f' data-label="{_esc(header[i])}"' if tag == "td" and header[i].strip() else ""
-        return f"<{tag}{num}{label}>{_esc(value)}</{tag}>"
+        return f"<{tag}{attr}{label}>{_esc(value)}</{tag}>"
 
     head = "<thead><tr>" + "".join(cell("th", h, i) for i, h in enumerate(header)) + "</tr></thead>"
     body = "<tbody>" + "".join("<tr>" + "".join(cell("td", v, i) for i, v in enumerate(row)) + "</tr>"

@@ -48,12 +48,15 @@ Column = tuple  # (header, key or function of the row, format spec like "{:.4f}"
 
 
 def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: int = 1,
-                 note: Optional[str] = None, caption: Optional[str] = None) -> Rich:
+                 note: Optional[str] = None, caption: Optional[str] = None, key: Sequence[str] = (),
+                 cards: bool = False) -> Rich:
     """A table: one row per row, one column per ``(header, key, format)``, where ``key`` is a dict key
     or a function of the row; a missing value is ``-``.  As text (``print``, ``str``): the first ``left``
     columns left-aligned, the others right-aligned, ``note`` on a last line, ``caption`` on a first one.
     As HTML (a notebook's display, :class:`~cnet_lib.runtime.rich_text.Rich`): the same cells in a
-    ``<table>`` whose right-aligned columns never break, ``note`` under it."""
+    ``<table>`` whose right-aligned columns never break, ``note`` under it; ``key`` (headers) and ``cards`` as
+    :func:`~cnet_lib.runtime.rich_text.rich_table` takes them (the columns a phone must show without a swipe;
+    a block per row on a phone)."""
     def cell(row, key: Union[str, Callable], fmt: str) -> str:
         value = key(row) if callable(key) else row.get(key)
         if value is None:
@@ -72,4 +75,4 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
         lines.append(note)
     if caption:
         lines.insert(0, caption)
-    return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption)
+    return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
