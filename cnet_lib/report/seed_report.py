@@ -85,9 +85,10 @@ def word_contrast_over_seeds(c: SeedContrast) -> Rich:
              f"{m['ci95'][1]:+.2f}], Welch p = {m['p']:.2g}, the training seed as the unit")
     verdict = {
         "contrast": f"the paper's contrast holds across seeds ({stats}; {E} loses ≥ {th['lose_points']:g} on average, "
-                    f"{R} ≤ {th['hold_points']:g}).",
+                    f"{R} < {th['hold_points']:g}).",
+        "contradicted": f"the opposite of the paper's contrast across seeds ({stats}: the interval lies below 0).",
         "no contrast": f"the paper's contrast is not shown across seeds ({stats}; it needs the interval above 0, {E}'s "
-                       f"mean loss ≥ {th['lose_points']:g} and {R}'s ≤ {th['hold_points']:g}).",
+                       f"mean loss ≥ {th['lose_points']:g} and {R}'s below {th['hold_points']:g}).",
         "blocks do not matter": f"no verdict: in some seed removing the blocks costs a model less than "
                                 f"{th['matter_points']:g} points ({stats}).",
     }[c.outcome]
