@@ -25,7 +25,7 @@ from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
 from .studies.factorial import factorial_over_seeds, shipped_factorial
-from .studies.graph_rule import graph_kind
+from .studies.graph_rule import KEEP_POINTS, graph_kind
 from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
@@ -59,5 +59,5 @@ __all__ = [
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
-    "graph_kind", "factorial_over_seeds", "shipped_factorial",
+    "graph_kind", "KEEP_POINTS", "factorial_over_seeds", "shipped_factorial",
 ]

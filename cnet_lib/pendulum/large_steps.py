@@ -1,4 +1,4 @@
-"""The pendulum's ODE-Nets at steps beyond the chapters' grid: two sentences of the paper about its Figure 3.
+"""The pendulum's ODE-Nets at steps beyond the chapters' grid: two sentences of the paper about its Figure 4 (Sec. 3.3).
 
 The chapters run the trained rates G up to Δt = 8·Δt_data.  The paper says two things about larger steps: the
 midpoint-trained model, run with RK4, improves "by orders of magnitude for Δt > 2Δt_data", and at large steps the

@@ -1,7 +1,7 @@
 """The verdict of the robustness study: one primary test fixed in advance, the rest secondary.
 
-The paper expects the refined RK4 model to be "more robust with respect to parameter perturbations"
-and so "well-suited to ... quantization".  What decides what the book says about that expectation
+The paper's conclusion expects ContinuousNets trained with refinement, being "more robust with respect to parameter
+perturbations", to be "well-suited to compression and other quantization strategies".  What decides what the book says about that expectation
 is **one** test, fixed (in :data:`PRIMARY`) before its numbers were seen:
 
     θ̂ quantized to 4 bits (:func:`~cnet_lib.images.studies.robustness_perturbations.quantize_theta`), the Euler model's
