@@ -171,7 +171,8 @@ CLAIMS: dict[str, list[str]] = {
 
 CONSTANTS: dict[str, set] = {
     "book/refinement_training": {"45,000"},  # the training images of the data the models were trained on
-    "book/robustness": {"0.05", "0.3"},  # the significance level fixed in advance; a noise level of the grid
+    "book/robustness": {"0.05", "0.3", "1.8"},  # the significance level fixed in advance; a noise level of the grid; the
+    # noise-draw rule's standard deviation (robustness_verdict.WIDE_SD)
     "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
     # thresholds; a data spacing of the pendulum's controls
     "book/pendulum_integrators": {"0.01"},

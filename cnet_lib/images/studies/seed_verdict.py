@@ -25,7 +25,7 @@ from ...runtime.rows import find_row
 from .graph_rule import KEEP_POINTS, graph_kind, trained_row
 from .paired_stats import holm, welch
 from .robustness_measure import condition_name
-from .robustness_verdict import FAMILIES, PRIMARY, PrimaryTest, decide
+from .robustness_verdict import FAMILIES, PRIMARY, RANDOM_KINDS, PrimaryTest, decide, draw_spread
 from .sweep_verdict import judge_sweeps
 
 __all__ = ["spread", "SeedContrast", "contrast_over_seeds", "SeedRobustness", "robustness_over_seeds"]
@@ -190,6 +190,8 @@ def _robustness_rows(per_seed: list, a: str, b: str, test: PrimaryTest) -> list:
                "role": "primary" if key == (test.kind, test.level) else "secondary", "drops_a": da, "drops_b": db,
                "a": spread(da), "b": spread(db), "diff": sum(db) / len(db) - sum(da) / len(da), "ci95": None,
                "p": None, "p_holm": None, "significant": False}
+        if key[0] in RANDOM_KINDS:  # each model's draws in every seed, by the analysis plan's rule
+            row["draws"] = [draw_spread(s[m][key], key[0]) for s in per_seed for m in (a, b)]
         if len(per_seed) >= 2:
             row.update({k: v for k, v in welch(da, db, test.alpha).items() if k in ("diff", "ci95", "p", "se", "df")})
         rows.append(row)
