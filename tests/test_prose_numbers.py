@@ -107,7 +107,8 @@ CLAIMS: dict[str, list[str]] = {
         "with Holm's correction over the four, {fx_held} holds (that one: p = {fx_int_fixed_p_holm})",
         "(on training seed 0, a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined "
         "Euler model and {rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps "
-        "them apart ({rough_euler_fixed} and {rough_rk4_fixed}), and the graphs that cross $\\theta$'s jumps cost the "
+        "them apart ({rough_euler_fixed} and {rough_rk4_fixed}, about $\\sqrt 2$, the jump between independent pieces of "
+        "equal size: refinement's smoothness is partly by construction), and the graphs that cross $\\theta$'s jumps cost the "
         "rough models more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points on average against "
         "{fx_cross_euler_refined} and {fx_cross_rk4_refined})",
         "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points; "

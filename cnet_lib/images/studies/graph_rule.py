@@ -1,4 +1,7 @@
-"""Which graphs a trained model is judged on: the rule of the manifestation verdict, fixed before the numbers.
+"""Which graphs a trained model is judged on: the rule of the manifestation verdict.
+
+The rule is post hoc: it was set on 2026-11-28 (issue 40), after the three ``gpu`` training seeds had been judged on
+every graph, when their verdicts were found to rest on graphs whose steps cross θ's jumps (CHANGELOG).
 
 A graph (scheme, N_t) evaluated on the trained θ(t) tests manifestation invariance only when it is *at least as
 accurate a discretisation* of the trained model's ODE as its own graph.  Three conditions make it so
