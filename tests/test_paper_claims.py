@@ -3,6 +3,8 @@ book's comparisons made the paper's way.  Exact or synthetic inputs, so each out
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -305,3 +307,48 @@ def test_the_claims_page_names_each_page_by_its_title():
         first = (cell_source(read_notebook(path)["cells"][0]) if path.is_file()
                  else (book / f"{name}.md").read_text(encoding="utf-8"))
         assert first.splitlines()[0] == f"# {title}", (name, first.splitlines()[0])
+
+
+PAPER_TEX = Path(__file__).resolve().parents[1].parent / "shared" / "paper" / "continuous-in-depth-neural-networks.tex"
+
+
+def _tex_words(text: str) -> str:
+    """The paper's LaTeX as the book quotes it: macros and markup dropped, its math in the book's Unicode, lowercase,
+    whitespace and spacing around operators collapsed."""
+    text = text.replace("\\CoolNets{}", "ContinuousNets").replace("\\CoolNet{}", "ContinuousNet")
+    text = re.sub(r"\\emph\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"\{\\em ([^}]*)\}", r"\1", text)
+    text = re.sub(r"\\cite\{[^}]*\}", "", text)
+    for a, b in (("``", '"'), ("''", '"'), ("~", " "), ("$", ""), ("\\gtrsim", "≳"), ("\\Delta", "Δ"), ("_{data}", "_data"),
+                 ("\\,", ""), ("{", ""), ("}", "")):
+        text = text.replace(a, b)
+    return _squash(text)
+
+
+def _squash(text: str) -> str:
+    text = re.sub(r"(\d)\s+δ", r"\1δ", re.sub(r"δ\s+t", "δt", re.sub(r"\s+", " ", text.lower())))
+    return re.sub(r"\s*([<>=≳])\s*", r"\1", text)
+
+
+@pytest.mark.skipif(not PAPER_TEX.is_file(), reason="the paper's LaTeX source is not beside the repository")
+def test_every_quote_of_the_claims_page_is_the_paper_s_own_words():
+    """Issue 51, item 2: every quotation on the page *The paper's claims, checked* (its claims and the paper's
+    sentences the book tests) is in the paper's source word for word; an ellipsis marks where words are left out."""
+    from pathlib import Path as P_
+
+    tex = _tex_words(PAPER_TEX.read_text(encoding="utf-8"))
+    root = P_(__file__).resolve().parents[1]
+    quotes = [q["quote"] for q in PC.PAPER_SENTENCES.values()]
+    for name in ("cnet_lib/book/claims_page.py", "cnet_lib/book/paper_claims.py", "book/paper_claims.md"):
+        text = (root / name).read_text(encoding="utf-8").replace("\\u201c", "\u201c").replace("\\u201d", "\u201d")
+        text = re.sub(r'"\s*\n\s*f?"', "", text.replace("\\u2026", "\u2026").replace("\\u2273", "\u2273"))
+        quotes += [q for q in re.findall("\u201c([^\u201d{}]+)\u201d", text)]
+        if name.endswith(".md"):
+            quotes += re.findall(r'"([^"\n]{12,})"', text)
+    assert len(quotes) >= 15
+    missing = []
+    for q in quotes:
+        parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", q.replace("$", "").replace("\\", ""))]
+        if not all(p in tex for p in parts if p):
+            missing.append(q)
+    assert not missing, f"quoted, and not the paper's words: {missing}"

@@ -161,8 +161,8 @@ RULES = {
                    "0.5 of the baseline's; in part when one is; does not hold otherwise", _slopes, BEFORE),
     "contrast": Rule(f"over the training seeds, on valid graphs: holds when Welch's 95% interval of the Euler-trained "
                      f"models' worst loss minus the RK4-trained ones' lies above 0, the Euler-trained models lose at "
-                     f"least {K:g} points on average and the RK4-trained ones less (the book's one threshold for "
-                     f"\u201ckeeps its accuracy\u201d); does not hold when the interval lies below 0; not shown "
+                     f"least {K:g} points on average and the RK4-trained ones less (the book's one threshold for a model "
+                     f"that keeps its accuracy); does not hold when the interval lies below 0; not shown "
                      f"otherwise", _contrast, REVISED),
     "sharp_minimum": Rule(f"holds when one step fewer and twice the steps each cost the Euler-trained model at least "
                           f"{K:g} points (it does not keep its accuracy on either side); in part when one of them does; "
