@@ -111,8 +111,9 @@ def gap_reasons(run: Any, n_test: Optional[int] = None) -> str:
     it was measured on, when known)."""
     cfg = run.config
     steps = "-".join([str(cfg.final_n_steps())] * len(cfg.channels))
-    return (f"{cfg.epochs} epochs (the paper's text states none; its timings imply about {PAPER_SCALE['epochs_implied']}, "
-            f"the authors' command lines give {PAPER_SCALE['epochs_command_lines']}), {steps} steps and pieces per block "
+    return (f"{cfg.epochs} epochs where the paper's timings imply about {PAPER_SCALE['epochs_implied']} (its text states "
+            f"no number; the authors' command lines give {PAPER_SCALE['epochs_command_lines']}), {steps} steps and pieces "
+            "per block "
             f"instead of {PAPER_SCALE['units']} (widths {'-'.join(map(str, cfg.channels))}: "
             f"{run.model.n_parameters():,} parameters against {PAPER_SCALE['parameters'] / 1e6:.2f} million), and other "
             f"data: the paper trains on CIFAR-10's {PAPER_SCALE['train_images']:,} training images and measures on its "
