@@ -285,7 +285,8 @@ def test_random_perturbations_with_one_seed_are_unmeasured():
     assert row["role"] == "unmeasured" and row["p"] is None and row["p_holm"] is None and not row["significant"]
     words = RR.word_verdict(j, width=None).splitlines()
     assert any(w.startswith("Unmeasured (weight noise): weight noise σ = 0.1") for w in words)
-    assert "—" in RR.drops_table(j)
+    table = RR.drops_table(j)
+    assert "—" in table and "1 (rule: 16)" in table, "no interval, and the draws said against the rule"
 
 
 def test_holm_runs_within_each_family():
