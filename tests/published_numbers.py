@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from cnet_lib import book, images, pendulum, report
-from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1
+from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1, paper_schedule, schedule_ideal
 from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
@@ -322,6 +322,7 @@ def refinement_numbers() -> dict:
             "refined_diff": minus(f"{100 * d['diff']:+.1f}"), "refined_lo": minus(f"{100 * d['ci95'][0]:+.1f}"),
             "refined_hi": minus(f"{100 * d['ci95'][1]:+.1f}"), "paper_min_refined": f"{t['minutes_refined']:,}",
             "paper_min_fixed": f"{t['minutes_fixed']:,}", "paper_speedup": f"{t['minutes_fixed'] / t['minutes_refined']:.2f}",
+            "paper_ideal": f"{schedule_ideal(paper_schedule()):.2f}", "paper_epochs": str(len(paper_schedule())),
             "refined_acc": pct(r["runs"]["refined"]["final_test_acc"]), "fixed_acc": pct(r["runs"]["fixed"]["final_test_acc"]),
             "refined_min": f"{r['runs']['refined']['train_seconds'] / 60:.0f}",
             "fixed_min": f"{r['runs']['fixed']['train_seconds'] / 60:.0f}", "bench_epochs": str(r["settings"]["epochs"]),

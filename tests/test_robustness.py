@@ -285,7 +285,8 @@ def test_random_perturbations_with_one_seed_are_unmeasured():
     assert row["role"] == "unmeasured" and row["p"] is None and row["p_holm"] is None and not row["significant"]
     words = RR.word_verdict(j, width=None).splitlines()
     assert any(w.startswith("Unmeasured (weight noise): weight noise σ = 0.1") for w in words)
-    assert "—" in RR.drops_table(j)
+    table = RR.drops_table(j)
+    assert "—" in table and "1 (rule: 16)" in table, "no interval, and the draws said against the rule"
 
 
 def test_holm_runs_within_each_family():
@@ -529,3 +530,54 @@ def test_the_study_refuses_a_bad_grid(data):
                        (dict(seeds=()), "seeds is empty")):
         with pytest.raises(ValueError, match=match):
             RB.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid={**GRID, **bad})
+
+
+# --------------------------------------------------------------------------- noise draws (issue 51, item 4)
+def _draws(sd: float, k: int, centre: float = 0.7) -> list:
+    """``k`` accuracies with sample standard deviation exactly ``sd`` (a fraction)."""
+    z = torch.randn(k, generator=torch.Generator().manual_seed(k), dtype=torch.float64)
+    z = (z - z.mean()) / z.std(unbiased=True)
+    return (centre + sd * z).tolist()
+
+
+def test_the_noise_draw_rule_of_the_analysis_plan():
+    """The plan's rule: 16 draws per weight-noise level and 8 per input-noise level keep the 95% Monte-Carlo half-width
+    of a row's mean within 1 point wherever the standard deviation across draws is at most 0.018 (weight) or 0.01
+    (input); a row that spreads more is wide, and a row with fewer draws than the rule is wide when its half-width
+    exceeds 1 point."""
+    from scipy import stats
+
+    assert JG.NOISE_DRAWS == {"weight_noise": 16, "input_noise": 8}
+    assert JG.WIDE_SD == {"weight_noise": 0.018, "input_noise": 0.01} and JG.MC_HALF_WIDTH == 1.0
+    for kind in JG.NOISE_DRAWS:
+        k, sd = JG.NOISE_DRAWS[kind], JG.WIDE_SD[kind]
+        at = JG.draw_spread(_draws(0.999 * sd, k), kind)
+        assert at["draws"] == k and at["sd"] == pytest.approx(0.999 * sd) and not at["wide"]
+        assert at["half_width"] == pytest.approx(100 * stats.t.ppf(0.975, k - 1) * 0.999 * sd / math.sqrt(k))
+        assert at["half_width"] <= 1
+        assert JG.draw_spread(_draws(1.05 * sd, k), kind)["wide"], "more spread than the rule's SD: wide"
+    short = JG.draw_spread(_draws(0.002, 3), "weight_noise")
+    assert short["rule"] == 16 and short["half_width"] < 1 and not short["wide"]
+    assert JG.draw_spread(_draws(0.01, 3), "weight_noise")["wide"], "3 draws, half-width above 1 point"
+    assert JG.draw_spread([0.7], "input_noise") == {"draws": 1, "rule": 8, "sd": None, "half_width": None, "wide": False}
+    with pytest.raises(ValueError, match="not drawn at random"):
+        JG.draw_spread([0.7, 0.71], "quantized_theta")
+    wide = JG.draw_spread(_draws(0.03, 16), "weight_noise")
+    assert RR.draws_cell([wide, JG.draw_spread(_draws(0.001, 16), "weight_noise")]) == f"16; wide, ±{wide['half_width']:.1f}"
+    assert RR.draws_cell([short, short]) == "3 (rule: 16)" and RR.draws_cell([None, None]) == "—"
+
+
+def test_the_presets_grids_and_the_draws_they_have():
+    """The cpu and paper presets' robustness grids have the plan's draws; the gpu preset's shipped study keeps its 3 and
+    2 (recomputing it does not fit a CPU session: its models are evaluated on 5,000 images, and only seed 0's
+    checkpoints ship), and its rows say so."""
+    from cnet_lib.images.runs.image_presets import robustness_grid
+
+    for preset in ("cpu", "paper"):
+        g = robustness_grid(preset)
+        assert len(g["seeds"]) == JG.NOISE_DRAWS["weight_noise"] and len(g["noise_seeds"]) == JG.NOISE_DRAWS["input_noise"]
+    g = robustness_grid("gpu")
+    assert (len(g["seeds"]), len(g["noise_seeds"])) == (3, 2)
+    rows = [{"kind": "weight_noise", "level": 0.1, "accuracies": _draws(0.01, 3)}]
+    sp = JG.draw_spread(rows[0]["accuracies"], "weight_noise")
+    assert RR.draws_cell([sp]).startswith("3 (rule: 16); wide")

@@ -25,11 +25,11 @@ from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
 from .studies.factorial import factorial_over_seeds, shipped_factorial
-from .studies.graph_rule import graph_kind
+from .studies.graph_rule import KEEP_POINTS, graph_kind
 from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
-from .studies.robustness_verdict import PRIMARY, judge, judge_methods
+from .studies.robustness_verdict import NOISE_DRAWS, PRIMARY, judge, judge_methods
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
 from .studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
 from .studies.sweep_cached import sweep_runs
@@ -56,8 +56,8 @@ __all__ = [
     "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
     "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
-    "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY",
+    "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY", "NOISE_DRAWS",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
-    "graph_kind", "factorial_over_seeds", "shipped_factorial",
+    "graph_kind", "KEEP_POINTS", "factorial_over_seeds", "shipped_factorial",
 ]

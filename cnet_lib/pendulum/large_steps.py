@@ -1,4 +1,4 @@
-"""The pendulum's ODE-Nets at steps beyond the chapters' grid: two sentences of the paper about its Figure 3.
+"""The pendulum's ODE-Nets at steps beyond the chapters' grid: two sentences of the paper about its Figure 4 (Sec. 3.3).
 
 The chapters run the trained rates G up to Δt = 8·Δt_data.  The paper says two things about larger steps: the
 midpoint-trained model, run with RK4, improves "by orders of magnitude for Δt > 2Δt_data", and at large steps the
@@ -22,11 +22,28 @@ from .pendulum_presets import PendulumConfig
 from .rollouts import rollout_rows
 from .trained_models import ODENetFit
 
-__all__ = ["LARGE_H", "SLOPE_H", "large_step_rows", "interchange_at_large_steps", "large_step_slopes"]
+__all__ = ["LARGE_H", "SLOPE_H", "admitted_steps", "large_step_rows", "interchange_at_large_steps", "large_step_slopes"]
 
-LARGE_H = (4.0, 5.0, 8.0, 10.0, 20.0, 25.0)
-"""The steps, in units of Δt_data, of the large-step rows: all above 2·Δt_data, the range of the paper's sentence on
-the interchange, and each a whole number of steps over [0, T_data]."""
+
+def admitted_steps(dt_data: float = 0.01, T_data: float = 10.0, above: float = 2.0, up_to: float = 25.0,
+                   unit: float = 0.5) -> tuple:
+    """Every step h (in units of Δt_data) with ``above`` < h ≤ ``up_to`` that the grid admits: a multiple of ``unit``
+    (the half step, Δt = 0.5·Δt_data, of the paper's Figure 3(b) and of the chapters' grids) that divides [0, T_data]
+    into a whole number of steps, so that E is measured at T_data itself."""
+    out = []
+    k = int(above / unit) + 1
+    while k * unit <= up_to + 1e-12:
+        h = k * unit
+        n = T_data / (h * dt_data)
+        if abs(n - round(n)) < 1e-9:
+            out.append(float(h))
+        k += 1
+    return tuple(out)
+
+
+LARGE_H = admitted_steps()
+"""The steps, in units of Δt_data, of the large-step rows: every step the grid admits above 2·Δt_data, the range of
+the paper's sentence on the interchange (:func:`admitted_steps`: 2.5, 4, 5, 8, 10, 12.5, 20 and 25)."""
 
 SLOPE_H = (10.0, 20.0, 25.0)
 """The steps of :func:`large_step_slopes`: Δt ≥ 10·Δt_data, the paper's "Δt ≳ 10" read in units of Δt_data.  (Below

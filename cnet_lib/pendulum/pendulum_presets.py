@@ -24,8 +24,8 @@ class PendulumConfig:
     Data: ``Δt_data``, ``T_data``, ``ρ0``, ``g``.  Training: ``train_schemes`` (ODE-Net(A) for
     each A; the paper's "RK4" is torchdiffeq's ``rk4``, i.e. ``rk4_38``), ``n_iters`` full-batch
     Adam iterations with the learning rate decaying from ``lr`` to ``lr_final``, ``seed``.
-    Evaluation: ``eval_schemes``; ``h_values`` (Δt = h·Δt_data) for Fig. 3a and the rollout
-    explorer, ``interchange_h`` for Fig. 3b; the ODE-Net slopes are fitted over
+    Evaluation: ``eval_schemes``; ``h_values`` (Δt = h·Δt_data) for Fig. 4(a) and the rollout
+    explorer, ``interchange_h`` for Fig. 4(b); the ODE-Net slopes are fitted over
     ``h ∈ fit_h_odenet``.  Integrators: ``integrator_h`` and ``integrator_t_final`` for the
     convergence study on the true rate, slopes fitted over ``h ∈ fit_h_integrators``.
     Control: ODE-Nets trained at each coarser ``control_dt_data`` for ``control_iters``.

@@ -6,7 +6,8 @@ The pendulum is the first-order system x = [ρ, v],
 
     \\dot\\rho = v, \\qquad \\dot v = -g \\sin\\rho, \\qquad \\text{i.e.}\\quad \\dot x = f(x),
 
-with ``g = 9.81``, ``ρ(0) = 3π/4`` and ``v(0) = 0`` as in the paper.
+with ``g = 9.81`` (the paper writes ρ̈ = g sin ρ with g = −9.81: the same physics), and ``ρ(0) = 3π/4`` and ``v(0) = 0``
+as in the paper.
 
 *Ground truth is exact.*  With ``k = sin(ρ0/2)``, parameter ``m = k²`` (scipy's
 convention: ``ellipj(u, m)`` and ``ellipk(m)`` take the parameter ``m``, not the
@@ -35,7 +36,7 @@ __all__ = ["G", "RHO0", "PendulumData", "exact_solution", "true_rate", "modified
            "make_data", "n_intervals"]
 
 G = 9.81
-"""Gravitational acceleration g used by the paper (unit pendulum length)."""
+"""Gravitational acceleration g (unit pendulum length); the paper writes it as −9.81 in ρ̈ = g sin ρ."""
 RHO0 = 3 * math.pi / 4
 """The paper's initial angle ρ(0) = 3π/4 (released from rest)."""
 

@@ -1,4 +1,4 @@
-"""The trained ODE-Nets rolled out with every scheme (the paper's Figs. 2 and 3): the rollouts' rows and
+"""The trained ODE-Nets rolled out with every scheme (the paper's Figures 3 and 4): the rollouts' rows and
 what the chapter reads from them (the dip, the interchange matrix, the error floor, the coarse-Δt_data
 control).
 
@@ -91,7 +91,7 @@ def rollout_rows(
 
 
 def dip_rows(rows: Sequence[Mapping]) -> list[dict]:
-    """Each ODE-Net(A) run with its own scheme A at Δt_data and at Δt_data/2 (paper Fig. 2).
+    """Each ODE-Net(A) run with its own scheme A at Δt_data and at Δt_data/2 (paper Figure 3).
 
     Rows: ``trained, error_dt_data, error_half, ratio`` with ratio = E(Δt_data/2) / E(Δt_data):
     > 1 means halving the step made the model *worse*, the signature of a discrete map.
@@ -105,7 +105,7 @@ def dip_rows(rows: Sequence[Mapping]) -> list[dict]:
 
 
 def interchange_matrix(rows: Sequence[Mapping], h: float = 1.0) -> list[dict]:
-    """Trained with A, evaluated with B at Δt = h·Δt_data (paper Fig. 3b).
+    """Trained with A, evaluated with B at Δt = h·Δt_data (paper Figure 4(b)).
 
     Rows: ``trained, evaluated, h, error, ratio_to_own`` with ratio_to_own = E(A→B) / E(A→A).
     """
@@ -118,7 +118,7 @@ def interchange_matrix(rows: Sequence[Mapping], h: float = 1.0) -> list[dict]:
 
 
 def odenet_convergence(rows: Sequence[Mapping]) -> list[dict]:
-    """E(Δt) of each ODE-Net(A) run with its own scheme A (the solid curves of paper Fig. 3a).
+    """E(Δt) of each ODE-Net(A) run with its own scheme A (the curves of paper Figure 4(a)).
 
     Rows: ``trained, scheme, h, dt, error``.
     """

@@ -10,14 +10,15 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import torch
 
 from ..images.studies.robustness_measure import Condition, condition_name
-from ..images.studies.robustness_verdict import FAMILIES, Judgement, MethodJudgement, PrimaryTest
+from ..images.studies.robustness_verdict import (FAMILIES, MC_HALF_WIDTH, NOISE_DRAWS, WIDE_SD, Judgement, MethodJudgement,
+                                                 PrimaryTest)
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
 from .run_report import as_trained_note
 
-__all__ = ["word_verdict", "outcome_phrase", "floor_sentences", "HURTS", "STUDY_HOW", "FOOTING", "drops_table", "word_methods", "quantization_error_table",
-           "size_table"]
+__all__ = ["word_verdict", "outcome_phrase", "floor_sentences", "HURTS", "STUDY_HOW", "FOOTING", "DRAWS_NOTE", "draws_cell",
+           "drops_table", "word_methods", "quantization_error_table", "size_table"]
 
 
 def _interval(r: Mapping) -> str:
@@ -145,6 +146,29 @@ FOOTING = ("the 95% interval and p are unadjusted, one test each (the interval e
 """What the drops table says about which of its numbers are adjusted."""
 
 
+def draws_cell(spreads: Sequence[Optional[Mapping]]) -> str:
+    """The draws behind a row of a random perturbation (``spreads``: each model's
+    :func:`~cnet_lib.images.studies.robustness_verdict.draw_spread`, in every seed): how many (with how many the rule
+    asks, when fewer), and ``wide`` with the largest 95% Monte-Carlo half-width when some model's draws spread more than
+    the rule's standard deviation; "—" for a perturbation that is not drawn at random."""
+    spreads = [s for s in spreads if s]
+    if not spreads:
+        return "—"
+    k, rule = min(s["draws"] for s in spreads), spreads[0]["rule"]
+    text = f"{k}" if k >= rule else f"{k} (rule: {rule})"
+    wide = [s["half_width"] for s in spreads if s["wide"]]
+    return text + (f"; wide, ±{max(wide):.1f}" if wide else "")
+
+
+DRAWS_NOTE = (f"draws: of each random perturbation per level and model (the rule: {NOISE_DRAWS['weight_noise']} per "
+              f"weight-noise level, {NOISE_DRAWS['input_noise']} per input-noise level); wide: a model's accuracy spreads "
+              f"across its draws by a standard deviation above {100 * WIDE_SD['weight_noise']:g} points (weight noise) or "
+              f"{100 * WIDE_SD['input_noise']:g} (input noise), or, with fewer draws than the rule, the 95% Monte-Carlo "
+              f"half-width of its mean exceeds {MC_HALF_WIDTH:g} point; the largest half-width is given, in points (the row's "
+              "interval includes the draws' spread)")
+"""What the draws column says (the analysis plan's rule on noise draws)."""
+
+
 def drops_table(j: Judgement) -> Rich:
     """The verdict's rows as a table: per perturbation its role (primary, or its family), the points
     each model loses, the paired difference with its **unadjusted** 95% interval and p, the p
@@ -158,14 +182,16 @@ def drops_table(j: Judgement) -> Rich:
             return "—"
         return "one test" if r["role"] == "primary" else f"{r['p_holm']:.2g}"
 
-    cols = [("perturbation", name, "{}"), ("A loses", "drop_a", "{:.2f}"),
+    cols = [("perturbation", name, "{}"), ("draws", lambda r: draws_cell([r.get("draws_a"), r.get("draws_b")]), "{}"),
+            ("A loses", "drop_a", "{:.2f}"),
             ("B loses", "drop_b", "{:.2f}"), ("B − A", "diff", "{:+.2f}"),
             ("95% interval", lambda r: "—" if r["ci95"] is None else _interval(r), "{}"),
             ("p", lambda r: "—" if r["p"] is None else f"{r['p']:.2g}", "{}"), ("p, Holm", holm, "{}"),
             ("significant", lambda r: "yes" if r["significant"] else "no", "{}")]
     return format_table(j.rows, cols, note=f"A = {run_label(j.a)}, B = {run_label(j.b)}; points of accuracy on {j.n:,} "
                         f"held-out images; {FOOTING}; significant: after Holm, at α = {j.test.alpha:g}; families: "
-                        "weight noise, quantization (and stored formats), input noise; the PRIMARY row alone decides")
+                        "weight noise, quantization (and stored formats), input noise; the PRIMARY row alone decides; "
+                        + DRAWS_NOTE)
 
 
 def word_methods(m: MethodJudgement, labels: Optional[Mapping[str, str]] = None) -> Rich:

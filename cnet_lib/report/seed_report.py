@@ -11,7 +11,7 @@ from ..images.studies.seed_verdict import SeedContrast, SeedRobustness, spread
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
-from .robustness_report import floor_sentences, outcome_phrase
+from .robustness_report import DRAWS_NOTE, draws_cell, floor_sentences, outcome_phrase
 
 __all__ = ["contrast_over_seeds_table", "word_contrast_over_seeds", "robustness_over_seeds_table",
            "word_robustness_over_seeds", "spread_cell", "seeds_phrase"]
@@ -85,9 +85,10 @@ def word_contrast_over_seeds(c: SeedContrast) -> Rich:
              f"{m['ci95'][1]:+.2f}], Welch p = {m['p']:.2g}, the training seed as the unit")
     verdict = {
         "contrast": f"the paper's contrast holds across seeds ({stats}; {E} loses ≥ {th['lose_points']:g} on average, "
-                    f"{R} ≤ {th['hold_points']:g}).",
+                    f"{R} < {th['hold_points']:g}).",
+        "contradicted": f"the opposite of the paper's contrast across seeds ({stats}: the interval lies below 0).",
         "no contrast": f"the paper's contrast is not shown across seeds ({stats}; it needs the interval above 0, {E}'s "
-                       f"mean loss ≥ {th['lose_points']:g} and {R}'s ≤ {th['hold_points']:g}).",
+                       f"mean loss ≥ {th['lose_points']:g} and {R}'s below {th['hold_points']:g}).",
         "blocks do not matter": f"no verdict: in some seed removing the blocks costs a model less than "
                                 f"{th['matter_points']:g} points ({stats}).",
     }[c.outcome]
@@ -101,7 +102,7 @@ def robustness_over_seeds_table(r: SeedRobustness) -> Rich:
     def name(row):
         return row["name"] + (" (PRIMARY)" if row["role"] == "primary" else "")
 
-    cols = [("perturbation", name, "{}"),
+    cols = [("perturbation", name, "{}"), ("draws", lambda row: draws_cell(row.get("draws", [])), "{}"),
             ("A loses", lambda row: spread_cell(row["a"], "{:.2f}"), "{}"), ("B loses", lambda row: spread_cell(row["b"], "{:.2f}"), "{}"),
             ("B − A", "diff", "{:+.2f}"),
             ("95% interval", lambda row: row["ci95"] and f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}]", "{}"),
@@ -113,7 +114,8 @@ def robustness_over_seeds_table(r: SeedRobustness) -> Rich:
             "family; the PRIMARY row alone decides"
             if len(r.seeds) >= 2 else "one model per method: no test about the training methods")
     return format_table(r.rows, cols, note=f"{seeds_phrase(r.seeds)}; A = {run_label(r.a)}, B = {run_label(r.b)}; "
-                        f"points lost from each model's own clean accuracy, mean [min, max] over the seeds; {unit}")
+                        f"points lost from each model's own clean accuracy, mean [min, max] over the seeds; {unit}; "
+                        f"{DRAWS_NOTE.replace('per level and model', 'per level, model and seed')}")
 
 
 def word_robustness_over_seeds(r: SeedRobustness) -> Rich:

@@ -63,14 +63,14 @@ def _sweep_sentences(v: Verdict, n_test: Optional[int], preset: Optional[str]) -
     if v.contrast:
         s.append(f"VERDICT: the blocks matter, and the paper's contrast appears: on its valid graphs the Euler-trained "
                  f"model loses {v.drops[v.euler]:.1f} points (≥ {th['lose_points']:g}), the RK4-trained model stays "
-                 f"within {v.drops[v.rk4]:.1f} points (≤ {th['hold_points']:g}).")
+                 f"within {v.drops[v.rk4]:.1f} points (< {th['hold_points']:g}).")
     else:
         what = []
         if not v.drops[v.euler] >= th["lose_points"]:
             what.append(f"the Euler-trained model loses only {v.drops[v.euler]:.1f} points on its valid graphs "
                         f"(< {th['lose_points']:g})")
-        if not v.drops[v.rk4] <= th["hold_points"]:
-            what.append(f"the RK4-trained model loses {v.drops[v.rk4]:.1f} points (> {th['hold_points']:g})")
+        if not v.drops[v.rk4] < th["hold_points"]:
+            what.append(f"the RK4-trained model loses {v.drops[v.rk4]:.1f} points (≥ {th['hold_points']:g})")
         s.append("VERDICT: the blocks matter, but the paper's contrast does not appear at this scale: "
                  + " and ".join(what) + ".")
     return s

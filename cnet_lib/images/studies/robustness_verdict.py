@@ -1,7 +1,7 @@
 """The verdict of the robustness study: one primary test fixed in advance, the rest secondary.
 
-The paper expects the refined RK4 model to be "more robust with respect to parameter perturbations"
-and so "well-suited to ... quantization".  What decides what the book says about that expectation
+The paper's conclusion expects ContinuousNets trained with refinement, being "more robust with respect to parameter
+perturbations", to be "well-suited to compression and other quantization strategies".  What decides what the book says about that expectation
 is **one** test, fixed (in :data:`PRIMARY`) before its numbers were seen:
 
     θ̂ quantized to 4 bits (:func:`~cnet_lib.images.studies.robustness_perturbations.quantize_theta`), the Euler model's
@@ -33,7 +33,8 @@ import torch
 from .paired_stats import holm, mcnemar, paired_difference, with_seed_variance
 from .robustness_measure import Condition, condition_name
 
-__all__ = ["PrimaryTest", "PRIMARY", "FAMILIES", "RANDOM_KINDS", "OUTCOMES", "Judgement", "judge", "decide",
+__all__ = ["PrimaryTest", "PRIMARY", "FAMILIES", "RANDOM_KINDS", "NOISE_DRAWS", "WIDE_SD", "MC_HALF_WIDTH", "draw_spread", "OUTCOMES",
+           "Judgement", "judge", "decide",
            "MethodJudgement", "judge_methods"]
 
 
@@ -60,6 +61,40 @@ FAMILIES = {"weight noise": ("weight_noise",), "quantization": ("quantized_theta
 
 RANDOM_KINDS = ("weight_noise", "input_noise")
 """Perturbations drawn at random: they need at least two seeds per model to be judged."""
+
+NOISE_DRAWS = {"weight_noise": 16, "input_noise": 8}
+"""Draws per level that a random perturbation's row needs: the rule of the manifestation study's analysis plan
+(``cnet_lib/studies/manifestation_factorial/analysis_plan.md``, *Robustness study: noise draws*, committed on
+2026-11-29): with them the 95% Monte-Carlo half-width of a row's mean accuracy is at most 1 point wherever the
+accuracy's standard deviation across draws is at most :data:`WIDE_SD`."""
+
+WIDE_SD = {"weight_noise": 0.018, "input_noise": 0.01}
+"""The standard deviation of accuracy across draws (a fraction) above which a row is *wide* (the same plan): shown
+with its own, wider interval and said to be wide."""
+
+MC_HALF_WIDTH = 1.0
+"""The plan's target for the 95% Monte-Carlo half-width of a row's mean accuracy, in points: a row with fewer draws
+than :data:`NOISE_DRAWS` asks is wide when its half-width is larger (with the rule's draws the standard deviations of
+:data:`WIDE_SD` keep it within this)."""
+
+
+def draw_spread(accuracies: Sequence[float], kind: str) -> dict:
+    """How far one model's row of a random perturbation (``kind``) rests on its draws: ``draws`` (how many), ``rule``
+    (how many :data:`NOISE_DRAWS` asks), ``sd`` (standard deviation of the accuracy across draws, a fraction; None with
+    one draw), ``half_width`` (the 95% Monte-Carlo half-width of the mean, t_{0.975, draws−1} × sd / √draws, in points)
+    and ``wide``: sd above :data:`WIDE_SD`, or, with fewer draws than the rule asks, a half-width above
+    :data:`MC_HALF_WIDTH`."""
+    from scipy import stats  # imported here: scipy.stats takes a moment to import
+
+    k = len(accuracies)
+    if kind not in NOISE_DRAWS:
+        raise ValueError(f"{kind!r} is not drawn at random; the random kinds are {', '.join(NOISE_DRAWS)}")
+    if k < 2:
+        return {"draws": k, "rule": NOISE_DRAWS[kind], "sd": None, "half_width": None, "wide": False}
+    sd = float(torch.tensor(list(accuracies), dtype=torch.float64).std(unbiased=True))
+    half = 100 * float(stats.t.ppf(0.975, k - 1)) * sd / math.sqrt(k)
+    return {"draws": k, "rule": NOISE_DRAWS[kind], "sd": sd, "half_width": half,
+            "wide": sd > WIDE_SD[kind] or (k < NOISE_DRAWS[kind] and half > MC_HALF_WIDTH)}
 
 OUTCOMES = ("supported", "contradicted", "equivalent", "below minimum", "inconclusive", "unmeasured")
 
@@ -143,6 +178,8 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, test: Primar
         seeds = min(len(cond_a.correct), len(cond_b.correct))
         row = {"kind": cond_a.kind, "level": cond_a.level, "name": condition_name(*key), "family": family,
                "drop_a": 100 * drop_a.mean().item(), "drop_b": 100 * drop_b.mean().item(), "seeds": seeds}
+        if cond_a.kind in RANDOM_KINDS:
+            row["draws_a"], row["draws_b"] = (draw_spread(c.accuracies(), c.kind) for c in (cond_a, cond_b))
         if cond_a.kind in RANDOM_KINDS and seeds < 2:
             rows.append({**row, "role": "unmeasured", "diff": row["drop_b"] - row["drop_a"], "se": None,
                          "ci95": None, "p": None, "p_holm": None, "significant": False})

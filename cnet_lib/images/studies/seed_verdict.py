@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.rows import find_row
-from .graph_rule import graph_kind, trained_row
+from .graph_rule import KEEP_POINTS, graph_kind, trained_row
 from .paired_stats import holm, welch
 from .robustness_measure import condition_name
-from .robustness_verdict import FAMILIES, PRIMARY, PrimaryTest, decide
+from .robustness_verdict import FAMILIES, PRIMARY, RANDOM_KINDS, PrimaryTest, decide, draw_spread
 from .sweep_verdict import judge_sweeps
 
 __all__ = ["spread", "SeedContrast", "contrast_over_seeds", "SeedRobustness", "robustness_over_seeds"]
@@ -56,7 +56,7 @@ class SeedContrast:
     blocks_matter: bool
     thresholds: dict
     methods: Optional[dict] = None
-    outcome: str = "one seed"  # "contrast", "no contrast", "blocks do not matter", "one seed"
+    outcome: str = "one seed"  # "contrast", "contradicted", "no contrast", "blocks do not matter", "one seed"
     straddle_drops: dict = field(default_factory=dict)  # run -> per seed, worst loss on steps that cross θ's jumps
     basis: str = "piecewise_constant"
 
@@ -93,15 +93,17 @@ def _contrast_rows(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], r
 
 
 def contrast_over_seeds(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], *, euler: str = "euler_fixed",
-                        rk4: str = "rk4_refined", matter_points: float = 10.0, lose_points: float = 5.0,
-                        hold_points: float = 2.0, alpha: float = 0.05, basis: str = "piecewise_constant") -> SeedContrast:
+                        rk4: str = "rk4_refined", matter_points: float = 10.0, lose_points: float = KEEP_POINTS,
+                        hold_points: float = KEEP_POINTS, alpha: float = 0.05, basis: str = "piecewise_constant") -> SeedContrast:
     """The contrast of :func:`cnet_lib.images.studies.sweep_verdict.judge_sweeps` over ``sweeps_by_seed`` (training seed
     -> ``{run: sweep rows}``, both runs of every seed).  The table holds each model's own graph, every graph that is
     valid or crosses θ's jumps for one of the models (:mod:`cnet_lib.images.studies.graph_rule`) and that every seed's
     sweep has, and the model without its blocks.  With two or more seeds, Welch's t-test (seed as unit) compares the
     seeds' worst losses on their valid graphs; the contrast **holds across seeds** when the blocks matter in every
     seed, the (1 − ``alpha``) interval of Euler's mean loss minus RK4's lies above 0, Euler's mean loss is at least
-    ``lose_points`` and RK4's at most ``hold_points``.  The graphs that cross θ's jumps never enter the test."""
+    ``lose_points`` and RK4's below ``hold_points`` (both :data:`~.graph_rule.KEEP_POINTS` by default); it is
+    **contradicted** when the interval lies below 0 (the RK4-trained models lose more).  The graphs that cross θ's jumps
+    never enter the test."""
     if not sweeps_by_seed:
         raise ValueError("sweeps_by_seed is empty: give {seed: {run: sweep rows}} for at least one training seed")
     verdicts = {seed: judge_sweeps(s, euler=euler, rk4=rk4, matter_points=matter_points, lose_points=lose_points,
@@ -119,8 +121,10 @@ def contrast_over_seeds(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]
     mean = {run: sum(d) / len(d) for run, d in drops.items()}
     if not matter:
         c.outcome = "blocks do not matter"
-    elif c.methods["ci95"][0] > 0 and mean[euler] >= lose_points and mean[rk4] <= hold_points:
+    elif c.methods["ci95"][0] > 0 and mean[euler] >= lose_points and mean[rk4] < hold_points:
         c.outcome = "contrast"
+    elif c.methods["ci95"][1] < 0:
+        c.outcome = "contradicted"
     else:
         c.outcome = "no contrast"
     return c
@@ -186,6 +190,8 @@ def _robustness_rows(per_seed: list, a: str, b: str, test: PrimaryTest) -> list:
                "role": "primary" if key == (test.kind, test.level) else "secondary", "drops_a": da, "drops_b": db,
                "a": spread(da), "b": spread(db), "diff": sum(db) / len(db) - sum(da) / len(da), "ci95": None,
                "p": None, "p_holm": None, "significant": False}
+        if key[0] in RANDOM_KINDS:  # each model's draws in every seed, by the analysis plan's rule
+            row["draws"] = [draw_spread(s[m][key], key[0]) for s in per_seed for m in (a, b)]
         if len(per_seed) >= 2:
             row.update({k: v for k, v in welch(da, db, test.alpha).items() if k in ("diff", "ci95", "p", "se", "df")})
         rows.append(row)
