@@ -285,6 +285,24 @@ def test_the_audit_follows_aliases_and_leaves_local_names_alone():
     assert audit_exercise_cell("import torch\ntorch.allclose = None\ndef rk_step(f, t, x, h, tab):\n    return x", "rk_step", rules)
 
 
+def test_the_audit_flags_what_an_attribute_chain_reaches_not_the_name_it_starts_from():
+    """Issue 56: ``np.ctypeslib.ctypes.CDLL``, ``pkgutil.os.system``, ``pkgutil.sys.modules`` and
+    ``pkgutil.importlib.import_module("builtins").eval`` gave no finding where the same body written plainly gave
+    five; the audit reads the attribute a chain reaches, whatever its root (an alias, a call, a local name)."""
+    from attacks import CHAINS, CHAINS_REACH
+
+    rules = EXERCISES["rk_step"].rules
+    found = " ".join(str(f) for f in audit_exercise_cell(CHAINS, "rk_step", rules) if f.kind == "tampering")
+    assert all(f"reaches {r}" in found for r in CHAINS_REACH), found
+    for body in ("from pkgutil import os as o\n    o.system('x')", "m = __import__('pkgutil')\n    m.sys.modules",
+                 "(lambda: 0)().ctypes.CDLL(None)", "import numpy\n    numpy.ctypeslib.load_library('x', '.')"):
+        cell = "def rk_step(f, t, x, h, tab):\n    " + body + "\n    return x"
+        assert any(f.kind == "tampering" for f in audit_exercise_cell(cell, "rk_step", rules)), body
+    for body in ("y = x.sum()\n    import os\n    os.path.join('a')", "model = f\n    model.eval()"):
+        cell = "def rk_step(f, t, x, h, tab):\n    " + body + "\n    return x"
+        assert audit_exercise_cell(cell, "rk_step", rules) == [], body
+
+
 def test_no_cell_of_the_book_looks_like_tampering():
     for path in NOTEBOOKS:
         for cell in read_notebook(path)["cells"]:

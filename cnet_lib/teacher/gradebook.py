@@ -23,15 +23,12 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..book.exercises.catalogue import info
-from .grading import SubmissionGrade
+from .grading import SEVERITY, SubmissionGrade, severity
 from .student_names import file_key, printable
 
 __all__ = ["write_gradebook", "write_feedback", "feedback_text", "summary_line", "feedback_name", "write_atomically",
            "read_rows", "header", "ordered_flags", "SEVERITY", "MAX_FLAGS_TEXT"]
 
-SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "unread",
-            "similarity", "public cases only")
-"""The kinds of flags, the most serious first (a flag is ``"<kind>: <words>"``)."""
 MAX_FLAGS_TEXT = 30_000
 """Characters of the flags column (a spreadsheet's cell holds 32,767): the rest is counted, and in the feedback."""
 
@@ -87,15 +84,10 @@ def read_rows(path: Path, exercises: Sequence[str]) -> dict[str, list]:
     return {row[-1]: row for row in rows[1:] if len(row) == len(rows[0])}
 
 
-def _severity(flag: str) -> int:
-    kind = flag.split(":", 1)[0]
-    return next((i for i, k in enumerate(SEVERITY) if kind == k), len(SEVERITY))
-
-
 def ordered_flags(grade: SubmissionGrade, exercises: Sequence[str]) -> list[str]:
     """Every flag of ``grade`` as ``exercise: flag`` (``files: ...`` for the files), the most serious first."""
     items = [(SEVERITY.index("files"), f"files: {p}") for p in grade.problems]
-    items += [(_severity(flag), f"{name}: {flag}") for name in exercises for flag in grade.grades[name].flags]
+    items += [(severity(flag), f"{name}: {flag}") for name in exercises for flag in grade.grades[name].flags]
     return [text for _, text in sorted(items, key=lambda item: item[0])]
 
 

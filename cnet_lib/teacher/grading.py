@@ -31,12 +31,13 @@ from .keys import expected_outputs, hidden_cases
 from .sandbox_client import Job, Outcome, Sandbox
 from .scoring import score
 from .similarity import compare
+from .stubbing import ABSENT_MARK
 from .source_audit import audit_exercise_cell, audit_imports_above, audit_other_cell
 from .submission_cells import CodeCell, Deadline, exercise_cell, preamble
 from .submissions import Submission
 
 __all__ = ["ExerciseGrade", "SubmissionGrade", "prepare", "finish", "grade_submissions", "grade_submission",
-           "unfinished_stub", "new_nonce", "grader_fault"]
+           "unfinished_stub", "new_nonce", "grader_fault", "SEVERITY", "MAX_FLAGS", "severity", "bounded"]
 
 
 @dataclass
@@ -70,6 +71,34 @@ class SubmissionGrade:
     @property
     def possible(self) -> int:
         return sum(g.possible for g in self.grades.values())
+
+
+SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "unread",
+            "similarity", "public cases only")
+"""The kinds of flags, the most serious first (a flag is ``"<kind>: <words>"``)."""
+MAX_FLAGS = 25
+"""Flags of one exercise kept (the most serious first); the rest are counted in one more."""
+MAX_NOTES = 12
+"""Notes of one exercise kept for the feedback."""
+
+
+def severity(flag: str) -> int:
+    """The rank of ``flag``'s kind in :data:`SEVERITY` (unknown kinds last)."""
+    kind = flag.split(":", 1)[0]
+    return next((i for i, k in enumerate(SEVERITY) if kind == k), len(SEVERITY))
+
+
+def bounded(grade: "ExerciseGrade") -> "ExerciseGrade":
+    """``grade`` with its flags in order of severity (stable), at most :data:`MAX_FLAGS` of them and the rest
+    counted in one, and at most :data:`MAX_NOTES` notes."""
+    flags = sorted(grade.flags, key=severity)
+    if len(flags) > MAX_FLAGS:
+        flags = flags[:MAX_FLAGS] + [f"unread: and {len(flags) - MAX_FLAGS:,} more flags of this exercise, less serious "
+                                     "(not listed: look at the notebook)"]
+    grade.flags = flags
+    if len(grade.notes) > MAX_NOTES:
+        grade.notes = grade.notes[:MAX_NOTES] + [f"and {len(grade.notes) - MAX_NOTES} more notes"]
+    return grade
 
 
 def new_nonce() -> str:
@@ -155,8 +184,8 @@ def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: A
             grade.notes.append("not done: the function still raises NotImplementedError")
             return grade, None
         if sub.deadline.passed():
-            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: reading the submission "
-                               f"took over {sub.deadline.seconds:g} s (look at it)")
+            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: {sub.deadline.why()} "
+                               "(look at it)")
         else:
             with sub.deadline.timing():
                 _audit(grade, cell, cells[:cell.index], imports)
@@ -177,8 +206,7 @@ def _notebook_flags(cells: list[CodeCell], exercise_cells: set, deadline: Deadli
         if cell.index in exercise_cells:
             continue
         if cell.read and deadline.passed():
-            out.append(f"unread: code cell {cell.index + 1} not audited: reading the submission took over "
-                       f"{deadline.seconds:g} s (look at it)")
+            out.append(f"unread: code cell {cell.index + 1} not audited: {deadline.why()} (look at it)")
         elif cell.read:
             with deadline.timing():
                 found = audit_other_cell(cell.tree)
@@ -209,7 +237,7 @@ def prepare(sub: Submission, key: AnswerKey, nonce: str = "") -> tuple[Submissio
             grade, job = _prepare_exercise(name, sub, chapter, key, nonce, notebook_flags.get(chapter, []))
         except Exception as err:  # noqa: BLE001 - ditto, for one exercise
             grade, job = ExerciseGrade(name, key.points[name], flags=[grader_fault(err, "the exercise")]), None
-        result.grades[name] = grade
+        result.grades[name] = bounded(grade)
         jobs += [job] if job is not None else []
     return result, jobs
 
@@ -222,7 +250,7 @@ def finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> ExerciseGrade:
     except Exception as err:  # noqa: BLE001 - what one sandbox returned never stops the run
         grade.points, grade.passed = 0.0, 0
         grade.flags.append(grader_fault(err, "what the sandbox returned"))
-    return grade
+    return bounded(grade)
 
 
 def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
@@ -234,10 +262,15 @@ def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
     if outcome.detail:
         grade.flags.append(f"out of memory: {outcome.detail}" if "memory" in outcome.detail else f"crashed: {outcome.detail}")
     result = outcome.result
+    for loaded in result.get("second_copies", [])[:5]:
+        grade.flags.append(f"tampering: {loaded}: a second copy of a package, loaded from a file path (look at it; no "
+                           "points taken)")
     for failed in result.get("failed_imports", [])[:3]:
         grade.notes.append(f"an import above the exercise failed in the grader: {failed}")
     if result["kind"] == "not_done":
         grade.notes.append("not done: the function still raises NotImplementedError")
+    elif result["kind"] == "cell_error" and ABSENT_MARK in result["error"]:
+        grade.flags.append(f"library: the cell raised {result['error']} ({result['where']})")
     elif result["kind"] == "cell_error":
         grade.flags.append(f"crashed: the cell raised {result['error']} ({result['where']})")
     else:

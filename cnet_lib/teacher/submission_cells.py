@@ -5,8 +5,9 @@ the imports above it, what a cell uses) costs no more reading.
 Reading is linear in the cells' sizes (:func:`cnet_lib.book.cell_magics.cell_python`) and capped: a cell over
 :data:`CELL_CAP` characters is not turned into Python nor parsed here (it is found by its ``def`` lines and still
 runs in the sandbox, whose time limit bounds it) and is flagged; once one submission has spent
-:data:`READ_SECONDS` on reading (its cells, their audit, the similarity check: :class:`Deadline`), its remaining
-cells are treated the same way and nothing more of it is audited.  A cell the parser refuses, however it refuses (a syntax
+:data:`READ_SECONDS` on reading (its files, its cells, their audit, the similarity check) or had
+:data:`READ_CHARACTERS` of code parsed (:class:`Deadline`), its remaining cells are treated the same way and
+nothing more of it is audited.  A cell the parser refuses, however it refuses (a syntax
 error, nesting too deep, a null byte), is "not Python" with the parser's words.
 """
 from __future__ import annotations
@@ -19,25 +20,44 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from ..book.cell_magics import python_and_tree
+from .submission_files import READ_SECONDS
 
-__all__ = ["CodeCell", "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS"]
+__all__ = ["CodeCell", "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS",
+           "READ_CHARACTERS"]
 
 CELL_CAP = 50_000
 """Characters of one cell the grader reads (the book's longest exercise cell has under 1,500)."""
-READ_SECONDS = 30.0
-"""Seconds of reading (cells to Python, parsing, the audit) one submission may take."""
+READ_CHARACTERS = 2_000_000
+"""Characters of code cells one submission may have parsed (the book's eight chapters hold under 30,000)."""
 _DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)\s*\(", re.M)
 
 
 class Deadline:
-    """The reading time one submission may spend (:data:`READ_SECONDS`), counted while it reads
-    (:meth:`timing`), so that time spent on other students' submissions never counts against it."""
+    """The reading one submission may spend: :data:`READ_SECONDS` (its files read by their own program, then its
+    cells and their audit here), counted while it reads (:meth:`timing`), so that time spent on other students'
+    submissions never counts against it; and :data:`READ_CHARACTERS` of code parsed (:meth:`charge`), which bounds
+    the memory its parsed cells hold."""
 
-    def __init__(self, seconds: float = READ_SECONDS):
+    def __init__(self, seconds: float = READ_SECONDS, characters: int = READ_CHARACTERS):
         self.seconds, self.spent = seconds, 0.0
+        self.characters, self.parsed = characters, 0
 
     def passed(self) -> bool:
-        return self.spent > self.seconds
+        return self.spent > self.seconds or self.parsed > self.characters
+
+    def why(self) -> str:
+        """Why the budget is spent, in words."""
+        if self.parsed > self.characters:
+            return f"the submission's code cells hold over {self.characters:,} characters"
+        return f"reading the submission took over {self.seconds:g} s"
+
+    def charge(self, characters: int) -> bool:
+        """Count ``characters`` about to be parsed; False (and nothing counted) when they do not fit."""
+        if self.parsed + characters > self.characters:
+            self.parsed = self.characters + 1
+            return False
+        self.parsed += characters
+        return True
 
     @contextmanager
     def timing(self) -> Iterator[None]:
@@ -82,9 +102,8 @@ def _read_one(index: int, source: str, deadline: Optional[Deadline]) -> CodeCell
     if len(source) > CELL_CAP:
         return CodeCell(index, source, None, None, f"{len(source):,} characters, over the grader's reading cap of "
                         f"{CELL_CAP:,}: not read for flags (look at it)", by_lines)
-    if deadline is not None and deadline.passed():
-        return CodeCell(index, source, None, None, f"not read: reading the submission took over {deadline.seconds:g} s "
-                        "(look at it)", by_lines)
+    if deadline is not None and (deadline.passed() or not deadline.charge(len(source))):
+        return CodeCell(index, source, None, None, f"not read: {deadline.why()} (look at it)", by_lines)
     with deadline.timing() if deadline is not None else nullcontext():
         python, tree, problem = _parse(source)
     if tree is None:

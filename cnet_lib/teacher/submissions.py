@@ -9,24 +9,31 @@ the student copy carries, else from its file name, else from the exercises it de
 
 Nothing a submission is or holds stops the reading of the others: a symbolic link (to a classmate's notebook, say)
 or a special file (a FIFO, a device) is refused, never followed or opened for reading; a folder is walked without
-following links, up to :data:`MAX_FILES` entries and :data:`MAX_DEPTH` levels; every file that cannot be read,
-however it fails, is a sentence in the student's ``problems`` (:mod:`.submission_files`).  Hidden entries (a name
-starting with ``.``: ``.ipynb_checkpoints``, ``.DS_Store``) are not submissions.
+following links, up to :data:`MAX_FILES` entries and :data:`MAX_DEPTH` levels; one student's files are read by a
+program of their own, within that student's reading time and memory (:func:`.submission_files.read_files`); every
+file that cannot be read, however it fails, is a sentence in the student's ``problems``, at most
+:data:`.submission_files.MAX_PROBLEMS` of them and the rest counted.  Hidden entries (a name starting with ``.``:
+``.ipynb_checkpoints``, ``.DS_Store``) are not submissions.
+
+A chapter handed in twice (a browser's ``how_to_use (1).ipynb`` beside ``how_to_use.ipynb``, two exports) is
+graded from the newer notebook, by the time it was saved (its zip entry's time stamp, else its file's modification
+time; the later by name where the times are equal), and the problem names both.
 """
 from __future__ import annotations
 
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..book.exercises.registry import chapter_exercises
 from .submission_cells import CodeCell, Deadline, read_cells
-from .submission_files import file_kind, notebooks_in
+from .submission_files import bounded_problems, file_kind, read_files
 
-__all__ = ["Submission", "find_submissions", "student_name", "MAX_FILES", "MAX_DEPTH"]
+__all__ = ["Submission", "find_submissions", "add_notebook", "student_name", "MAX_FILES", "MAX_DEPTH"]
 
 MAX_FILES = 500
 MAX_DEPTH = 6
@@ -45,6 +52,7 @@ class Submission:
     files: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     deadline: Deadline = field(default_factory=Deadline, repr=False)
+    saved: dict = field(default_factory=dict, repr=False)
     _cells: dict = field(default_factory=dict, repr=False)
 
     def cells(self, chapter: str) -> list[CodeCell]:
@@ -128,15 +136,30 @@ def _entries(folder: Path) -> list[os.DirEntry]:
     return out
 
 
-def _add_notebook(sub: Submission, where: str, nb: dict, chapters: Sequence[str]) -> None:
+def _when(saved: float) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(saved))
+    except (OverflowError, ValueError, OSError):
+        return "an unknown time"
+
+
+def add_notebook(sub: Submission, where: str, nb: dict, saved: float, chapters: Sequence[str]) -> None:
+    """Add the notebook ``nb`` read from ``where`` (saved at ``saved``, seconds since the epoch) to ``sub``: under
+    its chapter, the newer of two (see the module doc)."""
     chapter = _chapter(nb, where, chapters, sub.deadline)
     if chapter is None:
         sub.problems.append(f"{where}: no chapter of this class (its exercises are none of the key's)")
         return
     if chapter in sub.notebooks:
-        sub.problems.append(f"{chapter} handed in twice: {sub.files[chapter]} and {where}; graded {where}")
+        before, was = sub.files[chapter], sub.saved[chapter]
+        newer = saved >= was
+        kept = where if newer else before
+        sub.problems.append(f"{chapter} handed in twice: {before} (saved {_when(was)}) and {where} (saved "
+                            f"{_when(saved)}); graded {kept}, the newer")
+        if not newer:
+            return
         sub._cells.pop(chapter, None)
-    sub.notebooks[chapter], sub.files[chapter] = nb, where
+    sub.notebooks[chapter], sub.files[chapter], sub.saved[chapter] = nb, where, saved
 
 
 def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
@@ -144,12 +167,31 @@ def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    files: dict[str, list] = {}
     by_student: dict[str, Submission] = {}
     for entry in _entries(folder):
         is_dir = entry.is_dir(follow_symlinks=False) or entry.is_symlink()
         name = student_name(entry.name, not is_dir, chapters)
         sub = by_student.setdefault(name, Submission(name))
-        for path in _files_of(entry, sub.problems):
-            for where, nb in notebooks_in(path, sub.problems):
-                _add_notebook(sub, where, nb, chapters)
+        try:
+            files.setdefault(name, []).extend(_files_of(entry, sub.problems))
+        except Exception as err:  # noqa: BLE001 - one entry the grader cannot walk is its student's sentence
+            sub.problems.append(f"{entry.name} could not be read ({type(err).__name__}: {str(err)[:200]})")
+    for name, sub in by_student.items():
+        try:
+            _read(sub, files.get(name, []), chapters)
+        except Exception as err:  # noqa: BLE001 - nor one submission the grader cannot read
+            sub.notebooks.clear()
+            sub.problems.append(f"the grader could not read these files ({type(err).__name__}: {str(err)[:200]}): "
+                                "not graded (look at them)")
+        sub.problems = bounded_problems(sub.problems)
     return [by_student[k] for k in sorted(by_student)]
+
+
+def _read(sub: Submission, paths: list, chapters: Sequence[str]) -> None:
+    """Read ``paths`` into ``sub`` (in a program of their own, within the submission's reading time)."""
+    notebooks, problems, seconds = read_files(paths, sub.deadline.seconds)
+    sub.deadline.spent += seconds
+    sub.problems += problems
+    for where, nb, saved in notebooks:
+        add_notebook(sub, where, nb, saved, chapters)
