@@ -4,13 +4,15 @@ The CSV has the columns ``student`` (the name as the submission's file or folder
 written ``\\xe9``, :func:`cnet_lib.teacher.student_names.printable`), one per exercise (its points), ``total``,
 ``possible``, ``flag_count`` and ``flags`` (every flag, ``exercise: flag`` joined by `` | ``, the most serious
 first: what the grader could not grade, files refused, crashes and limits, tampering, library code the exercise
-asks for, cells not read, similarity, public cases only), ``isolation`` (how the students' code ran), ``cases``
+asks for, imports above an exercise that failed, cells not read, similarity, public cases only; at most 25 of one
+exercise and 30 of the files, the rest counted), ``isolation`` (how the students' code ran), ``cases``
 (the grading run's nonce the row's hidden cases were drawn with, :func:`cnet_lib.teacher.keys.hidden_cases`) and
 ``feedback`` (the student's feedback file, named by :func:`cnet_lib.teacher.student_names.file_key`: one per
 exact name, which ``--resume`` matches); it opens in any spreadsheet and imports into an LMS's gradebook by
 student.  A feedback file (``<feedback>``, markdown) tells the student, per exercise, the points, how many hidden
 cases passed, the first that failed (where the function's value differs, never the expected value), the hint
-aimed at it, and the flags.  Both are written whole or not at all (a temporary file in the same folder, then
+aimed at the student's own mistake (:mod:`.scoring`), and the flags, the most serious first; nothing in it names
+a folder of the grading machine.  Both are written whole or not at all (a temporary file in the same folder, then
 renamed), so a grading run that is stopped leaves the gradebook of the students graded so far and no
 half-written file.
 """

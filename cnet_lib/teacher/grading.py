@@ -10,7 +10,9 @@ process counted (:mod:`.rate_server`).  Points and feedback: :mod:`.scoring`.
 
 Zero and a flag: a cell that does not run (crashed), a function still running after the time limit, a sandbox
 out of memory, and anything of one submission the grader itself cannot read or grade (a ``grader:`` flag that
-says why): one student's fault never stops the grading of the others.  A case that calls code the exercise asks
+says why): one student's fault never stops the grading of the others.  An import above the exercise that fails in
+the sandbox is a flag (``import:``) as well as a note.  No flag or note names a folder of the grading machine
+(:func:`without_machine_paths`).  A case that calls code the exercise asks
 for fails (the code is absent: a stub raises), with a flag.  Flags without a deduction, for the teacher to look
 at, every one of them kept: what the exercise cell, the imports above it and the notebook's other cells use that
 reads like tampering or like the library's own answer (:mod:`.source_audit`), a cell the grader did not read (over
@@ -20,13 +22,19 @@ passed but fewer than half of the hidden ones.
 from __future__ import annotations
 
 import ast
+import os
+import re
 import secrets
+import site
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Iterator, Optional
 
 from ..book.exercises.registry import chapter_exercises, exercise
 from .answer_key import AnswerKey
+from .grading_library import installed_package
+from .isolation import runtime_paths
 from .keys import expected_outputs, hidden_cases
 from .sandbox_client import Job, Outcome, Sandbox
 from .scoring import score
@@ -73,7 +81,7 @@ class SubmissionGrade:
         return sum(g.possible for g in self.grades.values())
 
 
-SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "unread",
+SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "import", "unread",
             "similarity", "public cases only")
 """The kinds of flags, the most serious first (a flag is ``"<kind>: <words>"``)."""
 MAX_FLAGS = 25
@@ -88,9 +96,34 @@ def severity(flag: str) -> int:
     return next((i for i, k in enumerate(SEVERITY) if kind == k), len(SEVERITY))
 
 
+@lru_cache(maxsize=1)
+def _machine_paths() -> tuple:
+    """``(path, what it becomes)`` of the grading machine's folders a message may name, the longest first: where the
+    library and the Python packages are installed (a path below them is left as the package's own, as in a student's
+    copy: ``cnet_lib/__init__.py``), the Python runtime, the home folder."""
+    found = {str(installed_package().parent): "", **{str(p): "" for p in site.getsitepackages()}}
+    found.update({str(p): "<python>" for p in runtime_paths()})
+    found[os.path.expanduser("~")] = "~"
+    return tuple(sorted(((k, v) for k, v in found.items() if len(k) > 1), key=lambda kv: -len(kv[0])))
+
+
+def without_machine_paths(text: str) -> str:
+    """``text`` with the grading machine's folders replaced (:func:`_machine_paths`): feedback says nothing of the
+    machine that graded it (issue 54: "cannot import name 'pendulm' from 'cnet_lib' (<the teacher's clone>/...)")."""
+    for path, what in _machine_paths():
+        if path in text:
+            text = text.replace(path + os.sep, f"{what}{os.sep}" if what else "").replace(path, what or ".")
+    return _WORK_FOLDER.sub("", text)
+
+
+_WORK_FOLDER = re.compile(r"\S*/cnet-grade-[^/\s]+/")
+
+
 def bounded(grade: "ExerciseGrade") -> "ExerciseGrade":
     """``grade`` with its flags in order of severity (stable), at most :data:`MAX_FLAGS` of them and the rest
-    counted in one, and at most :data:`MAX_NOTES` notes."""
+    counted in one, and at most :data:`MAX_NOTES` notes; no path of the grading machine in any of them."""
+    grade.flags = [without_machine_paths(f) for f in grade.flags]
+    grade.notes = [without_machine_paths(n) for n in grade.notes]
     flags = sorted(grade.flags, key=severity)
     if len(flags) > MAX_FLAGS:
         flags = flags[:MAX_FLAGS] + [f"unread: and {len(flags) - MAX_FLAGS:,} more flags of this exercise, less serious "
@@ -266,6 +299,8 @@ def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
         grade.flags.append(f"tampering: {loaded}: a second copy of a package, loaded from a file path (look at it; no "
                            "points taken)")
     for failed in result.get("failed_imports", [])[:3]:
+        grade.flags.append(f"import: an import above the exercise failed in the grader: {failed} (the exercise ran "
+                           "without it; look at it)")
         grade.notes.append(f"an import above the exercise failed in the grader: {failed}")
     if result["kind"] == "not_done":
         grade.notes.append("not done: the function still raises NotImplementedError")
