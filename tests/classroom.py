@@ -17,7 +17,7 @@ from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
 from cnet_lib.teacher.answer_key import solution_sources
 from cnet_lib.teacher.isolation import SandboxError, find_isolation
-from cnet_lib.teacher.submission_cells import exercise_cell, read_cells
+from cnet_lib.teacher.submissions import exercise_cell, read_cells
 from near_misses import CODES, OTHER_MISTAKES
 
 # exercise -> (code of the near miss, the catches tag of the hidden cases it fails): one of each exercise's named near

@@ -356,7 +356,7 @@ def test_reading_a_notebook_of_one_megabyte_cells_is_capped_and_flagged():
     import time
 
     from cnet_lib.teacher.grading import prepare
-    from cnet_lib.teacher.submission_cells import CELL_CAP, READ_SECONDS
+    from cnet_lib.teacher.submissions import CELL_CAP, READ_SECONDS
     from cnet_lib.teacher.submission_files import read_notebook_data
     from cnet_lib.teacher.submissions import Submission
 

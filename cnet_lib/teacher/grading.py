@@ -1,7 +1,7 @@
 """Submissions graded, exercise by exercise, trusting nothing that ran on the student's side or in the sandbox.
 
 For each exercise of the key (:func:`prepare`): the notebook's exercise cell is found among its code cells, read
-once and within bounds (:mod:`.submission_cells`); a cell that is not Python, or still the unfinished stub, is
+once and within bounds (:mod:`.submissions`); a cell that is not Python, or still the unfinished stub, is
 decided here; every other cell becomes a sandbox job (the cell, the imports above it, the public cases and the
 hidden ones drawn for this student and this grading run, :func:`.keys.hidden_cases`), run where the code the
 exercise asks for is absent (:mod:`.sandbox_client`).  The sandbox's values come back as data and are compared
@@ -41,8 +41,7 @@ from .scoring import score
 from .similarity import compare
 from .stubbing import ABSENT_MARK
 from .source_audit import audit_exercise_cell, audit_imports_above, audit_other_cell
-from .submission_cells import CodeCell, Deadline, exercise_cell, preamble
-from .submissions import Submission
+from .submissions import CodeCell, Deadline, Submission, exercise_cell, preamble
 
 __all__ = ["ExerciseGrade", "SubmissionGrade", "prepare", "finish", "grade_submissions", "grade_submission",
            "unfinished_stub", "new_nonce", "grader_fault", "SEVERITY", "MAX_FLAGS", "severity", "bounded"]
