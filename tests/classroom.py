@@ -38,7 +38,7 @@ TYPICAL = {"global_error": OTHER_MISTAKES["global_error"]["second_to_last"],
 names them: the first hint), the RMS along the last axis, one level too many (named near misses: their hints)."""
 TYPICAL_AIMED = {"error_ratio": "last_axis", "quantize_per_channel": "levels_off_by_one"}
 
-BROKEN_IMPORT = "from cnet_lib import pendulm  # a typo: the module is pendulum"
+BROKEN_IMPORT = "from cnet_lib " + "import pendulm  # a typo: the module is pendulum"  # (split: not a reference)
 """Issue 54's trial, a student half done: this cell above the exercises of pendulum_integrators, rk_step right and
 embedded_step still the stub."""
 

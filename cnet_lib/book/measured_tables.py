@@ -23,7 +23,7 @@ from .shipped_tables import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "live_apps_table",
            "gpu_steps_table", "gpu_recipe_table", "ddp_estimate_table", "recipe_steps_table", "training_seeds_table",
-           "threads_table", "ci_table", "TABLES", "WORDED"]
+           "threads_table", "ci_table", "student_copies_table", "TABLES", "WORDED"]
 
 FORMATS: dict[str, Callable[[Any], str]] = {
     "duration": duration, "int": lambda v: f"{int(round(v)):,}", "pct": lambda v: f"{100 * v:.2f}%",
@@ -140,6 +140,26 @@ def live_apps_table(root: Optional[Path] = None) -> Rich:
                         left=2, note=_note(["live_apps-cpu.json", "live_apps-cuda.json"],
                                            f"{machine_words(cpu['machine'])} idle, {machine_words(gpu['machine'])} shared",
                                            cpu["date"]))
+
+
+def student_copies_table(root: Optional[Path] = None) -> Rich:
+    """Each student copy run to its end in a fresh environment holding the students' wheel, on a student's default
+    preset with a course's data folder: with its stubs, solved, and with its stubs and no data
+    (``benchmarks/bench_student_copies.py``): seconds, and whether it reached its end."""
+    r = result("student_copies.json", root)
+    rows: dict = {}
+    for run in r["runs"]:
+        row = rows.setdefault(run["chapter"], {"chapter": run["chapter"]})
+        row[run["kind"]] = (f"{run['seconds']:.0f} s" if run["seconds"] is not None else "—") + \
+            ("" if run["reached_end"] else " (stopped)")
+        row["preset"] = run.get("preset") or row.get("preset", "")
+    total = {k: f"{v / 60:.1f} min" for k, v in r["seconds_by_kind"].items()}
+    rows["all"] = {"chapter": "all chapters", **total, "preset": ""}
+    return format_table(list(rows.values()), [("chapter", "chapter", "{}"), ("preset", "preset", "{}"),
+                                              ("with its stubs", "stubs", "{}"), ("solved", "solved", "{}"),
+                                              ("stubs, no data", "stubs, no data", "{}")], left=1,
+                        note=_note(["student_copies.json"], f"{machine_words(r['machine'])}, load "
+                                   f"{r['load_average_before'][0]:g} before", r["date"]))
 
 
 def gpu_steps_table(root: Optional[Path] = None) -> Rich:
@@ -291,7 +311,7 @@ TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "live_apps": live_apps_table, "gpu_steps": gpu_steps_table, "gpu_recipe": gpu_recipe_table,
     "threads": threads_table, "ci": ci_table, "recipe_steps": recipe_steps_table, "training_seeds": training_seeds_table,
     "ddp_estimate": ddp_estimate_table, "paper_comparison": paper_comparison_table, "page_weight": page_weight_table,
-    **SHIPPED_TABLES, **CLAIMS_TABLES,
+    "student_copies": student_copies_table, **SHIPPED_TABLES, **CLAIMS_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship
 with the models (:data:`cnet_lib.book.shipped_tables.SHIPPED_TABLES`)."""
