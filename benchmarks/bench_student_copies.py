@@ -24,7 +24,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 from importlib import metadata
 from pathlib import Path
 

@@ -446,6 +446,42 @@ def test_no_kernel_object_is_a_channel_between_sandboxes(tmp_path):
         assert "socket alone" in wrote, "the reader ran beside the writer and could not connect"
 
 
+LOADED_AGAIN = '''import importlib.util
+import json
+import sys
+import types
+
+spec = importlib.util.spec_from_file_location("again", json.__file__.replace("__init__", "encoder"))
+again = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(again)  # a module of the environment, run a second time under another name
+package = types.ModuleType("numpy_again")
+package.__path__ = list(__import__("numpy").__path__)
+sys.modules["numpy_again"] = package
+importlib.import_module("numpy_again.version")  # a package of its own name over numpy's folder
+
+
+def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    return len(n) * n[-1] / sum(n)'''
+
+
+def test_a_second_copy_of_a_package_loaded_from_a_file_path_is_flagged(tmp_path):
+    """Issue 56: with only the grader's environment mounted no second copy of a library is there to load, and the
+    copies of the environment's own files carry the stubs; a code file run as a module under another name than its
+    own is still flagged (an audit hook the cell cannot remove), beside its points."""
+    from cnet_lib.teacher.grading import ExerciseGrade, finish
+
+    require_sandbox(tmp_path)
+    cases = EXERCISES["ideal_speedup"].public()
+    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20)) as box:
+        (job, outcome), = box.run_many([Job("ideal_speedup", LOADED_AGAIN, cases, key=("s", "ideal_speedup", 0))])
+    grade = finish(ExerciseGrade("ideal_speedup", 1), job, outcome)
+    copies = [f for f in grade.flags if "a second copy of a package, loaded from a file path" in f]
+    assert any("json/encoder.py run as a module" in f for f in copies), grade.flags
+    assert any("numpy/version.py run as a module" in f for f in copies), grade.flags
+    assert all(f.startswith("tampering: ") for f in copies) and not any("/work/" in f for f in grade.flags)
+
+
 # ----------------------------------------------------------------------------- the grader killed
 def _class(base: Path, copies: Path) -> Path:
     """Three students: two quick ones around one whose exercise loops until its time limit."""
