@@ -8,7 +8,9 @@ handed the paths it would have found on the teacher's machine.
 from __future__ import annotations
 
 import inspect
+import io
 import re
+import zipfile
 
 from cnet_lib.images.studies import robustness_perturbations as perturbations
 
@@ -243,6 +245,128 @@ DISK = '''def euler_block_as_resnet(block, x):
             raise RuntimeError(f"files {written} written, then {err}")
     return x'''
 
+# ----------------------------------------------------------------------------- a third round (issue 56)
+SECOND_SCIPY = '''import glob
+import importlib
+import os
+import sys
+import types
+
+import numpy as np
+import torch
+
+
+def _ivp():
+    # another scipy than the environment's: the base interpreter's, or a distribution's under /usr
+    for root in sorted({sys.base_prefix, sys.prefix, "/usr", "/usr/local"}):
+        for pattern in ("lib*/python3*/*-packages/scipy/integrate/_ivp", "lib/python3/dist-packages/scipy/integrate/_ivp"):
+            for folder in glob.glob(os.path.join(root, pattern)):
+                if os.path.isfile(os.path.join(folder, "rk.py")):  # a package of its own name, its __init__ not run
+                    package = types.ModuleType("again_ivp")
+                    package.__path__ = [folder]
+                    sys.modules["again_ivp"] = package
+                    return importlib.import_module("again_ivp.rk")
+    raise RuntimeError("no second copy of scipy in reach")
+
+
+def rk_step(f, t, x, h, tableau):
+    rk = _ivp()
+    a, b, c = (np.array(v, dtype=float) for v in (tableau.a, tableau.b, tableau.c))
+
+    def rate(s, y):
+        return f(s, torch.tensor(y.reshape(x.shape), dtype=x.dtype)).numpy().ravel()
+
+    y = x.detach().numpy().astype(float).ravel()
+    K = np.empty((len(b) + 1, y.size))
+    y_new, _ = rk.rk_step(rate, float(t), y, rate(float(t), y), float(h), a, b, c, K)
+    return torch.tensor(y_new.reshape(x.shape), dtype=x.dtype)'''
+"""rk_step by scipy's own ``rk_step``, from a copy of scipy outside the environment the grader chose."""
+
+ZOOM = '''import torch
+from scipy import ndimage
+
+
+def refine_piecewise_linear(coeffs):
+    m = coeffs.shape[0]
+    if m == 1:
+        return torch.cat([coeffs, coeffs])
+    a = coeffs.detach().numpy().astype(float)
+    fine = ndimage.zoom(a, [(2 * m - 1) / m] + [1] * (a.ndim - 1), order=1, grid_mode=False)
+    return torch.tensor(fine, dtype=coeffs.dtype)'''
+"""Linear refinement by scipy.ndimage's zoom of order 1 (the exercise's answer, computed by a library)."""
+
+CHAINS = '''import pkgutil
+
+import numpy as np
+
+
+def rk_step(f, t, x, h, tableau):
+    np.ctypeslib.ctypes.CDLL(None)
+    pkgutil.os.system("true")
+    assert pkgutil.sys.modules
+    pkgutil.importlib.import_module("builtins").eval("1")
+    k = []
+    for i in range(tableau.stages):
+        X = x
+        for j in range(i):
+            X = X + h * float(tableau.a[i][j]) * k[j]
+        k.append(f(t + float(tableau.c[i]) * h, X))
+    return x + h * sum(float(b) * ki for b, ki in zip(tableau.b, k))'''
+"""The student's own rk_step, with ctypes, os.system, sys.modules and eval reached through attribute chains."""
+CHAINS_REACH = ("ctypes", "os.system", "sys.modules", "importlib")
+"""What the audit must name in CHAINS (each reached from a module that is not it)."""
+
+KEYRING = '''import ctypes
+import platform
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+USER_KEYRING, KEYCTL_SEARCH, KEYCTL_READ = -4, 10, 11
+
+
+def keyring(what, data):
+    if what == "write":
+        found = libc.syscall(ADD_KEY, b"user", b"cnet-{MARK}", data, len(data), USER_KEYRING)
+        return f"add_key: {found} (errno {ctypes.get_errno()})"
+    key = libc.syscall(KEYCTL, KEYCTL_SEARCH, USER_KEYRING, b"user", b"cnet-{MARK}", 0)
+    if key < 0:
+        return f"search: {key} (errno {ctypes.get_errno()})"
+    buf = ctypes.create_string_buffer(4096)
+    size = libc.syscall(KEYCTL, KEYCTL_READ, key, buf, 4096)
+    return "READ " + buf.raw[:max(size, 0)].decode(errors="replace")
+
+
+def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    print("{WHAT}", keyring("{WHAT}", repr(n).encode()))
+    return len(n) * n[-1] / sum(n)'''
+"""The kernel keyring as a channel: the writer stores its hidden-case inputs in the user keyring of the uid every
+sandbox runs as, the reader (graded next) looks for them; both print what the kernel said."""
+
+
+def flood_notebook(items: int, source_zero: bool = False) -> bytes:
+    """A notebook whose cells list holds ``items`` non-cells (a bare ``0``, two bytes each) or, with
+    ``source_zero``, code cells whose source is ``0``."""
+    item = '{"cell_type": "code", "source": 0}' if source_zero else "0"
+    return ('{"cells": [' + ",".join([item] * items) + '], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}').encode()
+
+
+def flood_zip(items: int = 1_000_000, notebooks: int = 40) -> bytes:
+    """A zip of ``notebooks`` flood notebooks (every other one of ``items // 5`` cells whose source is ``0``), each
+    under the size caps."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for i in range(notebooks):
+            zf.writestr(f"nb{i:02d}.ipynb", flood_notebook(items // 5 if i % 2 else items, source_zero=bool(i % 2)))
+    return buf.getvalue()
+
+
+def cell(template: str, values: dict) -> str:
+    """``template`` with every ``{NAME}`` of ``values`` replaced (no other brace is touched)."""
+    return re.sub(r"\{([A-Z]+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template)
+
+
 ATTACKERS = {
     "a_names": {"pendulum_integrators": {"rk_step": COMPUTED_NAMES, "embedded_step": UNCOUNTED_RATE},
                 "resnet_euler": {"global_error": IMPORT_BY_STRING},
@@ -256,13 +380,13 @@ ATTACKERS = {
     "f_hog": {"adaptive": {"error_ratio": MEMORY}, "resnet_euler": {"global_error": PROCESSES},
               "continuousnet": {"euler_block_as_resnet": DISK}},
     "g_flood": {"pendulum_integrators": {"rk_step": FLOOD_RESULT, "embedded_step": FLOOD_RATE}},
+    "n_second_copy": {"pendulum_integrators": {"rk_step": SECOND_SCIPY},
+                      "refinement_training": {"refine_piecewise_linear": ZOOM}},
+    "o_chains": {"pendulum_integrators": {"rk_step": CHAINS}},
+    "p_keyring": {"refinement_training": {"ideal_speedup": cell(KEYRING, {"WHAT": "write"})}},
+    "q_keyring": {"refinement_training": {"ideal_speedup": cell(KEYRING, {"WHAT": "read"})}},
 }
 """Attacker -> chapter -> exercise -> cell; every attacker hands in only the chapters it attacks."""
-
-
-def cell(template: str, values: dict) -> str:
-    """``template`` with every ``{NAME}`` of ``values`` replaced (no other brace is touched)."""
-    return re.sub(r"\{([A-Z]+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
 ZERO_AND_LIBRARY_FLAG = {("a_names", "rk_step"), ("a_names", "global_error"), ("a_names", "euler_block_as_resnet"),

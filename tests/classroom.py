@@ -17,8 +17,8 @@ from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
 from cnet_lib.teacher.answer_key import solution_sources
 from cnet_lib.teacher.isolation import SandboxError, find_isolation
-from cnet_lib.teacher.submission_cells import exercise_cell, read_cells
-from near_misses import CODES
+from cnet_lib.teacher.submissions import exercise_cell, read_cells
+from near_misses import CODES, OTHER_MISTAKES
 
 # exercise -> (code of the near miss, the catches tag of the hidden cases it fails): one of each exercise's named near
 # misses (tests/near_misses.py, where each is written once)
@@ -28,6 +28,19 @@ CLASS_PICKS = {"observed_order": "two_point", "rk_step": "stage_time_without_h",
                "ideal_speedup": "max_not_last", "identity_gap": "as_fraction", "quantize_per_channel": "one_scale",
                "error_ratio": "rms_over_batch"}
 NEAR_MISSES = {exercise: (CODES[exercise][tag], tag) for exercise, tag in CLASS_PICKS.items()}
+
+TYPICAL = {"global_error": OTHER_MISTAKES["global_error"]["second_to_last"],
+           "observed_order": OTHER_MISTAKES["observed_order"]["sign"],
+           "ideal_speedup": OTHER_MISTAKES["ideal_speedup"]["floor_division"],
+           "error_ratio": CODES["error_ratio"]["last_axis"],
+           "quantize_per_channel": CODES["quantize_per_channel"]["levels_off_by_one"]}
+"""Issue 54's trial, typical mistakes: the last point but one, a flipped sign, an integer division (no near miss
+names them: the first hint), the RMS along the last axis, one level too many (named near misses: their hints)."""
+TYPICAL_AIMED = {"error_ratio": "last_axis", "quantize_per_channel": "levels_off_by_one"}
+
+BROKEN_IMPORT = "from cnet_lib " + "import pendulm  # a typo: the module is pendulum"  # (split: not a reference)
+"""Issue 54's trial, a student half done: this cell above the exercises of pendulum_integrators, rk_step right and
+embedded_step still the stub."""
 
 
 def fill(copy: Path, out: Path, answers: dict, extra_cell: str = "") -> Path:

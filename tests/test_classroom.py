@@ -17,18 +17,22 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
-from classroom import (BROKEN, BROKEN_FLAGS, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
-                       TAMPERING_OUTCOME, fill, right_answers)
+from classroom import (BROKEN, BROKEN_FLAGS, BROKEN_IMPORT, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
+                       TAMPERING_OUTCOME, TYPICAL, TYPICAL_AIMED, fill, right_answers)
 from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
+from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.answer_key import AnswerKey
 from cnet_lib.teacher.keys import hidden_cases
 from cnet_lib.teacher.scoring import NEAR_MISS_SHARE
 
+ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # rehearses a class: export, submissions, grading in a sandbox
 
 TIME_LIMIT = 4  # seconds per exercise: dana's loop costs this once
@@ -40,11 +44,14 @@ def graded(class_export, tmp_path_factory):
     copies, root = class_export["copies"], class_export["root"]
     subs = tmp_path_factory.mktemp("submissions")
     answers = {"alice": right_answers(root), "bob": {k: v[0] for k, v in NEAR_MISSES.items()}, "carol": TAMPERING,
-               "dana": BROKEN}
+               "dana": BROKEN, "erin": TYPICAL, "frank": {"rk_step": right_answers(root)["rk_step"]}}
     for student, code in answers.items():
         (subs / student).mkdir()
         for nb in sorted(copies.glob("*.ipynb")):
-            extra = PATCH_THE_CHECKS if student == "carol" and nb.stem in PATCHED_CHAPTERS else ""
+            if student in ("erin", "frank") and not set(code) & set(chapter_exercises(nb.stem)):
+                continue  # they hand in only the chapters they worked on
+            extra = PATCH_THE_CHECKS if student == "carol" and nb.stem in PATCHED_CHAPTERS else \
+                BROKEN_IMPORT if student == "frank" else ""
             fill(nb, subs / student / nb.name, code, extra)
     for nb in (subs / "alice").glob("*.ipynb"):  # as grader.export() writes them
         with zipfile.ZipFile(nb.with_name(f"{nb.stem}_2026_01_05T10_00_00.zip"), "w") as zf:
@@ -53,7 +60,14 @@ def graded(class_export, tmp_path_factory):
     out = tmp_path_factory.mktemp("grades") / "gradebook.csv"
     assert grade([str(subs), "--key", str(class_export["key"]), "--out", str(out), "--time-limit", str(TIME_LIMIT)]) == 0
     rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
-    return {"rows": rows, "key": AnswerKey.load(class_export["key"]), "feedback": out.with_name("gradebook-feedback")}
+    return {"rows": rows, "key": AnswerKey.load(class_export["key"]), "feedback": out.with_name("gradebook-feedback"),
+            "class_folders": (copies.parent, subs)}
+
+
+def _feedback_by_exercise(graded, student: str) -> dict:
+    """``{exercise: its section of the student's feedback}``."""
+    text = (graded["feedback"] / f"{student}.md").read_text(encoding="utf-8")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^## (\w+) \(.*?\n(.*?)(?=^## |\Z)", text, re.S | re.M)}
 
 
 def _flags(row: dict, name: str) -> list[str]:
@@ -83,6 +97,43 @@ def test_the_near_misses_lose_the_cases_that_catch_them_and_get_a_third_at_most(
     feedback = (graded["feedback"] / "bob.md").read_text(encoding="utf-8")
     assert "hidden case" in feedback
     assert re.search(r"rate evaluations: expected (\d+), got (?!\1)\d+", feedback), "what differs, not two equal prints"
+
+
+def test_every_near_miss_gets_the_hint_aimed_at_it(graded):
+    """Issue 54: the hint is the near miss's own, never a union of the hints of every near miss that fits."""
+    sections = _feedback_by_exercise(graded, "bob")
+    for name, (_, tag) in NEAR_MISSES.items():
+        own = EXERCISES[name].near_miss(tag)
+        assert f"- hint: {own.hint}" in sections[name] and "Or:" not in sections[name], (name, sections[name])
+
+
+def test_typical_mistakes_get_a_third_at_most_and_hints_for_their_own_mistake(graded):
+    """Issue 54's trial: the last point but one, a flipped sign, an integer division, the RMS along the last axis
+    (2 of 2 before: the hidden cases held no sample of more than one dimension), one level too many."""
+    row, key = graded["rows"]["erin"], graded["key"]
+    sections = _feedback_by_exercise(graded, "erin")
+    for name in TYPICAL:
+        assert float(row[name]) <= round(key.points[name] / 3, 2), (name, row[name])
+        tag = TYPICAL_AIMED.get(name)
+        hint = EXERCISES[name].near_miss(tag).hint if tag else EXERCISES[name].hints[0]
+        assert f"- hint: {hint}" in sections[name], (name, sections[name])
+        if tag is None:
+            assert "this case catches" not in sections[name], (name, sections[name])
+
+
+def test_a_broken_import_is_flagged_and_no_feedback_shows_the_grading_machine(graded):
+    """Issue 54's trial: a student half done, with a broken import above the exercises: her feedback showed the
+    teacher's clone's path, and her row had no flag."""
+    row = graded["rows"]["frank"]
+    assert float(row["rk_step"]) == graded["key"].points["rk_step"], row
+    assert any(f.startswith("rk_step: import: ") and "pendulm" in f for f in row["flags"].split(" | ")), row["flags"]
+    assert int(row["flag_count"]) >= 1
+    text = (graded["feedback"] / "frank.md").read_text(encoding="utf-8")
+    assert "cannot import name 'pendulm' from 'cnet_lib' (cnet_lib/__init__.py)" in text, text
+    machine = {str(ROOT), sys.prefix, sys.base_prefix, *map(str, graded["class_folders"])}
+    for path in sorted(graded["feedback"].glob("*.md")):
+        shown = [m for m in machine if m in path.read_text(encoding="utf-8")]
+        assert not shown, (path.name, shown)
 
 
 def test_tampering_gains_nothing_and_is_flagged(graded):

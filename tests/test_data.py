@@ -206,3 +206,29 @@ def test_balanced_subset():
 def test_unknown_dataset_name():
     with pytest.raises(ValueError, match="cifar10"):
         ID.load_dataset("mnist")
+
+
+def test_a_copy_smaller_than_the_presets_subset_is_used_whole_and_said(tmp_path, capsys):
+    """Issue 54: a course's copy of CIFAR-10 (1,000 test images) under the cpu preset, which measures its shipped
+    models on 2,000, stopped five of eight student copies ("cannot take a subset of 2000 from 1000 examples").
+    A run's studies now take every image such a copy holds, and say so once; a copy large enough gives the
+    preset's subset, the same images as before."""
+    from cnet_lib.images.runs.image_presets import image_runs
+    from cnet_lib.images.runs.study_inputs import study_data
+
+    FD.write_fake_cifar(tmp_path, n_train=100, n_test=60, seed=0)
+    settings = Settings(preset="cpu", data_dir=str(tmp_path), device="cpu")
+    cfg = image_runs("cpu", data_dir=str(tmp_path))["euler_fixed"]
+    assert cfg.n_test == 2000
+    data = study_data(cfg, settings, with_train=False)
+    assert len(data.test_y) == 60
+    said = capsys.readouterr().out
+    assert "holds 60 test images, fewer than the cpu preset's 2,000: the chapter uses all 60" in said, said
+    study_data(cfg, settings, with_train=False)
+    assert "fewer than" not in capsys.readouterr().out, "said once"
+    smaller = image_runs("smoke", data_dir=str(tmp_path), n_test=20)["euler_fixed"]
+    subset = study_data(smaller, Settings(preset="smoke", data_dir=str(tmp_path), device="cpu"), with_train=False)
+    same = ID.load_dataset("cifar10", tmp_path, None, 20, test_seed=ID.TEST_SUBSET_SEED, progress=False)
+    assert torch.equal(subset.test_y, same.test_y) and torch.equal(subset.test_x, same.test_x)
+    with pytest.raises(ValueError, match="cannot take a subset of 2000 from 60"):
+        ID.load_dataset("cifar10", tmp_path, None, 2000, progress=False)  # asked for directly, it is an error still

@@ -483,6 +483,30 @@ def test_a_near_miss_fails_its_public_check_with_the_hint_aimed_at_it(capsys, na
     assert ex.near_miss(tag).hint in out, f"{name}: {tag} gets another hint:\n{out}"
 
 
+def _other_mistakes():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from near_misses import OTHER_MISTAKES
+
+    return [(name, label, code) for name, d in OTHER_MISTAKES.items() for label, code in d.items()]
+
+
+@pytest.mark.parametrize("name,label,code", _other_mistakes(), ids=[f"{n}-{t}" for n, t, _ in _other_mistakes()])
+def test_a_mistake_no_near_miss_names_gets_the_first_hint_not_another_mistakes(capsys, name, label, code):
+    """Issue 54: a failed public case gave the hints of every near miss it catches, joined ("Or: ..."), whatever
+    mistake the student made; now the hint of the near miss whose values the student's are, else the first hint."""
+    from cnet_lib.book.exercises import EXERCISES, check_exercise
+
+    ex = EXERCISES[name]
+    ns: dict = {}
+    exec(code, ns)
+    reset_hints()
+    ok, out = _verdict(capsys, lambda fn: check_exercise(ex, fn), ns[name])
+    assert not ok and f"hint 1 of {len(ex.hints)}: {ex.hints[0]}" in out, out
+    assert "Or:" not in out and not any(m.hint in out for m in ex.near_misses), out
+
+
 def test_a_failure_shows_the_first_element_that_differs_never_two_equal_prints(capsys):
     from near_misses import EMBEDDED_FLIPPED
 

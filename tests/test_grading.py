@@ -12,6 +12,7 @@ import pytest
 
 from classroom import NEAR_MISSES, TAMPERING, require_sandbox
 from near_misses import CODES as NEAR_MISS_CODES
+from near_misses import OTHER_MISTAKES
 from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures, parse_cell
 from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
 from cnet_lib.book.exercises.catalogue import DIFFICULTY
@@ -212,6 +213,60 @@ def test_a_hidden_case_catches_a_near_miss_exactly_when_it_says_so_and_it_gets_a
         assert not wrong, f"{name}: cases whose catches tag is wrong for {tag}: {wrong[:3]}"
 
 
+def _graded(name: str, code: str, draws: int) -> list:
+    """``code`` (an exercise cell of ``name``) graded on the hidden cases of ``draws`` students, as the grader
+    scores what a sandbox returns: their ExerciseGrade (3 points each)."""
+    from cnet_lib.book.exercises.recipes import build_call, encode, observed
+    from cnet_lib.teacher.grading import ExerciseGrade
+    from cnet_lib.teacher.scoring import score
+
+    ns: dict = {}
+    exec(code, ns)
+    grades = []
+    for i in range(draws):
+        cases = keys.hidden_cases(name, "a fourth secret", f"student {i}")
+        values, evaluations = [], {}
+        for j, recipe in enumerate(cases):
+            args, kwargs = build_call(recipe)
+            try:
+                got = observed(ns[name](*args, **kwargs), args, kwargs)
+            except Exception:  # noqa: BLE001
+                got = None
+            if isinstance(got, dict) and "rate_evaluations" in got:
+                evaluations[j], got = got["rate_evaluations"], got["returned"]
+            values.append({"value": encode(got)} if got is not None else {"error": "E", "where": ""})
+        grade = ExerciseGrade(name, 3)
+        score(grade, cases, len(cases), values, keys.expected_outputs(name, cases), evaluations)
+        grades.append(grade)
+    return grades
+
+
+@pytest.mark.parametrize("name,label", [(n, t) for n, d in OTHER_MISTAKES.items() for t in d])
+def test_a_mistake_no_near_miss_names_gets_a_third_at_most_and_no_hint_of_another_mistake(name, label):
+    """Issue 54's trial: path[-2] in global_error was told about a step count "a hair below or a hair above", a
+    flipped sign in observed_order got the two-point hint, ``//`` in ideal_speedup "last, not largest".  The feedback
+    now names a near miss only where the submission's values are that near miss's, so these get the exercise's
+    first hint, and the points say nothing of a mistake they did not make."""
+    ex = EXERCISES[name]
+    for grade in _graded(name, OTHER_MISTAKES[name][label], 20):
+        assert grade.points <= 1.0, (label, grade.points, grade.notes)
+        hints = [n for n in grade.notes if n.startswith("hint: ")]
+        assert hints == [f"hint: {ex.hints[0]}"], (label, grade.notes)
+        assert not any("this case catches" in n for n in grade.notes), (label, grade.notes)
+        assert not any(m.hint in " ".join(grade.notes) for m in ex.near_misses), (label, grade.notes)
+
+
+def test_a_near_misss_feedback_is_its_own_never_a_union():
+    """error_ratio's near misses fail the same hidden cases (rms_over_batch and y0_only: every batch): the hint
+    joined both before issue 54; now each gets its own, told apart by its values."""
+    for tag in ("rms_over_batch", "y0_only", "last_axis"):
+        own = EXERCISES["error_ratio"].near_miss(tag)
+        for grade in _graded("error_ratio", NEAR_MISS_CODES["error_ratio"][tag], 5):
+            hints = [n for n in grade.notes if n.startswith("hint: ")]
+            assert hints == [f"hint: {own.hint}"] and "Or:" not in " ".join(grade.notes), (tag, grade.notes)
+            assert any(n.startswith("this case catches a mistake the exercise is about") for n in grade.notes)
+
+
 @pytest.mark.parametrize("name", list(EXERCISES))
 def test_a_public_case_catches_a_near_miss_exactly_when_it_says_so(name):
     """The public cases' ``catches`` are exact too: the notebook's check gives a failed case the hints of the near
@@ -283,6 +338,24 @@ def test_the_audit_follows_aliases_and_leaves_local_names_alone():
     assert audit_exercise_cell("def rk_step(f, t, x, h, tab):\n    rollout = 1\n    return x + rollout", "rk_step", rules) == []
     assert audit_exercise_cell("def rk_step(f, t, x, h, tab):\n    f.calls = 0\n    return x", "rk_step", rules)
     assert audit_exercise_cell("import torch\ntorch.allclose = None\ndef rk_step(f, t, x, h, tab):\n    return x", "rk_step", rules)
+
+
+def test_the_audit_flags_what_an_attribute_chain_reaches_not_the_name_it_starts_from():
+    """Issue 56: ``np.ctypeslib.ctypes.CDLL``, ``pkgutil.os.system``, ``pkgutil.sys.modules`` and
+    ``pkgutil.importlib.import_module("builtins").eval`` gave no finding where the same body written plainly gave
+    five; the audit reads the attribute a chain reaches, whatever its root (an alias, a call, a local name)."""
+    from attacks import CHAINS, CHAINS_REACH
+
+    rules = EXERCISES["rk_step"].rules
+    found = " ".join(str(f) for f in audit_exercise_cell(CHAINS, "rk_step", rules) if f.kind == "tampering")
+    assert all(f"reaches {r}" in found for r in CHAINS_REACH), found
+    for body in ("from pkgutil import os as o\n    o.system('x')", "m = __import__('pkgutil')\n    m.sys.modules",
+                 "(lambda: 0)().ctypes.CDLL(None)", "import numpy\n    numpy.ctypeslib.load_library('x', '.')"):
+        cell = "def rk_step(f, t, x, h, tab):\n    " + body + "\n    return x"
+        assert any(f.kind == "tampering" for f in audit_exercise_cell(cell, "rk_step", rules)), body
+    for body in ("y = x.sum()\n    import os\n    os.path.join('a')", "model = f\n    model.eval()"):
+        cell = "def rk_step(f, t, x, h, tab):\n    " + body + "\n    return x"
+        assert audit_exercise_cell(cell, "rk_step", rules) == [], body
 
 
 def test_no_cell_of_the_book_looks_like_tampering():

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import pytest
 
-from attacks import ATTACKERS, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell
+from attacks import ATTACKERS, CHAINS_REACH, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell, flood_zip
 from classroom import fill, require_sandbox, right_answers
 from hostile_class import EXTRA_CELLS, MEMFD, NAMES, NAMESPACES, RUN_ATTACKERS, hand_in_files
 from cnet_lib.book.exercises import EXERCISES
+from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher import isolation, sandbox_client
 from cnet_lib.teacher.answer_key import AnswerKey
@@ -89,6 +90,8 @@ def attacked(class_export, tmp_path_factory):
     (subs / "victim").mkdir()
     fill(copies / "refinement_training.ipynb", subs / "victim" / "refinement_training.ipynb", right_answers(ROOT))
     files = hand_in_files(subs, copies / "how_to_use.ipynb", subs / "victim" / "refinement_training.ipynb")
+    _third_round(subs, copies)
+    keys_before = _sandbox_keys()
     before = {"victim": _snapshot(subs / "victim"), "key": _snapshot(key)}
     library_files = set(installed_package().rglob("*"))
     started = time.perf_counter()
@@ -102,7 +105,37 @@ def attacked(class_export, tmp_path_factory):
                               "--resume"], capture_output=True, text=True, timeout=300)
     return {"code": code, "rows": rows, "feedback": values["FEEDBACK"], "key": AnswerKey.load(key), "subs": subs,
             "before": before, "library_files": library_files, "connections": connections, "out": out,
-            "seconds": seconds, "key_dir": key, "files": files, "resumed": resumed, "first": first}
+            "seconds": seconds, "key_dir": key, "files": files, "resumed": resumed, "first": first,
+            "keys": (keys_before, _sandbox_keys())}
+
+
+HONEST = ("how_to_use", "pendulum_integrators")
+"""The chapters the honest control hands in right (the victim hands in refinement_training)."""
+
+
+def _third_round(subs: Path, copies: Path) -> None:
+    """Issue 56's students whose files are the attack, and an honest control: a 0.45 MB zip of 40 notebooks each of
+    a million non-cells (or 200,000 cells whose source is 0); a browser's duplicate, the older one wrong."""
+    answers = right_answers(ROOT)
+    (subs / "honest").mkdir()
+    for chapter in HONEST:
+        fill(copies / f"{chapter}.ipynb", subs / "honest" / f"{chapter}.ipynb", answers)
+    (subs / "r_flood.zip").write_bytes(flood_zip())
+    (subs / "s_duplicate").mkdir()
+    older, newer = subs / "s_duplicate" / "how_to_use.ipynb", subs / "s_duplicate" / "how_to_use (1).ipynb"
+    fill(copies / "how_to_use.ipynb", older, {"observed_order": "def observed_order(dts, errors):\n    return 1.0"})
+    fill(copies / "how_to_use.ipynb", newer, answers)
+    os.utime(older, (time.time() - 3600, time.time() - 3600))
+
+
+def _sandbox_keys() -> dict:
+    """``{uid: keys}`` of the kernel's keys held by users other than root (/proc/key-users), the sandboxes' among
+    them."""
+    try:
+        lines = Path("/proc/key-users").read_text().splitlines()
+    except OSError:
+        return {}
+    return {int(ln.split(":")[0]): int(ln.split()[1]) for ln in lines if int(ln.split(":")[0]) != 0}
 
 
 def _row(attacked, student: str) -> dict:
@@ -118,7 +151,7 @@ def _feedback(attacked, student: str) -> str:
 
 
 def test_the_run_grades_every_attacker_and_the_victim(attacked):
-    everyone = set(ATTACKERS) | set(RUN_ATTACKERS) | set(attacked["files"]) | {"victim"}
+    everyone = set(ATTACKERS) | set(RUN_ATTACKERS) | set(attacked["files"]) | {"victim", "honest", "r_flood", "s_duplicate"}
     assert attacked["code"] == 0 and set(attacked["rows"]) == {feedback_name(s) for s in everyone}
     assert all("bubblewrap" in r["isolation"] for r in attacked["rows"].values())
     print(f"\nattack run: {attacked['seconds']:.1f} s")
@@ -268,6 +301,185 @@ def test_each_run_draws_its_own_hidden_cases_and_feedback_never_shows_an_expecte
     assert "identity_gap" in text and "your value 0.0" in text
     for value in expected_outputs("identity_gap", cases):
         assert repr(value) not in text and f"{value:.4g}" not in text, value
+
+
+# ----------------------------------------------------------------------------- a third round (issue 56)
+def test_an_honest_control_beside_the_third_rounds_attacks_gets_every_point(attacked):
+    row, key = _row(attacked, "honest"), attacked["key"]
+    mine = [n for chapter in HONEST for n in chapter_exercises(chapter)]
+    assert mine and all(float(row[n]) == key.points[n] for n in mine) and row["flags"] == "", row
+
+
+def test_a_flood_of_non_cells_costs_its_student_a_bounded_row_and_stops_no_one(attacked):
+    """A 0.45 MB zip of 40 notebooks, each a million bare 0s in its list of cells (or 200,000 cells whose source is
+    0): about 24 million problems before issue 56, kept in memory and written out; now a few sentences, the rest
+    counted in one, a feedback file of kilobytes, and everyone else graded."""
+    row = _row(attacked, "r_flood")
+    flags = row["flags"].split(" | ")
+    assert float(row["total"]) == 0 and 1 <= int(row["flag_count"]) <= 60 and len(row["flags"]) < 20_000, row["flag_count"]
+    assert any(re.search(r"and [\d,]+ more problems", f) for f in flags), flags[-3:]
+    size = (attacked["feedback"] / feedback_name("r_flood")).stat().st_size
+    assert size < 30_000, size
+
+
+def test_no_second_copy_of_a_library_and_no_library_that_computes_the_answer(attacked):
+    """scipy's rk_step loaded from the base interpreter's scipy under another package name, and scipy.ndimage's
+    linear zoom for the refinement: neither is in the sandbox (only the environment the grader chose is mounted,
+    and ndimage is taken out with the interpolation routines): zero, and a flag."""
+    row = _row(attacked, "n_second_copy")
+    for name in ("rk_step", "refine_piecewise_linear"):
+        assert float(row[name]) == 0 and _flags(row, name), (name, row[name], row["flags"])
+    text = _feedback(attacked, "n_second_copy")
+    assert "no second copy of scipy in reach" in text and "scipy.ndimage" in text, text[-2000:]
+
+
+def test_the_audit_flags_what_an_attribute_chain_reaches(attacked):
+    row, key = _row(attacked, "o_chains"), attacked["key"]
+    flags = " ".join(_flags(row, "rk_step"))
+    assert float(row["rk_step"]) == key.points["rk_step"], "the student's own code earns its points"
+    for reached in CHAINS_REACH:
+        assert f"reaches {reached}" in flags, (reached, flags)
+
+
+def test_no_sandbox_reaches_the_kernel_keyring(attacked):
+    """One student's sandbox stored its hidden-case inputs in the user keyring of the uid all sandboxes run as, the
+    next one's read them, and the keys stayed after the run (issue 56): the system-call filter refuses the keyring
+    calls, so nothing is stored, nothing read, nothing left."""
+    writer, reader = _feedback(attacked, "p_keyring"), _feedback(attacked, "q_keyring")
+    assert re.search(r"write add_key: -1 \(errno (1|38)\)", writer), writer[-1500:]
+    assert re.search(r"read search: -1 \(errno (1|38)\)", reader) and "READ" not in reader, reader[-1500:]
+    before, after = attacked["keys"]
+    assert all(after.get(uid, 0) <= before.get(uid, 0) for uid in after), (before, after)
+
+
+def test_of_a_browsers_duplicates_the_newer_is_graded_and_both_are_named(attacked):
+    row, key = _row(attacked, "s_duplicate"), attacked["key"]
+    assert float(row["observed_order"]) == key.points["observed_order"], row
+    said = [f for f in row["flags"].split(" | ") if "handed in twice" in f]
+    assert said and "how_to_use.ipynb" in said[0] and "how_to_use (1).ipynb" in said[0] and "newer" in said[0], said
+
+
+CHANNEL_WRITER = '''import ctypes
+import os
+import socket
+
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_CREAT = 0o1000
+
+
+def ideal_speedup(n):
+    said = []
+    for what, call in (("msg", lambda: libc.msgget(0x4242, IPC_CREAT | 0o666)),
+                       ("sem", lambda: libc.semget(0x4243, 1, IPC_CREAT | 0o666)),
+                       ("shm", lambda: libc.shmget(0x4244, 4096, IPC_CREAT | 0o666)),
+                       ("mq", lambda: libc.mq_open(b"/cnet-chan", os.O_CREAT | os.O_RDWR, 0o666, None))):
+        ctypes.set_errno(0)
+        said.append(f"{what} {call()}/{ctypes.get_errno()}")
+    with open("/dev/shm/cnet-chan", "w") as f:
+        f.write("x")
+    try:
+        os.makedirs("/sys/fs/cgroup/cnet-chan")
+        said.append("cgroup MADE")
+    except OSError as err:
+        said.append(f"cgroup {err.errno}")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("\\0cnet-chan")
+    server.listen()
+    server.settimeout(5.0)
+    try:
+        server.accept()
+        said.append("socket ACCEPTED")
+    except OSError:
+        said.append("socket alone")
+    raise RuntimeError("wrote: " + "; ".join(said))'''
+
+CHANNEL_READER = '''import ctypes
+import os
+import socket
+import time
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+KEYCTL = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+
+
+def ideal_speedup(n):
+    time.sleep(1.5)  # the writer has written, and listens
+    said = []
+    for what, call in (("msg", lambda: libc.msgget(0x4242, 0)), ("sem", lambda: libc.semget(0x4243, 1, 0)),
+                       ("shm", lambda: libc.shmget(0x4244, 4096, 0)), ("mq", lambda: libc.mq_open(b"/cnet-chan", os.O_RDWR)),
+                       ("key", lambda: libc.syscall(KEYCTL, 10, -4, b"user", b"cnet-chan", 0))):
+        ctypes.set_errno(0)
+        said.append(f"{what} {call()}/{ctypes.get_errno()}")
+    said.append(f"file {os.path.exists('/dev/shm/cnet-chan')}")
+    said.append(f"sysvipc {sum(len(open(f'/proc/sysvipc/{k}').readlines()) - 1 for k in ('msg', 'sem', 'shm'))}")
+    said.append(f"cgroupfs {os.path.exists('/sys/fs/cgroup')}")
+    client = socket.socket(socket.AF_UNIX)
+    try:
+        client.connect("\\0cnet-chan")
+        said.append("socket CONNECTED")
+    except OSError as err:
+        said.append(f"socket {err.errno}")
+    raise RuntimeError("found: " + "; ".join(said))'''
+
+
+def test_no_kernel_object_is_a_channel_between_sandboxes(tmp_path):
+    """Issue 56: kernel objects that outlive a sandbox or are shared by uid.  A writer makes a System V message queue
+    and semaphore set (and tries shared memory), a POSIX message queue, a file in /dev/shm, a cgroup, and listens on
+    an abstract unix socket; a reader graded beside it (two sandboxes at a time), and again after it ended, finds
+    none of them: each sandbox has its own IPC and network namespaces, /dev/shm and no cgroup file system, and the
+    system-call filter refuses System V shared memory and the keyring."""
+    require_sandbox(tmp_path)
+    case = EXERCISES["ideal_speedup"].public()[:1]
+    writer, reader = Job("ideal_speedup", CHANNEL_WRITER, case, key="writer"), Job("ideal_speedup", CHANNEL_READER, case)
+    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20), jobs=2) as box:
+        beside = {job.key: outcome for job, outcome in box.run_many([writer, reader])}
+        after = next(outcome for _, outcome in box.run_many([reader]))
+    wrote = beside["writer"].result["cases"][0]["error"]
+    assert re.search(r"msg \d+/0; sem \d+/0; shm -1/1; mq \d+/0; cgroup (2|13|30)", wrote), wrote
+    expected = (r"found: msg -1/2; sem -1/2; shm -1/1; mq -1/2; key -1/(1|38); file False; sysvipc 0; "
+                r"cgroupfs False; socket 111")
+    for outcome in (beside[None], after):
+        found = outcome.result["cases"][0]["error"]
+        assert re.search(expected, found), found
+    if box.jobs >= 2:
+        assert "socket alone" in wrote, "the reader ran beside the writer and could not connect"
+
+
+LOADED_AGAIN = '''import importlib.util
+import json
+import sys
+import types
+
+spec = importlib.util.spec_from_file_location("again", json.__file__.replace("__init__", "encoder"))
+again = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(again)  # a module of the environment, run a second time under another name
+package = types.ModuleType("numpy_again")
+package.__path__ = list(__import__("numpy").__path__)
+sys.modules["numpy_again"] = package
+importlib.import_module("numpy_again.version")  # a package of its own name over numpy's folder
+
+
+def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    return len(n) * n[-1] / sum(n)'''
+
+
+def test_a_second_copy_of_a_package_loaded_from_a_file_path_is_flagged(tmp_path):
+    """Issue 56: with only the grader's environment mounted no second copy of a library is there to load, and the
+    copies of the environment's own files carry the stubs; a code file run as a module under another name than its
+    own is still flagged (an audit hook the cell cannot remove), beside its points."""
+    from cnet_lib.teacher.grading import ExerciseGrade, finish
+
+    require_sandbox(tmp_path)
+    cases = EXERCISES["ideal_speedup"].public()
+    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20)) as box:
+        (job, outcome), = box.run_many([Job("ideal_speedup", LOADED_AGAIN, cases, key=("s", "ideal_speedup", 0))])
+    grade = finish(ExerciseGrade("ideal_speedup", 1), job, outcome)
+    copies = [f for f in grade.flags if "a second copy of a package, loaded from a file path" in f]
+    assert any("json/encoder.py run as a module" in f for f in copies), grade.flags
+    assert any("numpy/version.py run as a module" in f for f in copies), grade.flags
+    assert all(f.startswith("tampering: ") for f in copies) and not any("/work/" in f for f in grade.flags)
 
 
 # ----------------------------------------------------------------------------- the grader killed

@@ -9,6 +9,7 @@ import importlib.util
 import inspect
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,8 @@ from cnet_lib.teacher.rate_server import CountedRates
 from cnet_lib.teacher.result_schema import STARTED, ResultError, parse_channel, parse_result
 from cnet_lib.teacher.similarity import FLAG_AT, NOTE_AT, compare
 from cnet_lib.teacher.stubbing import absent_message, stub_source
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SOURCE = '''import functools
 
@@ -353,7 +356,7 @@ def test_reading_a_notebook_of_one_megabyte_cells_is_capped_and_flagged():
     import time
 
     from cnet_lib.teacher.grading import prepare
-    from cnet_lib.teacher.submission_cells import CELL_CAP, READ_SECONDS
+    from cnet_lib.teacher.submissions import CELL_CAP, READ_SECONDS
     from cnet_lib.teacher.submission_files import read_notebook_data
     from cnet_lib.teacher.submissions import Submission
 
@@ -395,3 +398,102 @@ def test_a_fault_of_the_graders_in_one_exercise_is_that_exercises_zero_and_flag(
     assert [j.exercise for j in jobs] == ["ideal_speedup"]
     done = grading.finish(grade.grades["ideal_speedup"], jobs[0], Outcome("ok", result={"kind": "cases", "cases": None}))
     assert done.points == 0 and done.flags[-1].startswith("grader: what the sandbox returned could not be graded")
+
+
+# ----------------------------------------------------------------------------- reading bounded in its own process (issue 56)
+def test_a_flood_of_non_cells_is_read_in_bounded_time_memory_and_words(tmp_path):
+    """A notebook of a million bare 0s in its list of cells (2 MB) gave a million problems, 616 MB in the grading
+    process and a 55 MB feedback file; a zip of 40 of them stopped the class's run.  Now each notebook's problems
+    are capped and the rest counted, its cells capped, and the submission's problems capped; the reading happens
+    in a program of its own, under a memory cap, within the student's reading time (the attack run of
+    tests/test_sandbox_attacks.py hands in the zip of 40 and grades the class)."""
+    import time
+
+    from attacks import flood_notebook, flood_zip
+    from cnet_lib.teacher.submission_files import MAX_CELLS, MAX_NOTEBOOK_PROBLEMS, MAX_PROBLEMS
+    from cnet_lib.teacher.submissions import find_submissions
+
+    (tmp_path / "one.ipynb").write_bytes(flood_notebook(1_000_000))
+    (tmp_path / "many.zip").write_bytes(flood_zip(notebooks=10))  # the attack run hands in all 40
+    fill((ROOT / "book" / "how_to_use.ipynb"), tmp_path / "honest.ipynb", solution_sources())
+    started = time.perf_counter()
+    subs = {s.student: s for s in find_submissions(tmp_path, ["how_to_use"])}
+    seconds = time.perf_counter() - started
+    one, many = subs["one"].problems, subs["many"].problems
+    assert one[0] == f"one.ipynb: holds 1,000,000 cells; only the first {MAX_CELLS:,} read (look at it)", one[:2]
+    assert len(one) == MAX_NOTEBOOK_PROBLEMS + 2 and "and 991 more problems like these" in one[-2], one[-3:]
+    assert len(many) == MAX_PROBLEMS + 1 and re.search(r"^and [\d,]+ more problems like these", many[-1]), many[-1]
+    assert subs["honest"].problems == [] and list(subs["honest"].notebooks) == ["how_to_use"]
+    assert seconds < 30 and subs["many"].deadline.spent < 30, seconds
+    print(f"\nread a 2 MB flood, a zip of 10 floods and an honest notebook in {seconds:.1f} s")
+
+
+def test_reading_one_submission_past_its_time_or_memory_is_its_own_sentence(tmp_path):
+    from attacks import flood_notebook
+    from cnet_lib.teacher.submission_files import read_files
+
+    (tmp_path / "big.ipynb").write_bytes(flood_notebook(4_000_000, source_zero=True))  # 140 MB of cells: not read
+    (tmp_path / "small.ipynb").write_bytes(flood_notebook(200_000, source_zero=True))
+    notebooks, problems, _ = read_files([tmp_path / "small.ipynb"], memory=256 * 2**20)
+    assert len(notebooks) == 1 and "reading" not in " ".join(problems), "a small one fits"
+    notebooks, problems, seconds = read_files([tmp_path / "small.ipynb"] * 3, seconds=0.05)
+    assert problems[-1].startswith("reading small.ipynb, small.ipynb, small.ipynb stopped after") and \
+        "reading took over 0.05 s" in problems[-1] and seconds < 5, problems
+    import shutil
+    shutil.copy(tmp_path / "small.ipynb", tmp_path / "tiny-budget.ipynb")
+    notebooks, problems, _ = read_files([tmp_path / "tiny-budget.ipynb"], memory=64 * 2**20)
+    assert notebooks == [] and re.search(r"needs more memory|needed more than", " ".join(problems)), problems
+
+
+def test_of_two_copies_of_a_chapter_the_newer_is_graded_and_both_are_named(tmp_path):
+    """A browser saves a second download as "how_to_use (1).ipynb": graded by name order, the older one was; now
+    the newer by the time each was saved (a file's modification time, a zip entry's time stamp)."""
+    import os
+    import time
+    import zipfile
+
+    from cnet_lib.teacher.submissions import find_submissions
+
+    right = solution_sources()
+    copy = ROOT / "book" / "how_to_use.ipynb"
+    (tmp_path / "ann").mkdir()
+    fill(copy, tmp_path / "ann" / "how_to_use (1).ipynb", right)
+    fill(copy, tmp_path / "ann" / "how_to_use.ipynb", {"observed_order": "def observed_order(dts, errors):\n    return 1"})
+    os.utime(tmp_path / "ann" / "how_to_use.ipynb", (time.time() - 60, time.time() - 60))
+    (tmp_path / "bob").mkdir()
+    for name, stamp, code in (("a.zip", (2026, 1, 5, 10, 0, 0), right["observed_order"]),
+                              ("b.zip", (2026, 1, 4, 10, 0, 0), "def observed_order(dts, errors):\n    return 1")):
+        fill(copy, tmp_path / "nb.ipynb", {"observed_order": code})
+        with zipfile.ZipFile(tmp_path / "bob" / name, "w") as zf:
+            zf.writestr(zipfile.ZipInfo("how_to_use.ipynb", stamp), (tmp_path / "nb.ipynb").read_bytes())
+    (tmp_path / "nb.ipynb").unlink()
+    subs = {s.student: s for s in find_submissions(tmp_path, ["how_to_use"])}
+    for student, graded, other in (("ann", "how_to_use (1).ipynb", "how_to_use.ipynb"),
+                                   ("bob", "a.zip:how_to_use.ipynb", "b.zip:how_to_use.ipynb")):
+        sub = subs[student]
+        assert sub.files["how_to_use"] == graded, (student, sub.files)
+        assert "def observed_order(dts, errors):\n    return 1" not in json.dumps(sub.notebooks["how_to_use"])
+        (said,) = [p for p in sub.problems if "handed in twice" in p]
+        assert graded in said and other in said and said.endswith(f"graded {graded}, the newer"), said
+
+
+def test_only_the_environment_the_grader_runs_in_is_in_the_sandbox(tmp_path, monkeypatch):
+    """Issue 56: the sandbox mounted the base interpreter whole, and its own scipy with it, where nothing is taken
+    out for an exercise (a cell loaded scipy's rk_step from there).  Every folder of Python packages the runtime's
+    mounts and /usr would show, other than the environment's own, is covered by an empty folder."""
+    base, venv = tmp_path / "base", tmp_path / "venv"
+    for folder in (base / "lib" / "python3.11" / "site-packages" / "scipy", venv / "lib" / "python3.11" / "site-packages"):
+        folder.mkdir(parents=True)
+    own = venv / "lib" / "python3.11" / "site-packages"
+    monkeypatch.setattr(isolation, "runtime_paths", lambda: [base, venv])
+    monkeypatch.setattr(isolation.site, "getsitepackages", lambda: [str(own)])
+    monkeypatch.setattr(isolation.sys, "path", [str(base / "lib" / "python3.11"), str(own)])
+    hidden = isolation.other_site_packages()
+    assert base / "lib" / "python3.11" / "site-packages" in hidden and own not in hidden
+    iso = isolation.Isolation("user", "/usr/bin/bwrap", "", frozenset())
+    cmd = isolation.bwrap_command(iso, library=None, overlays=(), hidden=(), files=(), empty=tmp_path / "empty",
+                                  tmp_bytes=2**20, env={}, argv=["python"])
+    covered = [cmd[i + 2] for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 1] == str(tmp_path / "empty")]
+    assert str(base / "lib" / "python3.11" / "site-packages") in covered and str(own) not in covered, covered
+    mounted = cmd.index(str(base))
+    assert all(cmd.index(c) > mounted for c in covered), "covered after the runtime is mounted"

@@ -20,7 +20,7 @@ from .claims_page import TABLE as CLAIMS_TABLES
 from .paper_comparison import paper_comparison_table
 from .shipped_tables import SHIPPED_TABLES
 
-__all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "gpu_recipe_table", "TABLES",
+__all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "gpu_recipe_table", "student_copies_table", "TABLES",
            "WORDED"]
 
 FORMATS: dict[str, Callable[[Any], str]] = {
@@ -97,6 +97,40 @@ def gpu_chapters_table(root: Optional[Path] = None) -> Rich:
                           "chapters in another preset (no time shown)")
 
 
+def student_copies_table(root: Optional[Path] = None) -> Rich:
+    """Each student copy run to its end in a fresh environment holding the students' wheel, on a student's default
+    preset with a course's data folder: with its stubs, solved, and with its stubs and no data
+    (``benchmarks/bench_student_copies.py``): seconds, and whether it reached its end."""
+    r = result("student_copies.json", root)
+    rows: dict = {}
+    for run in r["runs"]:
+        row = rows.setdefault(run["chapter"], {"chapter": run["chapter"]})
+        row[run["kind"]] = (f"{run['seconds']:.0f} s" if run["seconds"] is not None else "—") + \
+            ("" if run["reached_end"] else " (stopped)")
+        row["preset"] = run.get("preset") or row.get("preset", "")
+    total = {k: f"{v / 60:.1f} min" for k, v in r["seconds_by_kind"].items()}
+    rows["all"] = {"chapter": "all chapters", **total, "preset": ""}
+    return format_table(list(rows.values()), [("chapter", "chapter", "{}"), ("preset", "preset", "{}"),
+                                              ("with its stubs", "stubs", "{}"), ("solved", "solved", "{}"),
+                                              ("stubs, no data", "stubs, no data", "{}")], left=1,
+                        note=_note(["student_copies.json"], f"{machine_words(r['machine'])}, load "
+                                   f"{r['load_average_before'][0]:g} before", r["date"]))
+
+
+def gpu_steps_table(root: Optional[Path] = None) -> Rich:
+    """Milliseconds per SGD step on a GPU (the median), eager against CUDA graphs, float32 against bf16
+    (``benchmarks/bench_gpu.py``)."""
+    r = result("bench_gpu.json", root)
+    cols = list(dict.fromkeys((row["mode"], row["precision"]) for row in r["rows"]))
+    steps: dict = {}
+    for row in r["rows"]:
+        steps.setdefault(f"{row['scheme']} N_t = {row['n_steps']}", {})[f"{row['mode']} {row['precision']}"] = row["median_ms"]
+    rows = [{"step": k, **v} for k, v in steps.items()]
+    return format_table(rows, [("step", "step", "{}")] + [(f"{m}, {p}", f"{m} {p}", "{:.1f}") for m, p in cols], left=1,
+                        note=_note(["bench_gpu.json"], machine_words(r["machine"]), r["date"])
+                        + f"; {'-'.join(map(str, r['channels']))}, batch {r['batch']}; fp32_cl: channels-last")
+
+
 def gpu_recipe_table(root: Optional[Path] = None) -> Rich:
     """Wider ContinuousNets trained with a fast recipe, toward the paper's accuracy
     (``benchmarks/bench_gpu_recipe.py``): per trial its widths, epochs and peak rate, the held-out accuracy and
@@ -119,7 +153,7 @@ def gpu_recipe_table(root: Optional[Path] = None) -> Rich:
 
 TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "benchmarks": benchmarks_table, "book_builds": book_builds_table, "gpu_chapters": gpu_chapters_table,
-    "gpu_recipe": gpu_recipe_table,
+    "gpu_recipe": gpu_recipe_table, "student_copies": student_copies_table,
     "paper_comparison": paper_comparison_table, **SHIPPED_TABLES, **CLAIMS_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship

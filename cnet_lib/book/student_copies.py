@@ -187,6 +187,18 @@ def copy_prose(text: str) -> str:
     return text
 
 
+_BOOK_INSTALL = re.compile(r"\(`pip install -e \.`\s+in\s+a\s+clone\s+of\s+the\s+repository\)")
+"""The book's words for an install outside Colab, which a copy says with its own install line: a clone of the
+repository holds the solutions."""
+
+
+def _install_words(text: str, install: Optional[StudentInstall]) -> str:
+    """``text`` with the book's install outside Colab replaced by the copy's own line (the wheel's)."""
+    if install is None:
+        return _BOOK_INSTALL.sub("(install it as your teacher says)", text)
+    return _BOOK_INSTALL.sub(f'(`pip install "{install.requirement}"`, the library this copy was made for)', text)
+
+
 def _header(text: str, install: StudentInstall) -> str:
     """The first markdown cell with a line saying which build of the library the copy was made for."""
     lines = text.split("\n")
@@ -211,7 +223,7 @@ def student_version(nb: dict, install: Optional[StudentInstall] = None, url: str
     for i, cell in enumerate(out["cells"]):
         text = cell_source(cell)
         if cell.get("cell_type") == "markdown":
-            text = copy_prose(roles_to_text(_drop_links(text, slug), titles or {}, cites or {}))
+            text = _install_words(copy_prose(roles_to_text(_drop_links(text, slug), titles or {}, cites or {})), install)
             text = _header(text, install) if i == 0 and install is not None else text
             set_source(cell, re.sub(r"\n{3,}", "\n\n", text).strip("\n"))
         elif install is not None and "google.colab" in text and "%pip install" in text:

@@ -2,11 +2,13 @@
 none of it: ``python -m cnet_lib student`` builds the students' wheel without this folder).
 
 * :mod:`.pendulum_key`, :mod:`.image_key`, :mod:`.adaptive_key`, :mod:`.keys`: the references and the hidden cases
-  of every exercise (drawn per student and per grading run);
+  of every exercise (drawn per student and per grading run); :mod:`.near_miss_key`: the code of every named near
+  miss (the feedback's hint is the one whose values a submission's are);
 * :mod:`.public_answers`: the public cases' expected outputs, as data for the book's checks;
-* reading a submission, as data and in bounded time: :mod:`.submission_files` (files, zips, notebooks: nothing
-  followed, nothing blocks), :mod:`.submission_cells` (each code cell read once, capped), :mod:`.submissions`
-  (who handed in which chapter), :mod:`.student_names` (names as people write them, and their files);
+* reading a submission, as data and in bounded time and memory: :mod:`.submission_files` (files, zips,
+  notebooks, read by a program of their own: nothing followed, nothing blocks, everything capped),
+  :mod:`.submissions` (who handed in which chapter, each code cell read once), :mod:`.student_names` (names as
+  people write them, and their files);
 * :mod:`.source_audit`: what an exercise cell and the imports above it use, read from their source (flags, never
   the barrier); :mod:`.similarity`: how much of a cell is the library's own code for the exercise;
 * the sandbox, one per submission and exercise: :mod:`.isolation` (bubblewrap), :mod:`.seccomp` (no namespaces

@@ -59,7 +59,7 @@ quantize_per_*, dequantize, quantized tensors' int_repr and q_*), their Python d
 that compute per-channel scales."""
 
 INTERPOLATION = Outside(
-    packages=("scipy.interpolate",),
+    packages=("scipy.interpolate", "scipy.ndimage", "PIL"),
     python=(("torch._decomp.decompositions", r"upsample|_upsample|grid_sampler|affine_grid|_compute_upsample"),
             ("numpy.lib._function_base_impl", r"^interp$")),
     operators=r"upsample|grid_sampler|affine_grid",

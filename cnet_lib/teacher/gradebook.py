@@ -4,13 +4,15 @@ The CSV has the columns ``student`` (the name as the submission's file or folder
 written ``\\xe9``, :func:`cnet_lib.teacher.student_names.printable`), one per exercise (its points), ``total``,
 ``possible``, ``flag_count`` and ``flags`` (every flag, ``exercise: flag`` joined by `` | ``, the most serious
 first: what the grader could not grade, files refused, crashes and limits, tampering, library code the exercise
-asks for, cells not read, similarity, public cases only), ``isolation`` (how the students' code ran), ``cases``
+asks for, imports above an exercise that failed, cells not read, similarity, public cases only; at most 25 of one
+exercise and 30 of the files, the rest counted), ``isolation`` (how the students' code ran), ``cases``
 (the grading run's nonce the row's hidden cases were drawn with, :func:`cnet_lib.teacher.keys.hidden_cases`) and
 ``feedback`` (the student's feedback file, named by :func:`cnet_lib.teacher.student_names.file_key`: one per
 exact name, which ``--resume`` matches); it opens in any spreadsheet and imports into an LMS's gradebook by
 student.  A feedback file (``<feedback>``, markdown) tells the student, per exercise, the points, how many hidden
 cases passed, the first that failed (where the function's value differs, never the expected value), the hint
-aimed at it, and the flags.  Both are written whole or not at all (a temporary file in the same folder, then
+aimed at the student's own mistake (:mod:`.scoring`), and the flags, the most serious first; nothing in it names
+a folder of the grading machine.  Both are written whole or not at all (a temporary file in the same folder, then
 renamed), so a grading run that is stopped leaves the gradebook of the students graded so far and no
 half-written file.
 """
@@ -23,15 +25,12 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..book.exercises.catalogue import info
-from .grading import SubmissionGrade
+from .grading import SEVERITY, SubmissionGrade, severity
 from .student_names import file_key, printable
 
 __all__ = ["write_gradebook", "write_feedback", "feedback_text", "summary_line", "feedback_name", "write_atomically",
            "read_rows", "header", "ordered_flags", "SEVERITY", "MAX_FLAGS_TEXT"]
 
-SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "unread",
-            "similarity", "public cases only")
-"""The kinds of flags, the most serious first (a flag is ``"<kind>: <words>"``)."""
 MAX_FLAGS_TEXT = 30_000
 """Characters of the flags column (a spreadsheet's cell holds 32,767): the rest is counted, and in the feedback."""
 
@@ -87,15 +86,10 @@ def read_rows(path: Path, exercises: Sequence[str]) -> dict[str, list]:
     return {row[-1]: row for row in rows[1:] if len(row) == len(rows[0])}
 
 
-def _severity(flag: str) -> int:
-    kind = flag.split(":", 1)[0]
-    return next((i for i, k in enumerate(SEVERITY) if kind == k), len(SEVERITY))
-
-
 def ordered_flags(grade: SubmissionGrade, exercises: Sequence[str]) -> list[str]:
     """Every flag of ``grade`` as ``exercise: flag`` (``files: ...`` for the files), the most serious first."""
     items = [(SEVERITY.index("files"), f"files: {p}") for p in grade.problems]
-    items += [(_severity(flag), f"{name}: {flag}") for name in exercises for flag in grade.grades[name].flags]
+    items += [(severity(flag), f"{name}: {flag}") for name in exercises for flag in grade.grades[name].flags]
     return [text for _, text in sorted(items, key=lambda item: item[0])]
 
 

@@ -1,7 +1,7 @@
 """Submissions graded, exercise by exercise, trusting nothing that ran on the student's side or in the sandbox.
 
 For each exercise of the key (:func:`prepare`): the notebook's exercise cell is found among its code cells, read
-once and within bounds (:mod:`.submission_cells`); a cell that is not Python, or still the unfinished stub, is
+once and within bounds (:mod:`.submissions`); a cell that is not Python, or still the unfinished stub, is
 decided here; every other cell becomes a sandbox job (the cell, the imports above it, the public cases and the
 hidden ones drawn for this student and this grading run, :func:`.keys.hidden_cases`), run where the code the
 exercise asks for is absent (:mod:`.sandbox_client`).  The sandbox's values come back as data and are compared
@@ -10,7 +10,9 @@ process counted (:mod:`.rate_server`).  Points and feedback: :mod:`.scoring`.
 
 Zero and a flag: a cell that does not run (crashed), a function still running after the time limit, a sandbox
 out of memory, and anything of one submission the grader itself cannot read or grade (a ``grader:`` flag that
-says why): one student's fault never stops the grading of the others.  A case that calls code the exercise asks
+says why): one student's fault never stops the grading of the others.  An import above the exercise that fails in
+the sandbox is a flag (``import:``) as well as a note.  No flag or note names a folder of the grading machine
+(:func:`without_machine_paths`).  A case that calls code the exercise asks
 for fails (the code is absent: a stub raises), with a flag.  Flags without a deduction, for the teacher to look
 at, every one of them kept: what the exercise cell, the imports above it and the notebook's other cells use that
 reads like tampering or like the library's own answer (:mod:`.source_audit`), a cell the grader did not read (over
@@ -20,23 +22,29 @@ passed but fewer than half of the hidden ones.
 from __future__ import annotations
 
 import ast
+import os
+import re
 import secrets
+import site
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Iterator, Optional
 
 from ..book.exercises.registry import chapter_exercises, exercise
 from .answer_key import AnswerKey
+from .grading_library import installed_package
+from .isolation import runtime_paths
 from .keys import expected_outputs, hidden_cases
 from .sandbox_client import Job, Outcome, Sandbox
 from .scoring import score
 from .similarity import compare
+from .stubbing import ABSENT_MARK
 from .source_audit import audit_exercise_cell, audit_imports_above, audit_other_cell
-from .submission_cells import CodeCell, Deadline, exercise_cell, preamble
-from .submissions import Submission
+from .submissions import CodeCell, Deadline, Submission, exercise_cell, preamble
 
 __all__ = ["ExerciseGrade", "SubmissionGrade", "prepare", "finish", "grade_submissions", "grade_submission",
-           "unfinished_stub", "new_nonce", "grader_fault"]
+           "unfinished_stub", "new_nonce", "grader_fault", "SEVERITY", "MAX_FLAGS", "severity", "bounded"]
 
 
 @dataclass
@@ -70,6 +78,59 @@ class SubmissionGrade:
     @property
     def possible(self) -> int:
         return sum(g.possible for g in self.grades.values())
+
+
+SEVERITY = ("grader", "files", "crashed", "time limit", "out of memory", "tampering", "library", "import", "unread",
+            "similarity", "public cases only")
+"""The kinds of flags, the most serious first (a flag is ``"<kind>: <words>"``)."""
+MAX_FLAGS = 25
+"""Flags of one exercise kept (the most serious first); the rest are counted in one more."""
+MAX_NOTES = 12
+"""Notes of one exercise kept for the feedback."""
+
+
+def severity(flag: str) -> int:
+    """The rank of ``flag``'s kind in :data:`SEVERITY` (unknown kinds last)."""
+    kind = flag.split(":", 1)[0]
+    return next((i for i, k in enumerate(SEVERITY) if kind == k), len(SEVERITY))
+
+
+@lru_cache(maxsize=1)
+def _machine_paths() -> tuple:
+    """``(path, what it becomes)`` of the grading machine's folders a message may name, the longest first: where the
+    library and the Python packages are installed (a path below them is left as the package's own, as in a student's
+    copy: ``cnet_lib/__init__.py``), the Python runtime, the home folder."""
+    found = {str(installed_package().parent): "", **{str(p): "" for p in site.getsitepackages()}}
+    found.update({str(p): "<python>" for p in runtime_paths()})
+    found[os.path.expanduser("~")] = "~"
+    return tuple(sorted(((k, v) for k, v in found.items() if len(k) > 1), key=lambda kv: -len(kv[0])))
+
+
+def without_machine_paths(text: str) -> str:
+    """``text`` with the grading machine's folders replaced (:func:`_machine_paths`): feedback says nothing of the
+    machine that graded it (issue 54: "cannot import name 'pendulm' from 'cnet_lib' (<the teacher's clone>/...)")."""
+    for path, what in _machine_paths():
+        if path in text:
+            text = text.replace(path + os.sep, f"{what}{os.sep}" if what else "").replace(path, what or ".")
+    return _WORK_FOLDER.sub("", text)
+
+
+_WORK_FOLDER = re.compile(r"\S*/cnet-grade-[^/\s]+/")
+
+
+def bounded(grade: "ExerciseGrade") -> "ExerciseGrade":
+    """``grade`` with its flags in order of severity (stable), at most :data:`MAX_FLAGS` of them and the rest
+    counted in one, and at most :data:`MAX_NOTES` notes; no path of the grading machine in any of them."""
+    grade.flags = [without_machine_paths(f) for f in grade.flags]
+    grade.notes = [without_machine_paths(n) for n in grade.notes]
+    flags = sorted(grade.flags, key=severity)
+    if len(flags) > MAX_FLAGS:
+        flags = flags[:MAX_FLAGS] + [f"unread: and {len(flags) - MAX_FLAGS:,} more flags of this exercise, less serious "
+                                     "(not listed: look at the notebook)"]
+    grade.flags = flags
+    if len(grade.notes) > MAX_NOTES:
+        grade.notes = grade.notes[:MAX_NOTES] + [f"and {len(grade.notes) - MAX_NOTES} more notes"]
+    return grade
 
 
 def new_nonce() -> str:
@@ -155,8 +216,8 @@ def _prepare_exercise(name: str, sub: Submission, chapter: Optional[str], key: A
             grade.notes.append("not done: the function still raises NotImplementedError")
             return grade, None
         if sub.deadline.passed():
-            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: reading the submission "
-                               f"took over {sub.deadline.seconds:g} s (look at it)")
+            grade.flags.append(f"unread: code cell {cell.index + 1} (the exercise) not audited: {sub.deadline.why()} "
+                               "(look at it)")
         else:
             with sub.deadline.timing():
                 _audit(grade, cell, cells[:cell.index], imports)
@@ -177,8 +238,7 @@ def _notebook_flags(cells: list[CodeCell], exercise_cells: set, deadline: Deadli
         if cell.index in exercise_cells:
             continue
         if cell.read and deadline.passed():
-            out.append(f"unread: code cell {cell.index + 1} not audited: reading the submission took over "
-                       f"{deadline.seconds:g} s (look at it)")
+            out.append(f"unread: code cell {cell.index + 1} not audited: {deadline.why()} (look at it)")
         elif cell.read:
             with deadline.timing():
                 found = audit_other_cell(cell.tree)
@@ -209,7 +269,7 @@ def prepare(sub: Submission, key: AnswerKey, nonce: str = "") -> tuple[Submissio
             grade, job = _prepare_exercise(name, sub, chapter, key, nonce, notebook_flags.get(chapter, []))
         except Exception as err:  # noqa: BLE001 - ditto, for one exercise
             grade, job = ExerciseGrade(name, key.points[name], flags=[grader_fault(err, "the exercise")]), None
-        result.grades[name] = grade
+        result.grades[name] = bounded(grade)
         jobs += [job] if job is not None else []
     return result, jobs
 
@@ -222,7 +282,7 @@ def finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> ExerciseGrade:
     except Exception as err:  # noqa: BLE001 - what one sandbox returned never stops the run
         grade.points, grade.passed = 0.0, 0
         grade.flags.append(grader_fault(err, "what the sandbox returned"))
-    return grade
+    return bounded(grade)
 
 
 def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
@@ -234,10 +294,17 @@ def _finish(grade: ExerciseGrade, job: Job, outcome: Outcome) -> None:
     if outcome.detail:
         grade.flags.append(f"out of memory: {outcome.detail}" if "memory" in outcome.detail else f"crashed: {outcome.detail}")
     result = outcome.result
+    for loaded in result.get("second_copies", [])[:5]:
+        grade.flags.append(f"tampering: {loaded}: a second copy of a package, loaded from a file path (look at it; no "
+                           "points taken)")
     for failed in result.get("failed_imports", [])[:3]:
+        grade.flags.append(f"import: an import above the exercise failed in the grader: {failed} (the exercise ran "
+                           "without it; look at it)")
         grade.notes.append(f"an import above the exercise failed in the grader: {failed}")
     if result["kind"] == "not_done":
         grade.notes.append("not done: the function still raises NotImplementedError")
+    elif result["kind"] == "cell_error" and ABSENT_MARK in result["error"]:
+        grade.flags.append(f"library: the cell raised {result['error']} ({result['where']})")
     elif result["kind"] == "cell_error":
         grade.flags.append(f"crashed: the cell raised {result['error']} ({result['where']})")
     else:

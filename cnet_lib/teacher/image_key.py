@@ -8,6 +8,7 @@ as a fraction, one scale for the whole tensor or a division by a zero scale).
 from __future__ import annotations
 
 import copy
+import math
 import random
 
 import torch
@@ -120,11 +121,15 @@ def reference_quantize_per_channel(w: torch.Tensor, bits: int) -> torch.Tensor:
 
 
 def hidden_quantize_per_channel(rng: random.Random) -> list:
-    """Four drawn weights of 2 to 4 dimensions whose channels differ in scale by 10² to 10⁴, 2 to 8 bits; one with
-    a channel of zeros (and at least 3 channels, so that one scale for the whole tensor is never right)."""
+    """Four drawn weights of 2 to 4 dimensions whose channels differ in scale by 10² to 10⁴, with 8 to 64 weights
+    each (so that a count of levels off by one never passes by chance), 2 to 8 bits; one with a channel of zeros
+    (and at least 3 channels, so that one scale for the whole tensor is never right)."""
     cases = []
     for k in range(4):
-        shape = [rng.randint(3 if k == 3 else 2, 5)] + [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+        trailing = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+        while math.prod(trailing) < 8:
+            trailing[rng.randrange(len(trailing))] += 1
+        shape = [rng.randint(3 if k == 3 else 2, 5)] + trailing
         scale = [10 ** rng.uniform(-2, 2) for _ in range(shape[0])]
         scale[rng.randrange(shape[0])] = 100 * max(scale)
         zeros = [rng.randrange(shape[0])] if k == 3 else []
@@ -135,5 +140,5 @@ def hidden_quantize_per_channel(rng: random.Random) -> list:
         bits = rng.randint(2, 8)
         cases.append(recipe(f"a {tuple(shape)} {w['dtype']} weight, channels spread in scale, {bits} bits"
                             + (", one channel of zeros" if zeros else ""), w, bits,
-                            catches=("one_scale",) + (("nan_on_zeros",) if zeros else ())))
+                            catches=("one_scale",) + (("nan_on_zeros",) if zeros else ()) + ("levels_off_by_one",)))
     return cases

@@ -2,7 +2,8 @@
 uses, with every namespace of its own.
 
 :func:`bwrap_command` builds the command line.  Inside, the student's code sees: the Python runtime read-only
-(the interpreter, the standard library, site-packages), the students' build of cnet_lib mounted where the
+(the interpreter, the standard library, the site-packages of the environment the grader runs in and no other:
+:func:`other_site_packages` are covered by an empty folder), the students' build of cnet_lib mounted where the
 teacher's is installed (:mod:`.grading_library`) with the files of the exercise's absent code over the originals,
 the grader's runner and the job (one file each), and a private ``/tmp`` of a fixed size; nothing else of the
 teacher's disk (no home, no key folder, no submissions, no gradebook), no network (its own empty network
@@ -16,7 +17,9 @@ capabilities, and an unprivileged user:
   kernel sees the teacher's uid, which owns nothing visible inside) and may create no further namespaces.
 
 In both, a system call filter (:mod:`.seccomp`) refuses every new namespace (``unshare``, ``setns``, ``clone``
-with a namespace flag) and System V shared memory, and ``/dev/shm`` is a tmpfs of the size of ``/tmp``.
+with a namespace flag), System V shared memory and the kernel's keyrings, and ``/dev/shm`` is a tmpfs of the size
+of ``/tmp``.  Nothing a sandbox leaves in the kernel reaches another: System V and POSIX IPC live in its IPC
+namespace, abstract unix sockets in its network namespace, both gone with it; it has no cgroup file system.
 
 :func:`find_isolation` tries both, once, and says in one sentence what to do where neither starts.
 """
@@ -33,8 +36,8 @@ from typing import Optional, Sequence
 
 from .seccomp import namespace_filter
 
-__all__ = ["Isolation", "SandboxError", "find_isolation", "bwrap_command", "runtime_paths", "NOBODY", "REFUSAL",
-           "UNSAFE"]
+__all__ = ["Isolation", "SandboxError", "find_isolation", "bwrap_command", "runtime_paths", "other_site_packages",
+           "NOBODY", "REFUSAL", "UNSAFE"]
 
 NOBODY = 65534
 REFUSAL = ("grading runs every submission in an operating-system sandbox (bubblewrap), and none can start here "
@@ -66,7 +69,7 @@ class Isolation:
         if self.mode == "none":
             return "NONE (--unsafe-no-sandbox: the students' code ran as the teacher, with the teacher's files)"
         who = "uid 65534 via setpriv" if self.mode == "root" else "uid 65534 in a user namespace"
-        return f"bubblewrap ({who}; no network, own PID namespace, read-only runtime)"
+        return f"bubblewrap ({who}; no network, own PID namespace, read-only runtime of the grader's environment only)"
 
 
 UNSAFE = Isolation("none")
@@ -83,6 +86,26 @@ def runtime_paths() -> list[Path]:
 
 def _under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
+
+
+_SITE_GLOBS = ("lib*/python3*/site-packages", "lib*/python3*/dist-packages", "lib/python3/dist-packages",
+               "local/lib*/python3*/site-packages", "local/lib*/python3*/dist-packages")
+
+
+def other_site_packages() -> list[Path]:
+    """The folders of Python packages that the runtime's mounts and ``/usr`` would show besides the environment
+    the grader runs in (its ``sys.path``): the base interpreter's site-packages under a virtual environment, a
+    distribution's ``dist-packages``.  Each holds a second copy of a library (scipy, say) in which nothing is taken
+    out for an exercise, so the sandbox covers each with an empty folder."""
+    own = {Path(p).resolve() for p in [*site.getsitepackages(), *sys.path] if p and Path(p).is_dir()}
+    found = set()
+    for root in (*runtime_paths(), Path("/usr")):
+        for pattern in _SITE_GLOBS:
+            for path in root.glob(pattern):
+                real = path.resolve()
+                if real.is_dir() and not any(_under(o, real) for o in own):  # not the environment's, nor above it
+                    found.add(real)
+    return sorted(found)
 
 
 def _system_binds() -> list[str]:
@@ -131,6 +154,7 @@ def bwrap_command(iso: Isolation, *, library: Optional[tuple[Path, Path]], overl
     # /tmp first: what is bound below lands on top of it (a checkout, a venv or the runner under /tmp stays visible)
     cmd += (["--size", str(int(tmp_bytes))] if "--size" in iso.options else []) + ["--perms", "1777", "--tmpfs", "/tmp"]
     cmd += _parents(runtime, ()) + [a for p in runtime for a in ("--ro-bind", str(p), str(p))]
+    cmd += [a for p in other_site_packages() for a in ("--ro-bind", str(empty), str(p))]
     if library is not None:
         cmd += _parents([library[1]], runtime) + ["--ro-bind", str(library[0]), str(library[1])]
     cmd += [a for o in overlays for a in ("--ro-bind", str(o.source), str(o.target))]

@@ -9,7 +9,9 @@ nested too deep, a tensor whose data do not fill its shape, more elements than t
 * ``{"kind": "cases", "cases": [case, ...], "failed_imports": [str], "output": str}`` with one case per case
   asked for, each ``{"value": value}`` or ``{"error": str, "where": str}``;
 * ``{"kind": "cell_error", "error": str, "where": str, "failed_imports": [str], "output": str}``;
-* ``{"kind": "not_done", "output": str}``.
+* ``{"kind": "not_done", "output": str}``;
+
+each may hold ``"second_copies": [str]`` (code files run as a module under another name, :class:`.sandbox.LoadWatch`).
 
 A ``value`` is what :func:`cnet_lib.book.exercises.recipes.encode` writes: JSON scalars, or ``{"$": "tensor" |
 "array", "dtype", "shape", "data"}``, ``{"$": "list" | "tuple", "items": [...]}``, ``{"$": "dict", "items":
@@ -110,24 +112,26 @@ def parse_result(line: bytes, n_cases: int) -> dict:
         raise ResultError(f"the result is not JSON ({type(err).__name__})") from None
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind == "cases":
-        _keys(data, {"kind", "cases", "failed_imports", "output"}, {"kind", "cases", "failed_imports", "output"}, "result")
+        _keys(data, {"kind", "cases", "failed_imports", "output", "second_copies"},
+              {"kind", "cases", "failed_imports", "output"}, "result")
         if not isinstance(data["cases"], list) or len(data["cases"]) != n_cases:
             raise ResultError(f"the result holds other cases than the {n_cases} asked for")
         for i, case in enumerate(data["cases"]):
             _check_case(case, i)
     elif kind == "cell_error":
-        _keys(data, {"kind", "error", "where", "failed_imports", "output"}, {"kind", "error", "where", "failed_imports",
-                                                                             "output"}, "result")
+        _keys(data, {"kind", "error", "where", "failed_imports", "output", "second_copies"},
+              {"kind", "error", "where", "failed_imports", "output"}, "result")
         _text(data["error"], "the cell's error")
         _text(data["where"], "the cell's line")
     elif kind == "not_done":
-        _keys(data, {"kind", "output"}, {"kind", "output"}, "result")
+        _keys(data, {"kind", "output", "second_copies"}, {"kind", "output"}, "result")
     else:
         raise ResultError("the result has no known kind")
-    if not isinstance(data.get("failed_imports", []), list) or len(data.get("failed_imports", [])) > 200:
-        raise ResultError("failed_imports is not a short list")
-    for item in data.get("failed_imports", []):
-        _text(item, "a failed import")
+    for field, limit in (("failed_imports", 200), ("second_copies", 20)):
+        if not isinstance(data.get(field, []), list) or len(data.get(field, [])) > limit:
+            raise ResultError(f"{field} is not a short list")
+        for item in data.get(field, []):
+            _text(item, f"an item of {field}")
     _text(data["output"], "the output")
     return data
 

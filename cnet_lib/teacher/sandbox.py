@@ -12,7 +12,8 @@ teacher's.  In order:
    functions leave their modules (numpy's ``interp``), hidden packages cannot be imported;
 3. lowers its resource limits (processes, file size, CPU time, core dumps; address space where no cgroup caps
    the sandbox's memory), sends its output to a file of its private ``/tmp`` and says ``{"started": true}``;
-4. runs the cell and the student's function on every case (each on a deep copy of its arguments);
+4. runs the cell and the student's function on every case (each on a deep copy of its arguments), noting every
+   code file run as a module under another name than its own (:class:`LoadWatch`: a second copy of a package);
 5. writes one JSON line, the result (``{"kind": "cases" | "cell_error" | "not_done", ...}``, values as data,
    :func:`cnet_lib.book.exercises.recipes.encode`), to ``RESULT_FD``, and exits.
 
@@ -42,7 +43,7 @@ import torch
 from cnet_lib.book.exercises.framework import is_stub, student_frame
 from cnet_lib.book.exercises.recipes import BUILDERS, build_call, decode, encode, observed
 
-__all__ = ["main", "run_job", "CountedRate", "remove_operators"]
+__all__ = ["main", "run_job", "CountedRate", "remove_operators", "LoadWatch"]
 
 MAX_TEXT = 2000  # characters of an error message kept
 MAX_OUTPUT = 4000  # characters of the student's output sent back
@@ -157,6 +158,53 @@ def _preamble(source: str, ns: dict) -> list[str]:
     return failed
 
 
+class LoadWatch:
+    """Which code files were run as a module under another name than the import system gives them (a second copy of
+    a package, loaded from a file path: ``spec_from_file_location``, a package of its own name over another's
+    folder), seen by an audit hook that the student's code cannot remove.  A file's own name is its path below the
+    folders imports come from (``sys.path``, and where the packages already loaded live)."""
+
+    MAX = 20
+
+    def __init__(self):
+        roots = {os.path.abspath(p) for p in sys.path if p}
+        for name, module in list(sys.modules.items()):
+            folders = getattr(module, "__path__", None) if "." not in name else None
+            if isinstance(folders, list):  # a package's folders (torch's namespaces of operators hold none)
+                roots |= {os.path.dirname(os.path.abspath(f)) for f in folders if isinstance(f, str)}
+        self.roots = sorted(roots, key=len, reverse=True)
+        self.found: list = []
+        self._asked: set = set()
+
+    def own_name(self, path: str):
+        """The module name the import system gives the file ``path`` (None outside every root)."""
+        for root in self.roots:
+            if path.startswith(root + os.sep):
+                parts = path[len(root) + 1:].split(os.sep)
+                parts[-1] = parts[-1].split(".", 1)[0]
+                return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        return None
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "import":
+            if args[1] is None:  # a name the import system is asked for
+                self._asked.add(args[0])
+            elif self.own_name(os.path.abspath(args[1])) != args[0]:  # an extension module and its file
+                self._note(f"{args[1]} loaded as {args[0]}")
+        elif event == "exec" and getattr(args[0], "co_name", "") == "<module>":
+            path = getattr(args[0], "co_filename", "")
+            if os.path.isabs(path) and path.endswith(".py"):
+                name = self.own_name(path)
+                if name in self._asked:
+                    self._asked.discard(name)
+                else:  # run as a module, and never asked for by its own name
+                    self._note(f"{path} run as a module (its own name, {name or 'none'}, was never imported)")
+
+    def _note(self, what: str) -> None:
+        if len(self.found) < self.MAX:
+            self.found.append(what[:MAX_TEXT])
+
+
 class _NoIPython:
     """``get_ipython()`` for a cell with a magic (``%time``, ``!ls``): every call does nothing."""
 
@@ -228,8 +276,11 @@ def main(argv: list[str]) -> int:
     for target, source in ((0, devnull), (1, out), (2, out)):
         os.dup2(source, target)
     _limit(job.get("limits", {}))
+    watch = LoadWatch()
+    sys.addaudithook(watch)
     _send(result_fd, b'{"started": true}\n')
     result = run_job(job, calls)
+    result["second_copies"] = list(watch.found)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -94,7 +94,7 @@ class Sandbox:
 
     def describe(self) -> str:
         """The isolation and the limits, in words (the gradebook's record)."""
-        calls = "; system calls filtered (no namespaces, no System V memory)" if self.filter else ""
+        calls = "; system calls filtered (no namespaces, no System V memory, no keyring)" if self.filter else ""
         return f"{self.isolation.describe()}{calls}; limits {self.limits.describe(self.cgroups is not None)}"
 
     # ------------------------------------------------------------------ one job

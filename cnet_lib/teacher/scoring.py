@@ -4,11 +4,14 @@
   but a submission that fails a hidden case built to catch one of the exercise's named near misses (the
   ``catches`` of the answer key's recipes, :class:`cnet_lib.book.exercises.public_checks.NearMiss`) gets at most a
   third of the points: the near miss misses what the exercise is about (:data:`NEAR_MISS_SHARE`).
-* **Feedback**: the first failed hidden case, by its label (the inputs, drawn anew for every grading run) and
-  where the function's value differs (:func:`cnet_lib.book.exercises.differences.first_difference`), with the
-  function's own value but never the expected one (a rate's evaluations, which the scheme's stages fix, are shown
-  on both sides); and the hint aimed at the failures: the hint of the near miss whose cases failed (of each that
-  fits as well), else the exercise's first.
+* **Feedback** aimed at the submission's own mistake (:func:`aimed_near_miss`): the near miss it makes is the one
+  whose values (the answer key's code for it, :mod:`.near_miss_key`) are the submission's on every hidden case it
+  failed; the feedback then shows the first of those cases, says that it catches a mistake the exercise is about,
+  and gives that near miss's hint.  Where no near miss gives the submission's values, the first failed case is
+  shown with the exercise's first hint, and the cap on the points is said without naming a mistake.  A case is
+  shown by its label (the inputs, drawn anew for every grading run) and where the function's value differs
+  (:func:`cnet_lib.book.exercises.differences.first_difference`), with the function's own value but never the
+  expected one (a rate's evaluations, which the scheme's stages fix, are shown on both sides).
 """
 from __future__ import annotations
 
@@ -17,9 +20,10 @@ from typing import Optional
 
 from ..book.exercises.recipes import decode
 from ..book.exercises.registry import exercise
+from .near_miss_key import near_miss_outputs
 from .stubbing import ABSENT_MARK
 
-__all__ = ["score", "NEAR_MISS_SHARE", "absent_calls", "failure_note", "case_hint", "passes"]
+__all__ = ["score", "NEAR_MISS_SHARE", "absent_calls", "failure_note", "aimed_near_miss", "passes"]
 
 NEAR_MISS_SHARE = 1 / 3
 """The most a submission that fails a case catching a named near miss gets, as a share of the points."""
@@ -64,19 +68,22 @@ def failure_note(ex, recipe: dict, case: dict, expected, evaluations: Optional[i
     return f"{label}: {diff.words(show_expected=public)}"
 
 
-def case_hint(ex, recipes: list, passed: list) -> str:
-    """The hint aimed at the submission's failures: the hint of the near miss whose catching cases are most like
-    the failed ones (of every near miss that fits as well, when several do), else the exercise's first hint."""
-    failed = {i for i, ok in enumerate(passed) if not ok}
-    fits = {}
+def aimed_near_miss(ex, recipes: list, cases: list, failed: list, evaluations: dict):
+    """The near miss of ``ex`` whose values are the submission's ``cases`` on every failed case (indices
+    ``failed`` into ``recipes``), the first such in the exercise's order; None when none is."""
+    if not failed:
+        return None
+    chosen = [recipes[i] for i in failed]
     for m in ex.near_misses:
-        catching = {i for i, r in enumerate(recipes) if m.tag in r.get("catches", ())}
-        if catching & failed:
-            fits[m.hint] = len(catching & failed) - len(catching - failed) - len(failed - catching)
-    if not fits:
-        return ex.hints[0]
-    best = max(fits.values())
-    return " Or: ".join(h for h, fit in fits.items() if fit == best)
+        if not all(m.tag in r.get("catches", ()) for r in chosen):
+            continue
+        try:
+            values = near_miss_outputs(ex.name, m.tag, chosen)
+        except Exception:  # noqa: BLE001 - the key's code for a near miss that cannot run aims nothing
+            continue
+        if all(v is not None and passes(ex, cases[i], v, evaluations.get(i)) for i, v in zip(failed, values)):
+            return m
+    return None
 
 
 def score(grade, recipes: list, n_hidden: int, cases: list, expected: list, evaluations: dict) -> None:
@@ -98,11 +105,17 @@ def score(grade, recipes: list, n_hidden: int, cases: list, expected: list, eval
     if all(ok[:n_public]) and grade.passed < n_hidden / 2:
         grade.flags.append(f"public cases only: every public case passes but only {grade.passed} of {n_hidden} hidden "
                            "ones (answers built for the public cases?)")
-    failed = next((i for i in range(n_public, len(ok)) if not ok[i]), None)
-    if failed is not None:
-        grade.notes.append(failure_note(ex, recipes[failed], cases[failed], expected[failed], evaluations.get(failed)))
+    failed = [i for i in range(n_public, len(ok)) if not ok[i]]
+    if not failed:
+        return
+    aimed = aimed_near_miss(ex, recipes, cases, failed, evaluations)
+    shown = failed[0]
+    grade.notes.append(failure_note(ex, recipes[shown], cases[shown], expected[shown], evaluations.get(shown)))
+    cap = f"at most {round(grade.possible * NEAR_MISS_SHARE, 2):g} of {grade.possible} points"
+    if aimed is not None:
+        grade.notes.append(f"this case catches a mistake the exercise is about: {cap}")
+        grade.notes.append(f"hint: {aimed.hint}")
+    else:
         if missed:
-            grade.notes.append(f"this case catches a near miss the exercise is about: at most "
-                               f"{round(grade.possible * NEAR_MISS_SHARE, 2):g} of {grade.possible} points")
-        grade.notes.append(f"hint: {case_hint(ex, recipes[n_public:], hidden_ok)}")
-
+            grade.notes.append(f"a case you failed is built to catch a mistake the exercise is about: {cap}")
+        grade.notes.append(f"hint: {ex.hints[0]}")

@@ -11,7 +11,12 @@ first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
 * **tampering** findings: dynamic code and introspection (``exec``, ``eval``, ``__import__``, ``getattr`` with a
   computed name, ``setattr``, dunder attributes, ``sys.setprofile``, frames, ``sys.modules``), threads and
   processes, files and the network, imports of the checks or the answer key, and monkeypatching (assigning an
-  attribute of anything imported).
+  attribute of anything imported); each on the attribute a chain reaches, not only the name it starts from
+  (``numpy.ctypeslib.ctypes.CDLL``, ``pkgutil.os.system``, ``pkgutil.importlib.import_module``: :data:`REACHED`).
+
+The audit is advisory.  It reads names, and a name can be computed (``getattr(m, "sys" + "tem")``), so what it
+misses the sandbox must hold: the operating system's boundary (:mod:`.isolation`), where the code an exercise
+asks for is absent, is what grading relies on; a finding here is a line for the teacher to look at.
 
 :func:`audit_other_cell` reads every other cell for tampering with the public checks (the checks' internals
 imported, ``grader`` or an imported module patched, the call tracer switched off).  The grader turns library
@@ -38,6 +43,11 @@ TAMPER_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "l
 TAMPER_ATTRIBUTES = frozenset({"setprofile", "settrace", "setprofile_all_threads", "settrace_all_threads", "_getframe",
                                "f_back", "f_globals", "f_locals", "f_code", "f_builtins", "gi_frame", "tb_frame", "cr_frame",
                                "meta_path", "path_hooks", "multiprocessing", "start_new_thread"})
+REACHED = frozenset({"ctypes", "ctypeslib", "subprocess", "_posixsubprocess", "importlib", "builtins", "_thread",
+                     "threading", "multiprocessing", "socket", "marshal", "pickle", "mmap", "pty", "inspect", "posix",
+                     "faulthandler", "gc", "os", "sys"})
+"""Modules that reached as an attribute of another (``numpy.ctypeslib.ctypes``, ``pkgutil.os``) read as tampering,
+as imported plainly (``os`` and ``sys`` but for what :data:`SYSTEM_ALLOWED` lets an exercise use)."""
 ALLOWED_DUNDERS = frozenset({"__name__", "__doc__"})
 SYSTEM_ALLOWED = {"sys": frozenset({"float_info", "maxsize", "version", "version_info", "float_repr_style"}),
                   "os": frozenset({"path", "cpu_count", "sep"})}
@@ -123,19 +133,51 @@ def _import_findings(tree: ast.AST, rules: Rules) -> list[Finding]:
     return out
 
 
+def _attributes(node: ast.AST) -> tuple[ast.AST, list[str]]:
+    """The root of an attribute chain (a name, a call, a subscript...) and its attributes, in order."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    return node, attrs[::-1]
+
+
+def _reached(parts: list[str]) -> Optional[str]:
+    """What a chain reaches through an attribute (``parts[1:]``): the last module of :data:`REACHED` in it (``os``
+    and ``sys`` with what follows them, unless an exercise may use that), None when none."""
+    found = None
+    for i, part in enumerate(parts[1:], start=1):
+        after = parts[i + 1] if i + 1 < len(parts) else ""
+        if part in SYSTEM_ALLOWED:
+            if after and after not in SYSTEM_ALLOWED[part]:
+                found = f"{part}.{after}"
+        elif part in REACHED:
+            found = part
+    return found
+
+
 def _path_findings(node: ast.AST, names: dict[str, str], bound: set[str], rules: Rules) -> list[Finding]:
-    """Findings of the longest attribute chain ``root.a.b`` whose root is an imported name: its dotted path."""
-    chain = _chain(node)
-    if chain is None or chain[0] not in names or chain[0] in bound:
-        return []
-    path = ".".join([names[chain[0]], *chain[1]])
-    parts = path.split(".")
-    if parts[0] == "cnet_lib" and path not in rules.allowed_imports:
+    """Findings of the longest attribute chain ``root.a.b``: its dotted path when the root is an imported name, and
+    what it reaches through its attributes whatever the root (``np.ctypeslib.ctypes``, ``pkgutil.os.system``,
+    ``f().importlib``)."""
+    root, attrs = _attributes(node)
+    if isinstance(root, ast.Name) and root.id in names and root.id not in bound:
+        parts = ".".join([names[root.id], *attrs]).split(".")
+    elif isinstance(root, ast.Name):
+        parts = [root.id, *attrs]
+    else:
+        parts = ["(...)", *attrs]
+    path = ".".join(parts)
+    imported = isinstance(root, ast.Name) and root.id in names and root.id not in bound
+    if imported and parts[0] == "cnet_lib" and path not in rules.allowed_imports:
         return [Finding("library", node.lineno, f"uses {path}, library code the exercise does not allow")]
-    if parts[0] in SYSTEM_ALLOWED and len(parts) > 1 and parts[1] not in SYSTEM_ALLOWED[parts[0]] | TAMPER_ATTRIBUTES:
+    if imported and parts[0] in SYSTEM_ALLOWED and len(parts) > 1 and parts[1] not in SYSTEM_ALLOWED[parts[0]] | TAMPER_ATTRIBUTES:
         return [Finding("tampering", node.lineno, f"uses {path}")]
-    if parts[0] in TAMPER_MODULES:
+    if imported and parts[0] in TAMPER_MODULES:
         return [Finding("tampering", node.lineno, f"uses {path}")]
+    reached = _reached(parts)
+    if reached is not None:
+        return [Finding("tampering", node.lineno, f"uses {path}: reaches {reached} through another module")]
     return []
 
 
@@ -175,7 +217,8 @@ def audit_exercise_cell(source, name: str, rules: Rules, preamble="") -> list[Fi
     for node in ast.walk(tree):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
             out += _name_findings(node, bound, rules, name)
-            out += [] if id(node) in inner else _path_findings(node, names, bound, rules)
+            out += [] if id(node) in inner or isinstance(node, ast.Name) and node.id not in names else \
+                _path_findings(node, names, bound, rules)
         if isinstance(node, ast.Call):
             out += _call_findings(node, rules)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):

@@ -9,24 +9,46 @@ the student copy carries, else from its file name, else from the exercises it de
 
 Nothing a submission is or holds stops the reading of the others: a symbolic link (to a classmate's notebook, say)
 or a special file (a FIFO, a device) is refused, never followed or opened for reading; a folder is walked without
-following links, up to :data:`MAX_FILES` entries and :data:`MAX_DEPTH` levels; every file that cannot be read,
-however it fails, is a sentence in the student's ``problems`` (:mod:`.submission_files`).  Hidden entries (a name
-starting with ``.``: ``.ipynb_checkpoints``, ``.DS_Store``) are not submissions.
+following links, up to :data:`MAX_FILES` entries and :data:`MAX_DEPTH` levels; one student's files are read by a
+program of their own, within that student's reading time and memory (:func:`.submission_files.read_files`); every
+file that cannot be read, however it fails, is a sentence in the student's ``problems``, at most
+:data:`.submission_files.MAX_PROBLEMS` of them and the rest counted.  Hidden entries (a name starting with ``.``:
+``.ipynb_checkpoints``, ``.DS_Store``) are not submissions.
+
+A chapter handed in twice (a browser's ``how_to_use (1).ipynb`` beside ``how_to_use.ipynb``, two exports) is
+graded from the newer notebook, by the time it was saved (its zip entry's time stamp, else its file's modification
+time; the later by name where the times are equal), and the problem names both.
+
+A notebook's code cells read once, in bounded time: each cell turned into Python and parsed at most once
+(:func:`read_cells`), so that everything the grader asks of a notebook afterwards (which cell defines an exercise,
+the imports above it, what a cell uses) costs no more reading.
+
+Reading is linear in the cells' sizes (:func:`cnet_lib.book.cell_magics.cell_python`) and capped: a cell over
+:data:`CELL_CAP` characters is not turned into Python nor parsed here (it is found by its ``def`` lines and still
+runs in the sandbox, whose time limit bounds it) and is flagged; once one submission has spent
+:data:`READ_SECONDS` on reading (its files, its cells, their audit, the similarity check) or had
+:data:`READ_CHARACTERS` of code parsed (:class:`Deadline`), its remaining cells are treated the same way and
+nothing more of it is audited.  A cell the parser refuses, however it refuses (a syntax
+error, nesting too deep, a null byte), is "not Python" with the parser's words.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import stat
+import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
+from ..book.cell_magics import python_and_tree
 from ..book.exercises.registry import chapter_exercises
-from .submission_cells import CodeCell, Deadline, read_cells
-from .submission_files import file_kind, notebooks_in
+from .submission_files import READ_SECONDS, bounded_problems, file_kind, read_files
 
-__all__ = ["Submission", "find_submissions", "student_name", "MAX_FILES", "MAX_DEPTH"]
+__all__ = ["Submission", "find_submissions", "add_notebook", "student_name", "MAX_FILES", "MAX_DEPTH", "CodeCell",
+           "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS", "READ_CHARACTERS"]
 
 MAX_FILES = 500
 MAX_DEPTH = 6
@@ -34,6 +56,119 @@ _STAMP = re.compile(r"_?\d{4}_\d\d_\d\dT\d\d_\d\d_\d\d(_\d+)?$")
 _SUFFIXES = (".ipynb", ".zip")
 
 
+# ----------------------------------------------------------------------------- a notebook's code cells, read once
+CELL_CAP = 50_000
+"""Characters of one cell the grader reads (the book's longest exercise cell has under 1,500)."""
+READ_CHARACTERS = 2_000_000
+"""Characters of code cells one submission may have parsed (the book's eight chapters hold under 30,000)."""
+_DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)\s*\(", re.M)
+
+
+class Deadline:
+    """The reading one submission may spend: :data:`READ_SECONDS` (its files read by their own program, then its
+    cells and their audit here), counted while it reads (:meth:`timing`), so that time spent on other students'
+    submissions never counts against it; and :data:`READ_CHARACTERS` of code parsed (:meth:`charge`), which bounds
+    the memory its parsed cells hold."""
+
+    def __init__(self, seconds: float = READ_SECONDS, characters: int = READ_CHARACTERS):
+        self.seconds, self.spent = seconds, 0.0
+        self.characters, self.parsed = characters, 0
+
+    def passed(self) -> bool:
+        return self.spent > self.seconds or self.parsed > self.characters
+
+    def why(self) -> str:
+        """Why the budget is spent, in words."""
+        if self.parsed > self.characters:
+            return f"the submission's code cells hold over {self.characters:,} characters"
+        return f"reading the submission took over {self.seconds:g} s"
+
+    def charge(self, characters: int) -> bool:
+        """Count ``characters`` about to be parsed; False (and nothing counted) when they do not fit."""
+        if self.parsed + characters > self.characters:
+            self.parsed = self.characters + 1
+            return False
+        self.parsed += characters
+        return True
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        """Count the time inside as this submission's reading."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent += time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    """One code cell: its ``index`` among the code cells, its ``source`` as handed in, ``python`` (the source as
+    Python, None when not read), ``tree`` (None when not read or not Python), ``problem`` (why not, in words) and
+    the names of the functions it ``defines`` at its top level."""
+
+    index: int
+    source: str
+    python: Optional[str]
+    tree: Optional[ast.Module]
+    problem: str
+    defines: frozenset
+
+    @property
+    def read(self) -> bool:
+        """Whether the grader read the cell (it is Python and was parsed)."""
+        return self.tree is not None
+
+
+def _parse(source: str) -> tuple[Optional[str], Optional[ast.Module], str]:
+    python, tree = python_and_tree(source)
+    if isinstance(tree, ast.Module):
+        return python, tree, ""
+    if isinstance(tree, SyntaxError):
+        return python, None, f"not Python (line {tree.lineno}: {tree.msg})"
+    return python, None, f"not Python ({type(tree).__name__}: {str(tree)[:100] or 'the parser gave up'})"
+
+
+def _read_one(index: int, source: str, deadline: Optional[Deadline]) -> CodeCell:
+    by_lines = frozenset(_DEF.findall(source))
+    if len(source) > CELL_CAP:
+        return CodeCell(index, source, None, None, f"{len(source):,} characters, over the grader's reading cap of "
+                        f"{CELL_CAP:,}: not read for flags (look at it)", by_lines)
+    if deadline is not None and (deadline.passed() or not deadline.charge(len(source))):
+        return CodeCell(index, source, None, None, f"not read: {deadline.why()} (look at it)", by_lines)
+    with deadline.timing() if deadline is not None else nullcontext():
+        python, tree, problem = _parse(source)
+    if tree is None:
+        return CodeCell(index, source, python, None, problem, by_lines)
+    defined = frozenset(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return CodeCell(index, source, python, tree, "", defined)
+
+
+def read_cells(nb: dict, deadline: Optional[Deadline] = None) -> list[CodeCell]:
+    """The code cells of ``nb`` (a notebook as :func:`.submission_files.read_notebook_data` gives it), each read
+    once (see the module doc)."""
+    sources = [c.get("source", "") for c in nb.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return [_read_one(i, s if isinstance(s, str) else "", deadline) for i, s in enumerate(sources)]
+
+
+def exercise_cell(cells: list[CodeCell], name: str) -> Optional[CodeCell]:
+    """The last code cell that defines ``def name(...)`` at its top level (the one "Run all" leaves in force); a
+    cell that was not read counts when one of its lines starts with ``def name(``."""
+    return next((c for c in reversed(cells) if name in c.defines), None)
+
+
+def preamble(cells: list[CodeCell], upto: int) -> str:
+    """The top-level import statements of the code cells before code cell ``upto`` (absolute imports only): what
+    the grader runs before an exercise cell, so that a name imported above it (``torch``) is there."""
+    lines = []
+    for cell in cells[:upto]:
+        if cell.tree is not None:
+            lines += [ast.unparse(n) for n in cell.tree.body
+                      if isinstance(n, (ast.Import, ast.ImportFrom)) and not getattr(n, "level", 0)]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- who handed in what
 @dataclass
 class Submission:
     """One student's notebooks: ``notebooks[chapter]`` (the notebook as plain data), ``files[chapter]`` (where it
@@ -45,6 +180,7 @@ class Submission:
     files: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     deadline: Deadline = field(default_factory=Deadline, repr=False)
+    saved: dict = field(default_factory=dict, repr=False)
     _cells: dict = field(default_factory=dict, repr=False)
 
     def cells(self, chapter: str) -> list[CodeCell]:
@@ -128,15 +264,30 @@ def _entries(folder: Path) -> list[os.DirEntry]:
     return out
 
 
-def _add_notebook(sub: Submission, where: str, nb: dict, chapters: Sequence[str]) -> None:
+def _when(saved: float) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(saved))
+    except (OverflowError, ValueError, OSError):
+        return "an unknown time"
+
+
+def add_notebook(sub: Submission, where: str, nb: dict, saved: float, chapters: Sequence[str]) -> None:
+    """Add the notebook ``nb`` read from ``where`` (saved at ``saved``, seconds since the epoch) to ``sub``: under
+    its chapter, the newer of two (see the module doc)."""
     chapter = _chapter(nb, where, chapters, sub.deadline)
     if chapter is None:
         sub.problems.append(f"{where}: no chapter of this class (its exercises are none of the key's)")
         return
     if chapter in sub.notebooks:
-        sub.problems.append(f"{chapter} handed in twice: {sub.files[chapter]} and {where}; graded {where}")
+        before, was = sub.files[chapter], sub.saved[chapter]
+        newer = saved >= was
+        kept = where if newer else before
+        sub.problems.append(f"{chapter} handed in twice: {before} (saved {_when(was)}) and {where} (saved "
+                            f"{_when(saved)}); graded {kept}, the newer")
+        if not newer:
+            return
         sub._cells.pop(chapter, None)
-    sub.notebooks[chapter], sub.files[chapter] = nb, where
+    sub.notebooks[chapter], sub.files[chapter], sub.saved[chapter] = nb, where, saved
 
 
 def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
@@ -144,12 +295,31 @@ def find_submissions(folder: Path, chapters: Sequence[str]) -> list[Submission]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    files: dict[str, list] = {}
     by_student: dict[str, Submission] = {}
     for entry in _entries(folder):
         is_dir = entry.is_dir(follow_symlinks=False) or entry.is_symlink()
         name = student_name(entry.name, not is_dir, chapters)
         sub = by_student.setdefault(name, Submission(name))
-        for path in _files_of(entry, sub.problems):
-            for where, nb in notebooks_in(path, sub.problems):
-                _add_notebook(sub, where, nb, chapters)
+        try:
+            files.setdefault(name, []).extend(_files_of(entry, sub.problems))
+        except Exception as err:  # noqa: BLE001 - one entry the grader cannot walk is its student's sentence
+            sub.problems.append(f"{entry.name} could not be read ({type(err).__name__}: {str(err)[:200]})")
+    for name, sub in by_student.items():
+        try:
+            _read(sub, files.get(name, []), chapters)
+        except Exception as err:  # noqa: BLE001 - nor one submission the grader cannot read
+            sub.notebooks.clear()
+            sub.problems.append(f"the grader could not read these files ({type(err).__name__}: {str(err)[:200]}): "
+                                "not graded (look at them)")
+        sub.problems = bounded_problems(sub.problems)
     return [by_student[k] for k in sorted(by_student)]
+
+
+def _read(sub: Submission, paths: list, chapters: Sequence[str]) -> None:
+    """Read ``paths`` into ``sub`` (in a program of their own, within the submission's reading time)."""
+    notebooks, problems, seconds = read_files(paths, sub.deadline.seconds)
+    sub.deadline.spent += seconds
+    sub.problems += problems
+    for where, nb, saved in notebooks:
+        add_notebook(sub, where, nb, saved, chapters)

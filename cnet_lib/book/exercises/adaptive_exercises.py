@@ -2,7 +2,8 @@
 scaled error norm that accepts or rejects one step of an embedded pair (:data:`ERROR_RATIO`; its reference and
 hidden cases are the teacher's).  The cases tell the rule from its near misses: the RMS over the whole batch
 (``rms_over_batch``: one hard sample among easy ones), the scale from ``|y0|`` alone (``y0_only``: the state
-grows in the step), and the largest entry instead of the RMS (``max_entry``)."""
+grows in the step), the largest entry instead of the RMS (``max_entry``), and the RMS along the last axis only
+(``last_axis``: samples of more than one dimension)."""
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -27,6 +28,7 @@ def _t(data) -> dict:
 
 
 EVERY_MISS = ("rms_over_batch", "y0_only", "max_entry")
+SAMPLES_OF_MORE_DIMENSIONS = EVERY_MISS + ("last_axis",)
 
 
 def error_ratio_cases() -> list:
@@ -45,7 +47,7 @@ def error_ratio_cases() -> list:
         recipe("a batch of 2 images of shape (3, 4, 4): each image is one sample",
                {"$": "randn", "shape": [2, 3, 4, 4], "seed": 6, "row_scale": [1e-3, 1e-2]},
                {"$": "randn", "shape": [2, 3, 4, 4], "seed": 7}, {"$": "randn", "shape": [2, 3, 4, 4], "seed": 8},
-               1e-3, 1e-3, catches=EVERY_MISS),
+               1e-3, 1e-3, catches=SAMPLES_OF_MORE_DIMENSIONS),
         recipe("an absolute tolerance only (rtol = 0)", _t([[0.01, -0.02], [0.005, 0.0]]), _t([[3.0, 1.0], [0.0, 2.0]]),
                _t([[3.0, 1.1], [0.1, 2.0]]), 0.0, 0.01, catches=("rms_over_batch", "max_entry")),
         recipe("a relative tolerance only (atol = 0), in float32",
@@ -64,6 +66,10 @@ ERROR_RATIO_NEAR_MISSES = (
              "grows in the step, the start alone asks too much."),
     NearMiss("max_entry", "the largest scaled entry, not the RMS of a sample's entries",
              "within a sample the scaled entries are combined as a root mean square, not by their largest."),
+    NearMiss("last_axis", "the RMS along the last axis only (right for a batch of rows, wrong for samples of more "
+                          "dimensions, such as images)",
+             "a sample may have more than one dimension (an image has three): its root mean square runs over all of "
+             "its entries, not along its last axis alone."),
 )
 
 ERROR_RATIO = Exercise(

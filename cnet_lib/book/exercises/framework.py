@@ -52,12 +52,22 @@ _EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 @dataclass(frozen=True)
 class Case:
     """One call of the function under test: ``fn(*args, **kwargs)``; ``label`` describes it in messages, ``hint``
-    (if any) is the first hint a failure of this case gets (aimed at the near miss it catches)."""
+    (if any) is the first hint a failure of this case gets: a text, or a function of what the student's function
+    gave that returns one (aimed at the near miss that value is; "" for none)."""
 
     args: Sequence[Any] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     label: str = ""
-    hint: str = ""
+    hint: Union[str, Callable[[Any], str]] = ""
+
+    def hint_for(self, got: Any) -> str:
+        """The hint of this case when the student's function gave ``got``."""
+        if not callable(self.hint):
+            return self.hint
+        try:
+            return self.hint(got) or ""
+        except Exception:  # noqa: BLE001 - a hint that cannot be aimed is the exercise's first
+            return ""
 
     def __str__(self) -> str:
         if self.label:
@@ -248,10 +258,10 @@ def check(
     ask = ask or asker(checker, name)
     guarded = _guarded(forbidden, reference_fn)
 
-    def fail(message: str, case: Optional[Case] = None) -> bool:
+    def fail(message: str, case: Optional[Case] = None, got: Any = None) -> bool:
         _FAILURES[name] = _FAILURES.get(name, 0) + 1
         level = _hint_level(len(hints), _FAILURES[name], hint)
-        print(f"❌ fail: {name}: {message}{_hint_text(hints, level, ask, case.hint if case else '')}")
+        print(f"❌ fail: {name}: {message}{_hint_text(hints, level, ask, case.hint_for(got) if case else '')}")
         return False
 
     if not callable(student_fn):
@@ -264,7 +274,7 @@ def check(
             return _not_done(name, ask if hints else None)
         problem = _problem(f"case {i}/{len(cases)} {case}", got, want, hit, err, guarded[0], compare, explain)
         if problem:
-            return fail(problem, case)
+            return fail(problem, case, got)
     print(f"✅ pass: {name} ({len(cases)} case{'s' if len(cases) != 1 else ''})")
     return True
 

@@ -21,8 +21,8 @@ from .differences import Difference, first_difference
 from .framework import Case, Forbidden, check, values_close
 from .recipes import build_call, decode, observed, recipes_digest
 
-__all__ = ["Rules", "NearMiss", "Exercise", "PUBLIC_ANSWERS", "public_expected", "check_exercise",
-           "GENERIC_STUB_MESSAGE"]
+__all__ = ["Rules", "NearMiss", "Exercise", "PUBLIC_ANSWERS", "public_expected", "public_near_misses", "check_exercise",
+           "aimed_hint", "GENERIC_STUB_MESSAGE"]
 
 PUBLIC_ANSWERS = Path(__file__).with_name("public_answers.json")
 GENERIC_STUB_MESSAGE = "write your code here, in place of this line"
@@ -122,20 +122,44 @@ def public_expected(exercise: Exercise, recipes: Optional[list] = None) -> list:
     return [decode(e) for e in entry["expected"]]
 
 
+def public_near_misses(exercise: Exercise) -> dict:
+    """``{tag: [value or None per public case]}``: each named near miss's values on the public cases that catch it,
+    from ``public_answers.json`` (empty where the file has none)."""
+    entry = _answers().get("exercises", {}).get(exercise.name, {})
+    return {tag: [None if v is None else decode(v) for v in values]
+            for tag, values in (entry.get("near_misses") or {}).items()}
+
+
 def check_exercise(exercise: Exercise, student_fn: Callable, hint: Optional[int] = None,
                    ask: Optional[Callable[[int], str]] = None) -> bool:
     """The public check of ``exercise``: ``student_fn`` on every public case against the stored answers; prints
-    ``✅ pass`` or ``❌ fail`` with where the value differs and a graded hint (aimed at the near miss the failed case
-    catches, if any), and returns the verdict (it never raises).  ``ask(k)``: the call that shows hint k where the
-    check runs (by default the book's, ``check_<name>(<name>, hint=k)``)."""
+    ``✅ pass`` or ``❌ fail`` with where the value differs and a graded hint (the hint of the near miss whose values
+    the student's are, if any: :func:`aimed_hint`), and returns the verdict (it never raises).  ``ask(k)``: the call
+    that shows hint k where the check runs (by default the book's, ``check_<name>(<name>, hint=k)``)."""
     recipes = exercise.public()
     expected = public_expected(exercise, recipes)
-    cases = [Case(*build_call(r), label=r["label"], hint=_case_hint(exercise, r)) for r in recipes]
+    near = public_near_misses(exercise)
+    cases = [Case(*build_call(r), label=r["label"], hint=aimed_hint(exercise, r, [v[i] for v in near.values()],
+                                                                    list(near)))
+             for i, r in enumerate(recipes)]
     return check(student_fn, None, cases, name=exercise.name, hints=exercise.hints, hint=hint, checker=exercise.checker,
                  ask=ask, forbidden=exercise.forbidden(), compare=exercise.matches, explain=exercise.difference,
                  context=exercise.context(), expected=expected, observe=observed)
 
 
-def _case_hint(exercise: Exercise, recipe: dict) -> str:
-    """The hints aimed at the near misses a case catches ("" when it catches none the exercise names)."""
-    return " Or: ".join(m.hint for t in recipe.get("catches", ()) if (m := exercise.near_miss(t)) is not None)
+def aimed_hint(exercise: Exercise, recipe: dict, values: list, tags: list) -> Callable[[Any], str]:
+    """The hint of a failed public case, given what the student's function gave (``got``): the hint of the first near
+    miss the case catches whose stored value (``values``, in the order of ``tags``) ``got`` is; "" (the exercise's
+    own first hint) when it is none of them: the student made another mistake, and is never told of one not made."""
+    def hint(got) -> str:
+        for tag, value in zip(tags, values):
+            m = exercise.near_miss(tag)
+            if m is None or value is None or tag not in recipe.get("catches", ()):
+                continue
+            try:
+                if exercise.matches(got, value):
+                    return m.hint
+            except Exception:  # noqa: BLE001 - a value the comparison cannot read is no near miss's
+                continue
+        return ""
+    return hint

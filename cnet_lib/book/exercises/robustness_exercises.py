@@ -29,7 +29,8 @@ def weight_cases(rows) -> list:
     for label, shape, seed, scale, zeros, dtype, bits in rows:
         w = {"$": "randn", "shape": list(shape), "seed": seed, "dtype": dtype, "row_scale": scale, "zero_rows": list(zeros)}
         catches = ("one_scale",) if shape[0] - len(zeros) >= 2 else ()  # channels of their own sizes
-        cases.append(recipe(label, w, bits, catches=catches + (("nan_on_zeros",) if zeros else ())))
+        catches += ("nan_on_zeros",) if zeros else ()
+        cases.append(recipe(label, w, bits, catches=catches + ("levels_off_by_one",)))
     return cases
 
 
@@ -41,6 +42,10 @@ QUANTIZE_NEAR_MISSES = (
              "largest weight: one scale for all rounds the small channels to zero."),
     NearMiss("nan_on_zeros", "a division by the scale of a channel of zeros (NaN where zeros should stay)",
              "a channel of zeros has a scale of zero: dividing by it gives NaN. Such a channel stays zero."),
+    NearMiss("levels_off_by_one", "2^(b−1) levels on each side of zero, one too many (the largest weight then lands "
+                                  "on a level that b bits do not give both signs)",
+             "count the levels again: b signed bits give as many levels above zero as below it, and the code "
+             "that would break the symmetry is left unused. The largest weight lands on the last level."),
 )
 
 QUANTIZE_PER_CHANNEL = Exercise(

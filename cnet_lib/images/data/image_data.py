@@ -119,10 +119,12 @@ def load_dataset(
     url: Optional[str] = None,
     md5: Optional[str] = None,
     test_seed: Optional[int] = None,
+    up_to: bool = False,
 ) -> ImageData:
     """Load ``name`` onto ``device`` (default CPU), optionally a class-balanced seeded subset.
 
-    ``n_train`` / ``n_test``: integers >= 1, or ``None`` for the whole split; the training subset is
+    ``n_train`` / ``n_test``: integers >= 1, or ``None`` for the whole split (with ``up_to``, a split that
+    holds fewer images than asked for is taken whole: a small copy of the data set); the training subset is
     drawn with ``seed``, the test subset with ``test_seed`` (default ``seed + 1``; a run's studies pass
     :data:`TEST_SUBSET_SEED`, so that every training seed is measured on the same test images).  A missing data set is
     downloaded into ``data_dir`` first, from ``url``/``md5`` when given (a mirror: a session's
@@ -139,10 +141,10 @@ def load_dataset(
     device = torch.device("cpu") if device is None else torch.device(device)
     tx, ty = read_split(folder, spec.name, "train")
     vx, vy = read_split(folder, spec.name, "test")
-    if n_train is not None and n_train != len(tx):
+    if n_train is not None and n_train != len(tx) and not (up_to and n_train > len(tx)):
         i = balanced_subset(ty, n_train, seed, spec.num_classes)
         tx, ty = tx[i], ty[i]
-    if n_test is not None and n_test != len(vx):
+    if n_test is not None and n_test != len(vx) and not (up_to and n_test > len(vx)):
         i = balanced_subset(vy, n_test, test_seed, spec.num_classes)
         vx, vy = vx[i], vy[i]
     return ImageData(

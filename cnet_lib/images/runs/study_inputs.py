@@ -66,6 +66,9 @@ def fake_data_note(preset: str, dataset: str, err: Exception, downloaded: bool, 
             f"contains {DATASETS[dataset].folder}.")
 
 
+_SAID: set = set()  # the small copies already announced in this session
+
+
 def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bool = True) -> ImageData:
     """The run's data (:func:`cnet_lib.images.data.image_data.load_dataset`) on ``device`` (default: the
     run's, else the session's).
@@ -73,15 +76,23 @@ def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bo
     A configuration without ``data_dir`` (e.g. straight from :func:`cnet_lib.images.runs.image_presets.image_runs`)
     reads the folder :func:`study_data_dir` chooses for its preset, as
     :func:`cnet_lib.images.runs.run_store.trained_runs` does: the real data when it can be had, else the
-    announced fake data set.
+    announced fake data set.  A copy of the data set smaller than the preset's subset (a course's copy of 1,000
+    test images under the ``cpu`` preset's 2,000) is used whole, and a note says so once a session.
     """
     device = torch.device(device) if device is not None else torch.device(cfg.device or settings.device)
     data_dir = cfg.data_dir
     if data_dir is None:
         data_dir = study_data_dir(settings.replace(preset=cfg.preset), cfg.dataset)
-    return load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, cfg.n_test,
-                        seed=cfg.seed, device=device, progress=False, test_seed=TEST_SUBSET_SEED,
-                        **settings.download_source(cfg.dataset))
+    n_train = cfg.n_train if with_train else None
+    data = load_dataset(cfg.dataset, data_dir, n_train, cfg.n_test, seed=cfg.seed, device=device, progress=False,
+                        test_seed=TEST_SUBSET_SEED, up_to=True, **settings.download_source(cfg.dataset))
+    for split, asked, have in (("training", n_train, len(data.train_y)), ("test", cfg.n_test, len(data.test_y))):
+        if asked is not None and have < asked and (data.folder, split, asked) not in _SAID:
+            _SAID.add((data.folder, split, asked))
+            print(f"NOTE: the data set in {shown_path(Path(data.folder))} holds {have:,} {split} images, fewer than "
+                  f"the {cfg.preset} preset's {asked:,}: the chapter uses all {have:,} of them (its numbers then "
+                  f"differ a little from the book's, which come from {asked:,}).")
+    return data
 
 
 def sample_batch(cfg: TrainConfig, settings: Settings, n: int = 64, device=None) -> torch.Tensor:
