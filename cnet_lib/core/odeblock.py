@@ -130,19 +130,20 @@ def _fresh_copy(module: nn.Module) -> nn.Module:
 class OdeBlock(nn.Module):
     """dx/dt = ε s(t) R(x, θ(t)) over [0, T], integrated with ``scheme`` in ``n_steps`` steps.
 
-    Parameters
-    ----------
-    residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
+    :param residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
         into the block as M coefficient sets, and R keeps only shape placeholders.
-    n_basis: M, the number of basis functions.
-    basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
-    scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
-    n_steps: N_t; ``None`` means N_t = M.
-    epsilon: ε, a fixed scale of the rate.
-    T: the depth-time horizon.
-    skip_init: multiply the rate by a learned, zero-initialised s(t) (same basis).
-    rtol, atol, max_steps, norm: with ``rtol`` and ``atol``, the embedded pair ``scheme`` chooses its own steps
-        (:meth:`manifest`); ``None`` (the default): ``n_steps`` fixed steps.
+    :param n_basis: M, the number of basis functions.
+    :param basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
+    :param scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
+    :param n_steps: N_t; ``None`` means N_t = M.
+    :param epsilon: ε, a fixed scale of the rate.
+    :param T: the depth-time horizon.
+    :param skip_init: multiply the rate by a learned, zero-initialised s(t) (same basis).
+    :param rtol: with ``atol``, the embedded pair ``scheme`` chooses its own steps (:meth:`manifest`);
+        ``None`` (the default): ``n_steps`` fixed steps.
+    :param atol: the absolute tolerance of adaptive steps.
+    :param max_steps: the attempts an adaptive solve may make.
+    :param norm: how the error of a batch is measured (``"max"`` or ``"rms"``).
 
     Example::
 
