@@ -185,8 +185,8 @@ def install(wheel: Path, tmp: Path, repeats: int) -> dict:
     head = _run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
     # --no-cache-dir: every install as a fresh Colab runtime's first (pip would reuse the wheel it built from the git
     # source the time before)
-    lines = {"wheel": [python, "-m", "pip", "install", "-q", "--no-cache-dir", wheel],
-             "git source": [python, "-m", "pip", "install", "-q", "--no-cache-dir", f"cnet-lib @ git+file://{ROOT}@{head}"]}
+    lines = {"wheel": [python, "-m", "pip", "install", "-q", "--no-cache-dir", f"{wheel}[book]"],
+             "git source": [python, "-m", "pip", "install", "-q", "--no-cache-dir", f"cnet-lib[book] @ git+file://{ROOT}@{head}"]}
     seconds = {k: [] for k in lines}
     for _ in range(repeats):
         for name, line in lines.items():

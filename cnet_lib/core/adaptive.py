@@ -125,13 +125,15 @@ def _stages(pair: EmbeddedPair, x: torch.Tensor, h: float, k1: torch.Tensor, eva
     return ks
 
 
-def embedded_step(f: Callable[[float, torch.Tensor], torch.Tensor], t: float, x: torch.Tensor, h: float,
+def embedded_step(f: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t: float, x: torch.Tensor, h: float,
                   pair: Union[str, Tableau]) -> tuple[torch.Tensor, torch.Tensor]:
     """One step of an embedded pair from ``(t, x)`` with step ``h``: ``(y1, e)`` where
     ``y1 = x + h Σ b_i k_i`` is the propagated solution and ``e = y1 − ŷ1 = h Σ (b_i − b̂_i) k_i`` the
-    embedded error estimate, ``k_i = f(t + c_i h, x + h Σ_j a_ij k_j)``."""
+    embedded error estimate, ``k_i = f(t + c_i h, x + h Σ_j a_ij k_j)`` (``t`` passed to ``f`` as a 0-dim tensor
+    on ``x``'s device, in its dtype)."""
     tab = check_pair(pair)
-    ks = _stages(tab, x, h, f(t, x), lambda i, xi: f(t + float(tab.c[i]) * h, xi))
+    times = time_tensor([t + float(c) * h for c in tab.c], x)
+    ks = _stages(tab, x, h, f(times[0], x), lambda i, xi: f(times[i], xi))
     return _combine(tab, x, h, ks)
 
 
@@ -281,7 +283,7 @@ def integrate_adaptive_positions(
 
 
 def integrate_adaptive(
-    f: Callable[[float, torch.Tensor], torch.Tensor],
+    f: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     x0: torch.Tensor,
     pair: Union[str, Tableau],
     t_span: Sequence[float] = (0.0, 1.0),

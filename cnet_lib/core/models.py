@@ -34,7 +34,7 @@ def _conv3x3(c_in: int, c_out: int, stride: int = 1) -> nn.Conv2d:
 
 
 class PreActResidual(nn.Module):
-    """R(x, θ) = conv(ReLU(BN(conv(ReLU(BN(x)))))): the paper's pre-activation residual."""
+    """The paper's pre-activation residual: R(x, θ) is BN, ReLU, a 3×3 convolution, BN, ReLU, a 3×3 convolution."""
 
     def __init__(self, channels: int, out_channels: Optional[int] = None, stride: int = 1):
         super().__init__()
@@ -45,7 +45,7 @@ class PreActResidual(nn.Module):
         self.conv2 = _conv3x3(out_channels, out_channels)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """conv2(ReLU(BN2(conv1(ReLU(BN1(x))))))."""
+        """R(x): ``conv2(relu(bn2(h)))`` with ``h = conv1(relu(bn1(x)))``."""
         h = self.conv1(torch.relu(self.bn1(x)))
         return self.conv2(torch.relu(self.bn2(h)))
 
