@@ -34,7 +34,7 @@ SAME_STAGES = {"rk4_classic": "rk4", "rk3": "heun3", "ralston": "heun2"}
 """Schemes torchdiffeq lacks -> its method with as many stages (a cost reference, not the same method)."""
 
 
-def field(width: int = 16, hidden: int = int(os.environ.get("H", 64))) -> torch.nn.Module:
+def field(width: int = 16, hidden: int = 64) -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, width))
 
