@@ -71,6 +71,31 @@ def _readme_example() -> str:
     return re.search(r"(?s)## One example.*?```python\n(.*?)```", text).group(1)
 
 
+CORE_CHECKS = textwrap.dedent("""
+    import warnings
+    import torch
+    import cnet_lib
+    from cnet_lib import ContinuousNet, StaleOptimizerWarning, integrate
+    assert all(getattr(cnet_lib, name) is not None for name in cnet_lib.__all__)
+    states = integrate(lambda t, x: torch.sin(t) * x, torch.ones(2), "rk4_classic", 8, t_eval=[0.5, 1.0])
+    assert states.shape == (2, 2)
+    model = ContinuousNet(channels=(4, 8, 8), n_basis=2, scheme="rk4_38").eval()
+    model.manifest(n_steps=[3, 4, 5])
+    rebuilt = ContinuousNet(**model.config()).eval()
+    rebuilt.load_state_dict(model.state_dict())
+    x = torch.randn(2, 3, 8, 8)
+    assert torch.equal(rebuilt(x), model(x))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.project(1)
+    model(x).sum().backward()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        optimizer.step()
+    assert any(issubclass(w.category, StaleOptimizerWarning) for w in seen)
+    print("core checks ok")
+""")
+
+
 @pytest.mark.slow  # a fresh virtual environment with torch (about a minute), then the README's training
 def test_the_core_install_alone_runs_the_readme_example(tmp_path):
     venv = tmp_path / "venv"
@@ -97,6 +122,10 @@ def test_the_core_install_alone_runs_the_readme_example(tmp_path):
     accuracy = float(re.search(r"accuracy with Euler, N_t = 4: ([0-9.]+)", out).group(1))
     assert accuracy > 0.3, out  # the fake classes differ by their colour: learnt in two epochs
     assert (work / "model.pt").is_file()
+
+    # every public name, and the checks of issue 52 that need no extra
+    out = _run([python, "-c", CORE_CHECKS], cwd=work, env=env, timeout=600)
+    assert out.strip().endswith("core checks ok"), out
 
     # the book's parts say which install they need
     probe = "import cnet_lib.book"

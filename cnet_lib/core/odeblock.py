@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
+import sys
 import warnings
 import weakref
 from fractions import Fraction
@@ -86,6 +88,7 @@ class StaleOptimizerWarning(UserWarning):
 _RETIRED: dict[int, tuple[weakref.ref, str]] = {}
 _WARNED: "weakref.WeakSet[torch.optim.Optimizer]" = weakref.WeakSet()
 _STEP_HOOK = []
+_TORCH_DIR = os.path.dirname(torch.__file__)
 
 
 def _retire(params, how: str) -> None:
@@ -109,13 +112,18 @@ def _stale_check(optimizer: torch.optim.Optimizer, args, kwargs) -> None:
                 stale[entry[1]] = stale.get(entry[1], 0) + 1
     if stale:
         _WARNED.add(optimizer)
-        how = " and ".join(stale)
+        how, first = " and ".join(stale), next(iter(stale))
         total = sum(stale.values())
+        stacklevel = 2  # the caller of optimizer.step(), past torch's own frames
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+            stacklevel, frame = stacklevel + 1, frame.f_back
         warnings.warn(
             f"this {type(optimizer).__name__} holds {total} coefficient tensors that OdeBlock.{how}() replaced "
             f"without being given the optimizer, so its steps no longer train them. Pass the optimizer, "
-            f"model.{next(iter(stale))}(..., optimizer=optimizer), which carries its state (momentum) over, or build "
-            f"a new optimizer over model.parameters() after {how}()", StaleOptimizerWarning, stacklevel=3)
+            f"model.{first}({'n_basis, ' if first == 'project' else ''}optimizer=optimizer), which carries its state "
+            f"(momentum) over, or build a new optimizer over model.parameters() after {how}()",
+            StaleOptimizerWarning, stacklevel=stacklevel)
 
 
 def _fresh_copy(module: nn.Module) -> nn.Module:
