@@ -18,6 +18,8 @@ numpy and two small pure-Python helpers).  The data names (:func:`load_dataset`,
 (:mod:`cnet_lib.book`, :mod:`cnet_lib.draw`, :mod:`cnet_lib.pendulum`) need ``pip install "cnet-lib[book]"``
 and say so when it is missing.
 """
+import importlib as _importlib
+
 from .core.adaptive import (AdaptiveSolution, AdaptiveStats, MaxStepsError, integrate_adaptive,
                             integrate_adaptive_positions)
 from .core.bases import Basis, CoefficientMap, Legendre, PiecewiseConstant, PiecewiseLinear, basis_names, make_basis
@@ -61,12 +63,11 @@ def __getattr__(name: str):
     """The names of :data:`_ON_FIRST_USE`, imported on first use (PEP 562)."""
     if name not in _ON_FIRST_USE:
         raise AttributeError(f"module 'cnet_lib' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
+    value = getattr(_importlib.import_module(_ON_FIRST_USE[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list:
+    """The module's names, those imported on first use included."""
     return sorted(set(globals()) | set(_ON_FIRST_USE))
