@@ -14,7 +14,8 @@ with ``N_t = n_steps`` equal steps of size ``h = (t1 - t0) / N_t``:
   (:func:`combination`: the 3/8 rule's last stage is ``x + h (k1 - k2 + k3)``, as one writes it by
   hand); every coefficient is a Python float, so the loop never synchronises host and device;
 * ``f(t, x)`` receives ``t`` as a 0-dim tensor on ``x0``'s device, in its dtype (as torchdiffeq passes
-  it: ``torch.sin(t)`` works), all of them made in one transfer before the first step;
+  it: ``torch.sin(t)`` works), all of them made before the first step without a copy from the host
+  (:func:`time_tensor`);
 * ``t_eval`` asks for the state at chosen times of the step grid (``t0 + k h``), as torchdiffeq's
   ``odeint(f, x0, t)`` returns it at every time of ``t``: the steps stay the ``n_steps`` equal ones
   and nothing is interpolated, so a time off the grid is refused with the grid it must lie on.
@@ -223,12 +224,16 @@ def grid_indices(t_eval: Sequence, n_steps: int, t_span: Sequence[float] = (0.0,
 
 
 def time_tensor(times: Sequence[float], like: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """The float ``times`` as 0-dim tensors on ``like``'s device, in its dtype (float64 for a state that is not
-    floating point), made in one transfer: what ``f(t, x)`` receives as ``t``."""
+    """The float ``times`` as 0-dim tensors on ``like``'s device, in its real dtype (float64 for a state that is
+    not floating point): what ``f(t, x)`` receives as ``t``.  On the CPU one tensor, unbound; elsewhere each is
+    filled on the device (a kernel given the value, no copy from the host: nothing waits, and a CUDA graph can
+    capture it)."""
     dtype = like.dtype if like.is_floating_point() or like.is_complex() else torch.float64
     if like.is_complex():
         dtype = torch.empty(0, dtype=dtype).real.dtype
-    return torch.tensor(list(times), dtype=dtype, device=like.device).unbind(0)
+    if like.device.type == "cpu":
+        return torch.tensor(list(times), dtype=dtype).unbind(0)
+    return tuple(torch.full((), t, dtype=dtype, device=like.device) for t in times)
 
 
 def weighted_sum(coeffs: Sequence[tuple[int, float]], items: Sequence[torch.Tensor]) -> torch.Tensor:
