@@ -134,6 +134,8 @@ def test_odeblock_config_rebuilds_the_block():
     torch.manual_seed(0)
     block = OdeBlock(nn.Sequential(nn.Linear(3, 3), nn.Tanh()), 3, basis="legendre", scheme="rk4_38", n_steps=7,
                      epsilon=0.5, T=2.0).double()
+    theta = block.theta(torch.tensor(0.5, dtype=torch.float64))  # t may be a 0-dim tensor, as f(t, x) receives it
+    assert all(torch.equal(theta[k], v) for k, v in block.theta(0.5).items())
     fresh = OdeBlock(nn.Sequential(nn.Linear(3, 3), nn.Tanh()), **block.config()).double()
     fresh.load_state_dict(block.state_dict())
     x = torch.randn(4, 3, dtype=torch.float64)
