@@ -196,7 +196,7 @@ def colab(tmp_path_factory):
     for name, version in COLAB_VERSIONS.items():
         assert before[name].split("+")[0] == version, f"{name}: wanted {version}, got {before[name]}"
     wheel = build_wheel(ROOT, project_version(ROOT), tmp / "dist")
-    _run([python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", wheel], timeout=1200)
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", f"{wheel}[book]"], timeout=1200)
     after = _versions(python)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed <= MAY_ADD, "installing the package changed Colab's own packages: " + ", ".join(

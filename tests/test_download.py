@@ -8,6 +8,7 @@ from cifar_server import ARCHIVE, fake_cifar_tarball, serve
 from cnet_lib.images.data import datasets as DS
 from cnet_lib.images.data import download as DL
 from cnet_lib.images.data import image_data as ID
+from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs import study_inputs as SI
 from cnet_lib.images import image_runs
 from cnet_lib.runtime.settings import Settings
@@ -31,8 +32,12 @@ def mirror(url: str, md5=None, **changes) -> Settings:
 
 
 def _what_to_do(msg: str) -> None:
+    """One paragraph (issue 52: it was three, aimed at Colab): the archive and how to extract it, the folder to give
+    (the one holding cifar-10-batches-py, or that folder itself), then Colab."""
+    assert "\n" not in msg and msg.count(". ") <= 6, msg
     assert "In Google Colab" in msg and "%env CNET_DATA_DIR" in msg, msg
-    assert "On your own machine" in msg and "CNET_DATA_DIR" in msg and "tar xzf" in msg, msg
+    assert "tar xzf" in msg and "CNET_DATA_DIR" in msg and "(or that folder itself)" in msg, msg
+    assert msg.index("tar xzf") < msg.index("Colab"), "one's own machine first"
     assert "../shared" not in msg, "a path only this repository's CI knows means nothing to a reader"
 
 
@@ -92,6 +97,19 @@ def test_offline_error_says_what_to_do(tmp_path):
     with pytest.raises(DS.DatasetNotFoundError) as err:
         DL.ensure_dataset("cifar10", tmp_path / "nowhere", download=False)
     _what_to_do(str(err.value))
+
+
+def test_the_data_sets_own_folder_is_accepted_as_data_dir(tmp_path, tarball):
+    """Issue 52: a data_dir pointing at cifar-10-batches-py itself was told to nest it again; it is read as it is, and
+    a download into it lands there, not one folder deeper."""
+    folder = write_fake_cifar(tmp_path / "data", n_train=20, n_test=10)
+    assert DL.ensure_dataset("cifar10", folder, download=False) == folder
+    assert len(ID.load_dataset("cifar10", folder, progress=False).test_y) == 10
+    archive, md5 = tarball
+    with serve({f"/{ARCHIVE}": archive.read_bytes()}) as (base, _requests):
+        fresh = tmp_path / "fresh" / "cifar-10-batches-py"
+        assert DL.ensure_dataset("cifar10", fresh, progress=False, url=f"{base}/{ARCHIVE}", md5=md5) == fresh
+    assert not (fresh / "cifar-10-batches-py").exists()
 
 
 def test_smoke_downloads_only_from_a_mirror_it_was_given(tmp_path, tarball, capsys):

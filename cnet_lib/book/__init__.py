@@ -6,6 +6,10 @@ notebook files and cells (:mod:`.notebook_cells`, :mod:`.exercise_cells`), the c
 (:mod:`.conventions`), the repository's address (:mod:`.project`), and the seed paper's numbers and sentences beside
 the book's (:mod:`.paper_claims`, :mod:`.paper_comparison`).
 """
+from ..runtime.settings import require_extra
+
+require_extra("cnet_lib.book")  # plotly, ipywidgets, ...: a clear message on the core install
+
 from .notebook import setup
 from .paper_claims import cheaper_graphs_table, invariance_claims_table, paper_beside
 

@@ -20,6 +20,7 @@ __all__ = [
     "colab_badge",
     "colab_cell_source",
     "install_requirement",
+    "BOOK_EXTRA",
     "SETUP_CELL_SOURCE",
 ]
 
@@ -72,10 +73,15 @@ def colab_badge(notebook: str, url: str = REPO_URL, branch: str = BRANCH) -> str
     return f"[![Open In Colab]({COLAB_BADGE_IMAGE})]({colab_url(notebook, url, branch)})"
 
 
+BOOK_EXTRA = "book"
+"""The extra a chapter installs the library with (``cnet-lib[book]``: plotly, ipywidgets, scipy, torchdiffeq,
+nbformat besides the core's torch and numpy; ``pyproject.toml``)."""
+
+
 def install_requirement(url: str = REPO_URL, ref: Optional[str] = None) -> str:
-    """The pip requirement of the book's library from its repository, pinned to ``ref`` (a
-    commit, tag or branch) when given, else the default branch."""
-    return f"{PACKAGE_NAME} @ git+{url}" + (f"@{ref}" if ref else "")
+    """The pip requirement of the book's library with the book's extra from its repository, pinned to ``ref``
+    (a commit, tag or branch) when given, else the default branch."""
+    return f"{PACKAGE_NAME}[{BOOK_EXTRA}] @ git+{url}" + (f"@{ref}" if ref else "")
 
 
 def colab_cell_source(url: str = REPO_URL, requirement: Optional[str] = None, what: str = "the book's library") -> str:

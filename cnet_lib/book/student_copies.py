@@ -37,7 +37,7 @@ from typing import Mapping, Optional, Sequence
 from .exercise_cells import exercise_pairs
 from .notebook_cells import (BADGE_RE, SOLUTION_TAG, cell_source, cell_tags, read_notebook, set_source, strip_outputs,
                              write_notebook)
-from .project import PACKAGE_NAME, REPO_URL, SETUP_CELL_SOURCE, colab_cell_source, install_requirement, repo_slug
+from .project import BOOK_EXTRA, PACKAGE_NAME, REPO_URL, SETUP_CELL_SOURCE, colab_cell_source, install_requirement, repo_slug
 from .chapter_cards import COLAB_WAY_IN, COPY_WAY_IN
 from .student_cells import bib_labels, page_titles, rewrite_check_calls, roles_to_text, student_cells
 from .student_wheel import SOURCE_PATHS, StudentExportError, build_wheel, project_version, source_hash
@@ -110,7 +110,7 @@ def wheel_install(root: Path, outdir: Path, wheel_url: str) -> StudentInstall:
     version = f"{project_version(root)}+{_local_label(root)}"
     wheel = build_wheel(root, version, outdir, student=True)
     url = wheel_url.rstrip("/") + "/" + urllib.parse.quote(wheel.name)
-    return StudentInstall(requirement=f"{PACKAGE_NAME} @ {url}", build=version, source=f"the wheel at {url}", wheel=wheel)
+    return StudentInstall(requirement=f"{PACKAGE_NAME}[{BOOK_EXTRA}] @ {url}", build=version, source=f"the wheel at {url}", wheel=wheel)
 
 
 def repository_install(root: Path, url: str = REPO_URL) -> StudentInstall:

@@ -19,7 +19,8 @@ right end, else +1): a stage never reads another interval's weights, whatever th
 float time (never ``int(t * M)`` on floats).
 
 **What it returns.**  :class:`AdaptiveSolution`: the state at ``t1`` (and the states at the accepted
-times with ``return_path``) and :class:`AdaptiveStats`: the accepted grid, the number of rate
+times with ``return_path``, the states at chosen times with ``t_eval``: those times are break points
+as well, so a step ends exactly on each and nothing is interpolated) and :class:`AdaptiveStats`: the accepted grid, the number of rate
 evaluations (NFE), accepted and rejected steps and where the rejected ones started.  After
 ``max_steps`` attempts the solve stops with an error that says what to do.
 
@@ -36,7 +37,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import torch
 
-from .integrate import weighted_sum
+from .integrate import time_tensor, weighted_sum
 from .schemes import EmbeddedPair, Tableau, get_scheme
 from .step_control import FACMAX, Tolerances, error_norm, initial_step, propose_step
 
@@ -86,11 +87,13 @@ class AdaptiveStats:
 @dataclass(frozen=True)
 class AdaptiveSolution:
     """``x``: the state at t1; ``path``: the states at the accepted times ``stats.t`` (with
-    ``return_path=True``, else None); ``stats``: :class:`AdaptiveStats`."""
+    ``return_path=True``, else None); ``stats``: :class:`AdaptiveStats`; ``x_eval``: the states at the times
+    ``t_eval`` asked for, in their order (shape ``(len(t_eval), *x0.shape)``; None without ``t_eval``)."""
 
     x: torch.Tensor
     path: Optional[torch.Tensor]
     stats: AdaptiveStats
+    x_eval: Optional[torch.Tensor] = None
 
 
 class MaxStepsError(RuntimeError):
@@ -122,27 +125,36 @@ def _stages(pair: EmbeddedPair, x: torch.Tensor, h: float, k1: torch.Tensor, eva
     return ks
 
 
-def embedded_step(f: Callable[[float, torch.Tensor], torch.Tensor], t: float, x: torch.Tensor, h: float,
+def embedded_step(f: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t: float, x: torch.Tensor, h: float,
                   pair: Union[str, Tableau]) -> tuple[torch.Tensor, torch.Tensor]:
     """One step of an embedded pair from ``(t, x)`` with step ``h``: ``(y1, e)`` where
     ``y1 = x + h Σ b_i k_i`` is the propagated solution and ``e = y1 − ŷ1 = h Σ (b_i − b̂_i) k_i`` the
-    embedded error estimate, ``k_i = f(t + c_i h, x + h Σ_j a_ij k_j)``."""
+    embedded error estimate, ``k_i = f(t + c_i h, x + h Σ_j a_ij k_j)`` (``t`` passed to ``f`` as a 0-dim tensor
+    on ``x``'s device, in its dtype)."""
     tab = check_pair(pair)
-    ks = _stages(tab, x, h, f(t, x), lambda i, xi: f(t + float(tab.c[i]) * h, xi))
+    times = time_tensor([t + float(c) * h for c in tab.c], x)
+    ks = _stages(tab, x, h, f(times[0], x), lambda i, xi: f(times[i], xi))
     return _combine(tab, x, h, ks)
+
+
+def _positions(values: Sequence, name: str) -> list[Fraction]:
+    """Positions in [0, 1] of the normalised span, exactly (floats convert exactly)."""
+    if torch.is_tensor(values):
+        values = values.detach().cpu().reshape(-1).tolist()
+    out = []
+    for i, p in enumerate(values):
+        if isinstance(p, float) and not math.isfinite(p):
+            raise ValueError(f"{name}[{i}] = {p!r} is not a finite position")
+        q = Fraction(p)
+        if not 0 <= q <= 1:
+            raise ValueError(f"{name}[{i}] = {p!r} lies outside the span; give positions in [0, 1] of the span")
+        out.append(q)
+    return out
 
 
 def _normalised_breakpoints(breakpoints: Sequence) -> tuple[Fraction, ...]:
     """The interval ends 0 = p_0 < ... < p_n = 1 of the normalised span from interior ``breakpoints``."""
-    pts = set()
-    for i, p in enumerate(breakpoints):
-        if isinstance(p, float) and not math.isfinite(p):
-            raise ValueError(f"breakpoints[{i}] = {p!r} is not a finite position")
-        q = Fraction(p)
-        if not 0 <= q <= 1:
-            raise ValueError(f"breakpoints[{i}] = {p!r} lies outside the span; give positions in [0, 1] of the span")
-        pts.add(q)
-    return tuple(sorted(pts | {Fraction(0), Fraction(1)}))
+    return tuple(sorted(set(_positions(breakpoints, "breakpoints")) | {Fraction(0), Fraction(1)}))
 
 
 def _check_span(t_span) -> tuple[float, float]:
@@ -248,24 +260,30 @@ def integrate_adaptive_positions(
     max_steps: int = 10_000,
     norm: str = "max",
     return_path: bool = False,
+    t_eval: Optional[Sequence] = None,
 ) -> AdaptiveSolution:
     """Like :func:`integrate_adaptive`, but ``f`` receives each stage's :class:`AdaptivePosition`, and
-    ``breakpoints`` are positions in the *normalised* span [0, 1] (exact Fractions, like the bases'
-    break points; 0 and 1 may be included)."""
+    ``breakpoints`` and ``t_eval`` are positions in the *normalised* span [0, 1] (exact Fractions, like the
+    bases' break points; 0 and 1 may be included)."""
     tab = check_pair(pair)
     tol = Tolerances(rtol, atol, max_steps, norm)
-    solve = _Solve(f, tab, _check_span(t_span), tol, _normalised_breakpoints(breakpoints))
+    wanted = None if t_eval is None else _positions(t_eval, "t_eval")
+    points = _normalised_breakpoints([*breakpoints, *(wanted or ())])
+    solve = _Solve(f, tab, _check_span(t_span), tol, points)
     path = [x0] if return_path else None
+    at = {Fraction(0): x0}
     x, h = x0, 0.0
     for piece in range(len(solve.points) - 1):
         x, h = _run_piece(solve, piece, x, h, piece == 0, path)
+        at[solve.points[piece + 1]] = x
     stats = AdaptiveStats(tuple(solve.grid), solve.nfe, len(solve.grid) - 1, len(solve.rejected),
                           tuple(solve.rejected), tab.name, tol.rtol, tol.atol, tol.norm)
-    return AdaptiveSolution(x, torch.stack(path) if path is not None else None, stats)
+    x_eval = None if wanted is None else torch.stack([at[p] for p in wanted])
+    return AdaptiveSolution(x, torch.stack(path) if path is not None else None, stats, x_eval)
 
 
 def integrate_adaptive(
-    f: Callable[[float, torch.Tensor], torch.Tensor],
+    f: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     x0: torch.Tensor,
     pair: Union[str, Tableau],
     t_span: Sequence[float] = (0.0, 1.0),
@@ -276,20 +294,46 @@ def integrate_adaptive(
     max_steps: int = 10_000,
     norm: str = "max",
     return_path: bool = False,
+    t_eval: Optional[Sequence] = None,
 ) -> AdaptiveSolution:
     """Integrate ``x' = f(t, x)`` from ``x0`` over ``t_span`` (t1 > t0) with the embedded ``pair``
     (``"bosh3"``, ``"dopri5"`` or an :class:`EmbeddedPair`) choosing its own steps for ``rtol`` and
     ``atol`` (see the module doc and :mod:`cnet_lib.core.step_control`: error norm, controller, first
     step; ``norm`` says how a batch is measured).  ``breakpoints`` are times inside the span where ``f``
-    may jump: no step crosses one.  ``t`` is passed to ``f`` as a Python float.  Returns an
-    :class:`AdaptiveSolution` (``.x``, ``.path`` with ``return_path=True``, ``.stats``); raises
-    :class:`MaxStepsError` after ``max_steps`` attempted steps."""
+    may jump: no step crosses one.  ``t_eval``: times in the span (floats or a 1-D tensor) where the state
+    is wanted, as torchdiffeq's ``odeint(f, x0, t)`` gives it: each is a break point too, so a step ends on it
+    exactly (no interpolation; a point costs a shortened step and a fresh first stage).  ``t`` is passed to
+    ``f`` as a 0-dim tensor on ``x0``'s device, in its dtype.  Returns an :class:`AdaptiveSolution` (``.x``,
+    ``.path`` with ``return_path=True``, ``.x_eval`` with ``t_eval``, ``.stats``); raises
+    :class:`MaxStepsError` after ``max_steps`` attempted steps.
+
+    Example::
+
+        sol = integrate_adaptive(lambda t, x: -x, torch.ones(3), "dopri5", (0.0, 1.0), rtol=1e-6, atol=1e-8,
+                                 t_eval=[0.5, 1.0])
+        sol.x_eval.shape  # (2, 3)
+    """
     t0, t1 = _check_span(t_span)
     start, length = Fraction(t0), Fraction(t1) - Fraction(t0)
-    points = []
-    for i, b in enumerate(breakpoints):
-        if isinstance(b, float) and not math.isfinite(b):
-            raise ValueError(f"breakpoints[{i}] = {b!r} is not a finite time")
-        points.append((Fraction(b) - start) / length)
-    return integrate_adaptive_positions(lambda pos, x: f(pos.t, x), x0, pair, (t0, t1), rtol=rtol, atol=atol,
-                                        breakpoints=points, max_steps=max_steps, norm=norm, return_path=return_path)
+
+    def normalised(times, name):
+        if torch.is_tensor(times):
+            times = times.detach().cpu().reshape(-1).tolist()
+        out = []
+        for i, b in enumerate(times):
+            if isinstance(b, float) and not math.isfinite(b):
+                raise ValueError(f"{name}[{i}] = {b!r} is not a finite time")
+            q = (Fraction(b) - start) / length
+            if not 0 <= q <= 1:
+                raise ValueError(f"{name}[{i}] = {b!r} lies outside the span t_span = ({t0:g}, {t1:g})")
+            out.append(q)
+        return out
+
+    def rate(pos, x):
+        (t,) = time_tensor([pos.t], x)
+        return f(t, x)
+
+    return integrate_adaptive_positions(rate, x0, pair, (t0, t1), rtol=rtol, atol=atol,
+                                        breakpoints=normalised(breakpoints, "breakpoints"), max_steps=max_steps,
+                                        norm=norm, return_path=return_path,
+                                        t_eval=None if t_eval is None else normalised(t_eval, "t_eval"))

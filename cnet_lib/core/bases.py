@@ -73,10 +73,12 @@ class CoefficientMap:
 
     @property
     def n_new(self) -> int:
+        """The number of new coefficients (rows of the map)."""
         return len(self.rows)
 
     @classmethod
     def from_matrix(cls, matrix: np.ndarray, tol: float = 0.0) -> "CoefficientMap":
+        """The map of a dense ``(n_new, n_old)`` matrix, keeping the entries whose magnitude exceeds ``tol``."""
         matrix = np.asarray(matrix, dtype=np.float64)
         rows = tuple(
             tuple((int(j), float(matrix[i, j])) for j in range(matrix.shape[1]) if abs(matrix[i, j]) > tol)
@@ -85,6 +87,7 @@ class CoefficientMap:
         return cls(matrix.shape[1], rows)
 
     def matrix(self) -> np.ndarray:
+        """The map as a dense ``(n_new, n_old)`` array."""
         out = np.zeros((self.n_new, self.n_old))
         for i, row in enumerate(self.rows):
             for j, w in row:
@@ -166,6 +169,7 @@ class Basis(ABC):
         """The finer basis and the exact coefficient map that keeps θ(t) unchanged."""
 
     def with_n_basis(self, n_basis: int) -> "Basis":
+        """A basis of the same kind with ``n_basis`` functions."""
         return type(self)(n_basis)
 
     def project_matrix(self, other: "Basis") -> np.ndarray:
@@ -192,6 +196,7 @@ class Basis(ABC):
         return np.linalg.solve(gram, cross)
 
     def project(self, other: "Basis") -> CoefficientMap:
+        """The L2 projection onto ``other`` (:meth:`project_matrix`) as a :class:`CoefficientMap`."""
         return CoefficientMap.from_matrix(self.project_matrix(other))
 
     # ---- identity
@@ -311,6 +316,7 @@ _BASES = {cls.name: cls for cls in (PiecewiseConstant, PiecewiseLinear, Legendre
 
 
 def basis_names() -> tuple[str, ...]:
+    """The names :func:`make_basis` knows: ``piecewise_constant``, ``piecewise_linear``, ``legendre``."""
     return tuple(_BASES)
 
 

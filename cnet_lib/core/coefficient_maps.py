@@ -9,7 +9,10 @@ from torch import nn
 
 from .bases import CoefficientMap, PiecewiseConstant
 
-__all__ = ["interval_map", "remap_optimizer_state"]
+__all__ = ["interval_map", "remap_optimizer_state", "SQUARED_STATE"]
+
+SQUARED_STATE = frozenset({"exp_avg_sq", "max_exp_avg_sq", "square_avg", "sum"})
+"""Optimizer state entries that average squared gradients (Adam, AdamW, RMSprop, Adagrad): non-negative."""
 
 
 def interval_map(n_old: int, n_new: int) -> CoefficientMap:
@@ -30,13 +33,19 @@ def remap_optimizer_state(
     parameter groups are updated in place, and every per-parameter state tensor of the old
     parameter's shape (SGD's momentum buffer, Adam's moments) is mapped along its leading
     (basis) axis, so momentum survives refinement; scalars such as Adam's step are kept.
+    The running averages of squared gradients (:data:`SQUARED_STATE`: Adam's ``exp_avg_sq``,
+    RMSprop's ``square_avg``, Adagrad's ``sum``) are mapped with the absolute weights, so that a
+    projection with negative weights leaves them non-negative (refinement's weights are non-negative
+    already: there both maps agree).
     """
+    absolute = CoefficientMap(cmap.n_old, tuple(tuple((j, abs(w)) for j, w in row) for row in cmap.rows))
     for group in optimizer.param_groups:
         group["params"] = [replaced.get(p, p) for p in group["params"]]
     for old, new in replaced.items():
         state = optimizer.state.pop(old, None)
         if state:
             optimizer.state[new] = {
-                k: cmap.apply(v) if torch.is_tensor(v) and v.dim() > 0 and v.shape == old.shape else v
+                k: (absolute if k in SQUARED_STATE else cmap).apply(v)
+                if torch.is_tensor(v) and v.dim() > 0 and v.shape == old.shape else v
                 for k, v in state.items()
             }

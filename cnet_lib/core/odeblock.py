@@ -17,7 +17,15 @@ The computational graph — the *manifestation* — is chosen at call time: ``sc
 touching the parameters; or an embedded pair with ``rtol`` and ``atol`` chooses its own steps
 (:mod:`cnet_lib.core.adaptive`), never crossing the break points of θ(t) and of the BatchNorm
 statistics (:meth:`OdeBlock.breakpoints`), and reports what it did in ``last_solve``.  :meth:`OdeBlock.refine` doubles M and N_t keeping θ(t);
-:meth:`OdeBlock.project` compresses θ to another basis by L2 projection.
+:meth:`OdeBlock.project` compresses θ to another basis by L2 projection.  Both replace the coefficient
+Parameters: given the optimizer that trains them, they point it at the new ones with its state mapped; an
+optimizer left holding the old ones warns (:class:`StaleOptimizerWarning`) at its next ``step()`` instead of
+silently training nothing.
+
+:meth:`OdeBlock.config` holds everything that decides the computation (basis, M, scheme, N_t, ε, T, skip-init,
+the adaptive options): ``OdeBlock(residual, **block.config())`` and ``load_state_dict`` compute what ``block``
+computes.  The state dict carries only the structure it must match (basis, M, skip-init), checked with a
+message that says how to fix a mismatch.
 
 Each stage of step k reads θ at its exact position (k + c)/N_t on its own step's
 interval (see :class:`cnet_lib.core.integrate.StagePosition`); with the piecewise-constant
@@ -27,12 +35,17 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
+import sys
+import warnings
+import weakref
 from fractions import Fraction
 from numbers import Integral
 from typing import Iterator, Optional, Union
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from .adaptive import AdaptiveStats, check_pair, integrate_adaptive_positions
 from .bases import Basis, CoefficientMap, make_basis, piece_index
@@ -42,7 +55,7 @@ from .schemes import Tableau, get_scheme
 from .step_control import Tolerances
 from .validation import check_float
 
-__all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state"]
+__all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state", "StaleOptimizerWarning"]
 
 _BN = nn.modules.batchnorm._BatchNorm
 _SEP = "__"  # '.' is not allowed in ParameterDict keys
@@ -66,6 +79,53 @@ def _owner(root: nn.Module, name: str) -> tuple[nn.Module, str]:
     return mod, attr
 
 
+class StaleOptimizerWarning(UserWarning):
+    """An optimizer stepped while holding coefficient Parameters that :meth:`OdeBlock.refine` or
+    :meth:`OdeBlock.project` replaced without being given it: those steps train nothing."""
+
+
+# the coefficient Parameters replaced without their optimizer: id -> (weak reference, "refine" or "project")
+_RETIRED: dict[int, tuple[weakref.ref, str]] = {}
+_WARNED: "weakref.WeakSet[torch.optim.Optimizer]" = weakref.WeakSet()
+_STEP_HOOK = []
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+def _retire(params, how: str) -> None:
+    """Remember ``params`` (replaced by ``how`` without an optimizer) until they are freed; the first time,
+    register the optimizer step hook that looks for them (:func:`_stale_check`)."""
+    for p in params:
+        _RETIRED[id(p)] = (weakref.ref(p, lambda _, key=id(p): _RETIRED.pop(key, None)), how)
+    if not _STEP_HOOK:
+        _STEP_HOOK.append(register_optimizer_step_pre_hook(_stale_check))
+
+
+def _stale_check(optimizer: torch.optim.Optimizer, args, kwargs) -> None:
+    """Before any optimizer's step: warn once per optimizer when it holds replaced coefficient Parameters."""
+    if not _RETIRED or optimizer in _WARNED:
+        return
+    stale = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            entry = _RETIRED.get(id(p))
+            if entry is not None and entry[0]() is p:
+                stale[entry[1]] = stale.get(entry[1], 0) + 1
+    if stale:
+        _WARNED.add(optimizer)
+        how, first = " and ".join(stale), next(iter(stale))
+        total = sum(stale.values())
+        stacklevel = 2  # the caller of optimizer.step(), past torch's own frames
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+            stacklevel, frame = stacklevel + 1, frame.f_back
+        warnings.warn(
+            f"this {type(optimizer).__name__} holds {total} coefficient tensors that OdeBlock.{how}() replaced "
+            f"without being given the optimizer, so its steps no longer train them. Pass the optimizer, "
+            f"model.{first}({'n_basis, ' if first == 'project' else ''}optimizer=optimizer), which carries its state "
+            f"(momentum) over, or build a new optimizer over model.parameters() after {how}()",
+            StaleOptimizerWarning, stacklevel=stacklevel)
+
+
 def _fresh_copy(module: nn.Module) -> nn.Module:
     """A deep copy with every sub-module's parameters re-drawn by its ``reset_parameters``."""
     out = copy.deepcopy(module)
@@ -78,17 +138,25 @@ def _fresh_copy(module: nn.Module) -> nn.Module:
 class OdeBlock(nn.Module):
     """dx/dt = ε s(t) R(x, θ(t)) over [0, T], integrated with ``scheme`` in ``n_steps`` steps.
 
-    Parameters
-    ----------
-    residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
+    :param residual: the module R; it is taken over: its parameters (and BatchNorm statistics) move
         into the block as M coefficient sets, and R keeps only shape placeholders.
-    n_basis: M, the number of basis functions.
-    basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
-    scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
-    n_steps: N_t; ``None`` means N_t = M.
-    epsilon: ε, a fixed scale of the rate.
-    T: the depth-time horizon.
-    skip_init: multiply the rate by a learned, zero-initialised s(t) (same basis).
+    :param n_basis: M, the number of basis functions.
+    :param basis: ``"piecewise_constant"`` (default), ``"piecewise_linear"``, ``"legendre"`` or a Basis.
+    :param scheme: an RK scheme name (see :func:`cnet_lib.scheme_names`) or a Tableau.
+    :param n_steps: N_t; ``None`` means N_t = M.
+    :param epsilon: ε, a fixed scale of the rate.
+    :param T: the depth-time horizon.
+    :param skip_init: multiply the rate by a learned, zero-initialised s(t) (same basis).
+    :param rtol: with ``atol``, the embedded pair ``scheme`` chooses its own steps (:meth:`manifest`);
+        ``None`` (the default): ``n_steps`` fixed steps.
+    :param atol: the absolute tolerance of adaptive steps.
+    :param max_steps: the attempts an adaptive solve may make.
+    :param norm: how the error of a batch is measured (``"max"`` or ``"rms"``).
+
+    Example::
+
+        block = OdeBlock(nn.Sequential(nn.Linear(8, 8), nn.Tanh()), n_basis=4, scheme="rk4_classic")
+        y = block(torch.randn(32, 8))
     """
 
     def __init__(
@@ -101,6 +169,11 @@ class OdeBlock(nn.Module):
         epsilon: float = 1.0,
         T: float = 1.0,
         skip_init: bool = False,
+        *,
+        rtol: Optional[float] = None,
+        atol: Optional[float] = None,
+        max_steps: int = 10_000,
+        norm: str = "max",
     ):
         super().__init__()
         if not isinstance(residual, nn.Module):
@@ -113,6 +186,7 @@ class OdeBlock(nn.Module):
         self.skip_init = bool(skip_init)
         self.tolerances: Optional[Tolerances] = None  # set by manifest(pair, rtol=, atol=): adaptive steps
         self.last_solve: Optional[AdaptiveStats] = None  # what the last adaptive forward did
+        self._label = "OdeBlock"  # how errors name the block (a ContinuousNet says which of its blocks)
         m = self.basis.n_basis
 
         # θ̂: the residual's own values for β = 0, fresh draws for the others
@@ -149,10 +223,13 @@ class OdeBlock(nn.Module):
         if self.skip_init:  # on the residual's device, in its dtype
             like = next(iter(self.coeffs.values()), torch.empty(0))
             self.skip_gain = nn.Parameter(torch.zeros(m, dtype=like.dtype, device=like.device))
+        if rtol is not None or atol is not None:
+            self.manifest(rtol=rtol, atol=atol, max_steps=max_steps, norm=norm)
 
     # ------------------------------------------------------------------ basics
     @property
     def n_basis(self) -> int:
+        """M, the number of basis functions (of coefficient sets θ̂_β)."""
         return self.basis.n_basis
 
     @property
@@ -161,6 +238,7 @@ class OdeBlock(nn.Module):
         return self.scheme.name, self.n_steps
 
     def extra_repr(self) -> str:
+        """The block's basis, M, manifestation, ε, T and skip-init, shown by ``print(block)``."""
         return (
             f"basis={self.basis.name}, n_basis={self.n_basis}, scheme={self.scheme.name}, "
             f"n_steps={self.n_steps}, epsilon={self.epsilon}, T={self.T}, skip_init={self.skip_init}"
@@ -198,13 +276,15 @@ class OdeBlock(nn.Module):
     def _tau(self, t) -> Fraction:
         """Normalised position t/T, read as the rational with denominator <= 10**6 within 1e-12
         of it when there is one: floats like ``k * h`` then land on the break point they mean
-        (float(1/3) is a hair left of 1/3), and ``side`` decides there."""
+        (float(1/3) is a hair left of 1/3), and ``side`` decides there.  ``t`` may be a 0-dim tensor."""
+        if torch.is_tensor(t):
+            t = t.item()
         tau = Fraction(t) / Fraction(self.T)
         near = tau.limit_denominator(10**6)
         return near if abs(near - tau) < Fraction(1, 10**12) else tau
 
     def theta(self, t, side: int = 1) -> dict[str, torch.Tensor]:
-        """θ(t): the residual's parameters at depth-time ``t`` in [0, T] (a float or an exact
+        """θ(t): the residual's parameters at depth-time ``t`` in [0, T] (a float, a 0-dim tensor or an exact
         Fraction), keyed like ``residual.named_parameters()`` would be; ``side`` picks the
         one-sided limit at a break point (+1: right, the default).
         ``functional_call(block.residual, block.theta(t), (x,))`` is R(x, θ(t)) (with
@@ -213,8 +293,9 @@ class OdeBlock(nn.Module):
         w = self.basis.weights(self._tau(t), side)
         return {n: weighted_sum(w, self.coeffs[_key(n)]) for n in self._param_names}
 
-    def gain(self, t: float, side: int = 1) -> torch.Tensor:
-        """ε s(t): the scale in front of R at time t (ε alone without skip_init)."""
+    def gain(self, t, side: int = 1) -> torch.Tensor:
+        """ε s(t): the scale in front of R at time t (a float, a 0-dim tensor or a Fraction; ε alone without
+        skip_init)."""
         if not self.skip_init:
             like = next(iter(self.coeffs.values()), torch.empty(0))
             return torch.tensor(self.epsilon, dtype=like.dtype, device=like.device)
@@ -229,6 +310,15 @@ class OdeBlock(nn.Module):
                 mod, attr = slots[n]
                 mod.__dict__[attr] = t
             return self.residual(x)
+        except RuntimeError as err:
+            if type(err) is not RuntimeError:  # out of memory and the like pass as they are
+                raise
+            first = next(iter(self._placeholders.items()), None)
+            built = f" (its first parameter, {first[0]}, has shape {tuple(first[1].shape)})" if first else ""
+            raise RuntimeError(
+                f"{self._label}: its residual R failed on a state of shape {tuple(x.shape)}: "
+                f"{str(err).splitlines()[0]}. Give the block a state of the width its residual was built for"
+                f"{built}") from err
         finally:
             for n in tensors:
                 mod, attr = slots[n]
@@ -238,6 +328,10 @@ class OdeBlock(nn.Module):
         """ε s(t) R(x, θ(t)) at the exact stage position ``pos``."""
         pieces = self._pieces() if pieces is None else pieces
         r = self._call_residual(self._tensors_at(pos.tau, pos.side, pieces), x)
+        if r.shape != x.shape:
+            raise ValueError(f"{self._label}: its residual R maps a state of shape {tuple(x.shape)} to one of shape "
+                             f"{tuple(r.shape)}; an ODE's rate has the state's shape. Change the width or resolution "
+                             "between blocks (as a ContinuousNet's stitches do), not inside R")
         if self.skip_init:
             return (self.epsilon * weighted_sum(self.basis.weights(pos.tau, pos.side), self.skip_gain)) * r
         return r if self.epsilon == 1.0 else self.epsilon * r
@@ -249,6 +343,8 @@ class OdeBlock(nn.Module):
         return tuple(sorted(set(self.basis.breakpoints) | {Fraction(k, n) for k in range(n + 1)}))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x(T) from x(0) = ``x``, in the current manifestation (fixed steps, or adaptive ones that set
+        :attr:`last_solve`)."""
         pieces = self._pieces()
         rate = lambda pos, z: self.rate(pos, z, pieces)
         if self.tolerances is None:
@@ -300,12 +396,13 @@ class OdeBlock(nn.Module):
             self.scheme, self.n_steps, self.tolerances = saved
 
     # ------------------------------------------------------------------ refinement, projection
-    def _apply_map(self, cmap: CoefficientMap, optimizer=None) -> None:
+    def _apply_map(self, cmap: CoefficientMap, optimizer, how: str) -> None:
         """Replace every coefficient Parameter p by a new one holding cmap(p).
 
         New Parameter objects (not ``p.data = ...``): a graph still alive from a previous
         step holds the old parameter's gradient accumulator, with the old shape, and would
-        fold later gradients back to it.
+        fold later gradients back to it.  Without ``optimizer`` the old ones are remembered, and an
+        optimizer that steps holding them warns (:class:`StaleOptimizerWarning`).
         """
         replaced: dict[nn.Parameter, nn.Parameter] = {}
         with torch.no_grad():
@@ -316,35 +413,41 @@ class OdeBlock(nn.Module):
                 self.skip_gain = replaced[old] = nn.Parameter(cmap.apply(old.detach()), old.requires_grad)
         if optimizer is not None:
             remap_optimizer_state(optimizer, replaced, cmap)
+        else:
+            _retire(replaced, how)
 
     def refine(self, optimizer: Optional[torch.optim.Optimizer] = None) -> "OdeBlock":
         """M -> 2M (hats: 2M - 1) and N_t -> 2 N_t with θ(t) unchanged.
 
         The coefficient Parameters are replaced by new, larger ones: pass the ``optimizer``
         that trains the block and it is pointed at them with its momentum mapped (see
-        :func:`remap_optimizer_state`); otherwise build a new optimizer afterwards.
+        :func:`remap_optimizer_state`); otherwise build a new optimizer afterwards (an old one
+        that steps warns, :class:`StaleOptimizerWarning`).
         BatchNorm statistics are copied to both halves of each interval.
         """
         new_basis, cmap = self.basis.refine()
-        self._apply_map(cmap, optimizer)
+        self._apply_map(cmap, optimizer, "refine")
         self._map_bn(interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=False)
         self.basis = new_basis
         self.n_steps *= 2
         return self
 
-    def project(self, n_basis: int, basis: Union[str, Basis, None] = None, n_steps: Optional[int] = None) -> "OdeBlock":
+    def project(self, n_basis: int, basis: Union[str, Basis, None] = None, n_steps: Optional[int] = None,
+                optimizer: Optional[torch.optim.Optimizer] = None) -> "OdeBlock":
         """Compress θ to ``n_basis`` functions (of ``basis``, default the same kind) by L2
         projection; N_t becomes ``n_steps`` (default: the new M).  BatchNorm statistics are
         pooled by projecting their first and second moments.  The coefficient Parameters are
-        replaced (build the optimizer afterwards if the model is trained further).  ``n_basis`` must be
-        an integer from 1 to the block's M: projection compresses (to grow M, use :meth:`refine`).
+        replaced: pass the ``optimizer`` to train on, as for :meth:`refine` (its state is projected
+        too; second moments through the absolute weights, so they stay non-negative), or build a new
+        one afterwards.  ``n_basis`` must be an integer from 1 to the block's M: projection
+        compresses (to grow M, use :meth:`refine`).
         """
         if isinstance(n_basis, bool) or not isinstance(n_basis, Integral) or not 1 <= n_basis <= self.n_basis:
             raise ValueError(f"project compresses θ(t): n_basis must be an integer from 1 to this block's M = "
                              f"{self.n_basis}, got {n_basis!r} (to grow M, use refine())")
         new_basis = make_basis(self.basis.name if basis is None else basis, int(n_basis))
         cmap = self.basis.project(new_basis)
-        self._apply_map(cmap)
+        self._apply_map(cmap, optimizer, "project")
         self._map_bn(interval_map(self.basis.n_intervals, new_basis.n_intervals), moments=True)
         self.basis = new_basis
         self.n_steps = new_basis.n_basis if n_steps is None else check_n_steps(n_steps)
@@ -363,17 +466,32 @@ class OdeBlock(nn.Module):
 
     # ------------------------------------------------------------------ state dicts
     def config(self) -> dict:
-        """What a state dict must match to load into this block."""
+        """Everything that decides the block's computation, as plain values: ``OdeBlock(residual,
+        **block.config())`` with the same residual and ``load_state_dict(block.state_dict())`` computes
+        what ``block`` computes (basis, M, scheme, N_t, ε, T, skip-init and the adaptive options;
+        ``rtol`` and ``atol`` are None for fixed steps)."""
+        tol = self.tolerances
+        return {"basis": self.basis.name, "n_basis": self.n_basis, "scheme": self.scheme.name, "n_steps": self.n_steps,
+                "epsilon": self.epsilon, "T": self.T, "skip_init": self.skip_init,
+                "rtol": tol.rtol if tol else None, "atol": tol.atol if tol else None,
+                "max_steps": tol.max_steps if tol else 10_000, "norm": tol.norm if tol else "max"}
+
+    def _structure(self) -> dict:
+        """What a state dict must match to load into this block: the shapes of its tensors follow from it."""
         return {"basis": self.basis.name, "n_basis": self.n_basis, "skip_init": self.skip_init}
 
     def get_extra_state(self) -> dict:
-        return self.config()
+        """The block's structure (basis, n_basis, skip_init), stored in its state dict so that loading into a
+        block of another structure fails with a message that says how to fix it (the manifestation is not
+        stored there: it is :meth:`config`'s)."""
+        return self._structure()
 
     def set_extra_state(self, state: dict) -> None:
+        """Check the structure stored by :meth:`get_extra_state` against this block's."""
         self._check_config(state)
 
     def _check_config(self, state) -> None:
-        mine = self.config()
+        mine = self._structure()
         if state != mine:
             raise ValueError(
                 f"this state dict was saved from an OdeBlock with {state}, but this block has {mine}. "

@@ -60,15 +60,19 @@ def _frac(v: Number) -> Fraction:
 class Tableau:
     """An explicit Runge–Kutta Butcher tableau with exact rational entries.
 
-    Parameters
-    ----------
-    name: registry name (e.g. ``"rk4_classic"``).
-    order: the order ``p`` the scheme claims; every order condition for trees with at
+    :param name: registry name (e.g. ``"rk4_classic"``).
+    :param order: the order ``p`` the scheme claims; every order condition for trees with at
         most ``p`` vertices is checked exactly, and at least one of order ``p + 1`` must
         fail (so the declared order is the true order).
-    a: the ``s x s`` strictly lower-triangular matrix (rows may be given short: row
+    :param a: the ``s x s`` strictly lower-triangular matrix (rows may be given short: row
         ``i`` needs only its first ``i`` entries).
-    b: the ``s`` weights; ``c``: the ``s`` nodes.
+    :param b: the ``s`` weights.
+    :param c: the ``s`` nodes.
+
+    Example::
+
+        heun = Tableau("my_heun", 2, a=((), (1,)), b=("1/2", "1/2"), c=(0, 1))
+        register_scheme(heun)
     """
 
     name: str
@@ -111,6 +115,7 @@ class Tableau:
     # ---- derived data
     @property
     def stages(self) -> int:
+        """s, the number of stages."""
         return len(self.b)
 
     def elementary_weight(self, tree: tuple) -> Fraction:

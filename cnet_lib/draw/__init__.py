@@ -9,6 +9,10 @@ plotly, IPython or ipywidgets.
 Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
 a chapter writes ``draw.fig_accuracy_vs_nt(sweeps)``.
 """
+from ..runtime.settings import require_extra
+
+require_extra("cnet_lib.draw")  # plotly, ipywidgets, ...: a clear message on the core install
+
 from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, pendulum_figures, plotting,
                progressive, robustness_app, robustness_figures, widget_view, widgets)
 from .plotting import (slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,

@@ -14,6 +14,10 @@ numbers: the chapters' tables and what they say about the numbers are the report
 Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
 a chapter writes ``pendulum.train_models(cfg)``.
 """
+from ..runtime.settings import require_extra
+
+require_extra("cnet_lib.pendulum")  # plotly, ipywidgets, ...: a clear message on the core install
+
 from . import (adaptive_flows, batched_adaptive, batched_training, convergence, odenet, path_errors, pendulum_presets,
                physics, rate_flows, rollouts, scheme_batches, stacked_step, study_store, study_training, trained_models)
 from .physics import (G, RHO0, PendulumData, exact_solution, true_rate, modified_rate, energy, period, make_data,

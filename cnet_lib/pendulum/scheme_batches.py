@@ -4,8 +4,10 @@ The rollout tables of the pendulum chapters run every scheme at every Δt; one r
 the per-step overhead of torch once per scheme.  :func:`multi_scheme_rollout` runs the rows of a state (M, 2)
 with a scheme per row: every row evaluates as many stages as the longest scheme has, with its own tableau's
 coefficients (zero where its scheme has no such entry: a stage it does not use is evaluated and weighted by
-0).  A weight 1 and an added 0 are exact, so each row is the same rollout as :func:`cnet_lib.integrate` with
-its own scheme, given the same rate values (tests/test_pendulum_batched.py).
+0).  An added 0 is exact, so each row is the rollout :func:`cnet_lib.integrate` computes with its own scheme, given
+the same rate values: bit for bit where every row of the tableau is a single weight (Euler, midpoint), to rounding
+where integrate sums equal weights first (:func:`cnet_lib.core.integrate.combination`) and a row here takes the
+weights one by one (tests/test_pendulum_batched.py).
 """
 from __future__ import annotations
 

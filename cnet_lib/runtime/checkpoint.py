@@ -11,6 +11,12 @@ the difference but in the rounding.  Writing goes to a temporary file in the sam
 named ``.<name>.<pid>-<host>.<random>.tmp`` after the process that writes it, and
 :func:`remove_stale_temporaries` removes only those of this process or of a process that has ended
 on this host: never another process's unfinished file.
+
+A model is saved and loaded with one pair of functions, :func:`save_model` and :func:`load_model`: the file
+holds the state dict and :meth:`ContinuousNet.config() <cnet_lib.core.models.ContinuousNet.config>`, which
+rebuilds the same computation (scheme, N_t, basis, M, adaptive options), so the loaded model computes what the
+saved one did.  :func:`load_model` reads the book's own checkpoints too (a training run's ``checkpoint.pt`` and
+the models that ship with the book).
 """
 from __future__ import annotations
 
@@ -30,13 +36,14 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 import torch
 
+from ..core.models import ContinuousNet
 from .device import resolve_device
 from .files import NO_SPACE, REFUSED, process_tag, write_problem, written_by_a_gone_process
 from .records import kind_of
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointSaveError", "WEIGHTS", "save_checkpoint",
            "load_checkpoint", "rounded_weights", "describe_checkpoint_file", "config_diff", "atomic_write_text",
-           "atomic_copy", "file_digest", "remove_stale_temporaries"]
+           "atomic_copy", "file_digest", "remove_stale_temporaries", "save_model", "load_model", "model_from_checkpoint"]
 
 FORMAT = 1
 WEIGHTS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -357,3 +364,81 @@ def file_digest(path: PathLike, algorithm: str = "sha256") -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- models
+def save_model(model: ContinuousNet, path: PathLike, extra: Optional[Mapping[str, Any]] = None,
+               weights: str = "float32") -> Path:
+    """Save ``model`` to ``path`` so that :func:`load_model` rebuilds the same computation: its state dict and
+    its :meth:`~cnet_lib.core.models.ContinuousNet.config` (scheme, N_t, basis, M, adaptive options, per
+    block), written atomically (an interruption leaves the previous file whole).  ``extra``: anything else to
+    keep with it, made of tensors and plain containers (an optimizer's ``state_dict()``, a history); it comes
+    back as ``load_model(path, with_checkpoint=True)[1]["extra"]``.  ``weights="float16"`` or ``"bfloat16"``
+    stores the floating-point tensors in half precision (half the bytes, loaded back as float32).  Returns the
+    path.
+
+    Example::
+
+        save_model(model, "model.pt", extra={"optimizer": optimizer.state_dict()})
+        model = load_model("model.pt")
+    """
+    if not isinstance(model, ContinuousNet):
+        raise TypeError(f"save_model saves a ContinuousNet (it rebuilds it from its config()), got "
+                        f"{type(model).__name__}: for another module, save_checkpoint(path, module.state_dict(), "
+                        "config) with the config you need to rebuild it")
+    config = model.config()
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    kept = {"model_config": config, "manifestation": [list(m) for m in model.manifestation],
+            "dtype": str(dtype).replace("torch.", ""), **dict(extra or {})}
+    return save_checkpoint(path, model.state_dict(), config, extra=kept, weights=weights)
+
+
+def model_from_checkpoint(ck: Mapping[str, Any], path: PathLike = "the checkpoint") -> ContinuousNet:
+    """The ContinuousNet of a checkpoint that :func:`load_checkpoint` read: built from its configuration
+    (``extra["model_config"]``, as :func:`save_model` and the book's training write it, or the file's
+    ``config`` when that describes a ContinuousNet), put in its saved manifestation, its weights loaded, on the
+    device the checkpoint was read to, in eval mode."""
+    extra = ck.get("extra") or {}
+    config = extra.get("model_config")
+    if config is None and isinstance(ck.get("config"), dict) and "channels" in ck["config"]:
+        config = ck["config"]
+    if config is None:
+        raise CheckpointError(f"{path} holds no model configuration (a ContinuousNet's config()), so the model it "
+                              "holds cannot be rebuilt: save models with cnet_lib.save_model(model, path)")
+    try:
+        model = ContinuousNet(**config)
+    except TypeError as err:
+        raise CheckpointError(f"{path} was written for another version of cnet_lib: its model configuration has "
+                              f"fields this one does not know ({err}); update cnet_lib") from None
+    manifestation = extra.get("manifestation")
+    if manifestation is not None:
+        for block, (scheme, n_steps) in zip(model.blocks, manifestation):
+            if block.tolerances is None:
+                block.manifest(scheme, n_steps)
+    elif "scheme" not in config:
+        warnings.warn(f"{path} does not say which scheme and N_t its model ran with (its config() was saved by an "
+                      "older cnet_lib): it is loaded with the defaults, Euler and N_t = M; call "
+                      "model.manifest(scheme, n_steps) with those it was trained with", stacklevel=3)
+    tensors = [t for t in ck["model"].values() if torch.is_tensor(t) and t.is_floating_point()]
+    saved = extra.get("dtype")
+    dtype = getattr(torch, saved) if saved in ("float32", "float64", "float16", "bfloat16") else (
+        torch.float64 if tensors and tensors[0].dtype == torch.float64 else torch.float32)
+    model.to(device=tensors[0].device if tensors else "cpu", dtype=dtype)
+    model.load_state_dict(ck["model"])
+    return model.eval()
+
+
+def load_model(path: PathLike, map_location: Union[str, torch.device, None] = "cpu",
+               with_checkpoint: bool = False):
+    """The model that :func:`save_model` saved at ``path`` (or a checkpoint of the book's: a training run's
+    ``checkpoint.pt`` or its folder, a model shipped with the book), rebuilt from its configuration in the
+    manifestation it was saved in, on ``map_location`` (``None``: the session's default device), in eval
+    mode; with ``with_checkpoint=True`` the pair ``(model, checkpoint)``, whose ``"extra"`` holds what was
+    saved with it.  Read with ``torch.load(weights_only=True)``: a file that asks to run code is refused.  A
+    missing, damaged or foreign file raises an error that says what it is and what to do."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    ck = load_checkpoint(path, map_location=resolve_device(map_location))
+    model = model_from_checkpoint(ck, path)
+    return (model, ck) if with_checkpoint else model

@@ -26,6 +26,7 @@ and a bad environment variable is named in the message.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,26 @@ from .device import default_device, resolve_device
 from .preset_names import preset_name
 
 __all__ = ["Settings", "ENVIRONMENT", "LAUNCH_VARIABLES", "DATASET_MIRRORS", "default_preset", "default_data_dir", "default_runs_dir",
-           "check_mirror"]
+           "check_mirror", "EXTRAS", "require_extra"]
+
+EXTRAS = {
+    "book": ("plotly", "ipywidgets", "nbformat", "scipy", "torchdiffeq"),
+}
+"""The packages each extra of ``pip install "cnet-lib[extra]"`` brings that a part of the library imports
+(``pyproject.toml`` lists them with their versions; ``tests/test_install.py`` checks that both agree).  The core
+install (torch, numpy, tqdm, filelock) is enough for ``import cnet_lib`` and every name it exports."""
+
+
+def require_extra(part: str, extra: str = "book") -> None:
+    """Raise an ImportError that says ``pip install "cnet-lib[<extra>]"`` when a package of :data:`EXTRAS`
+    ``[extra]`` is not installed; called where ``part`` (a package of the library, e.g. ``cnet_lib.book``) starts,
+    before it imports them."""
+    missing = [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(f"{part} needs the packages of the {extra}'s install, and {', '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} not installed: pip install \"cnet-lib[{extra}]\" "
+                          "(the core install, pip install cnet-lib, has the library's numerics, models, data, "
+                          "checkpoints and settings)")
 
 ENVIRONMENT = {
     "preset": "CNET_PRESET", "device": "CNET_DEVICE", "data_dir": "CNET_DATA_DIR", "runs_dir": "CNET_RUNS_DIR",

@@ -145,20 +145,13 @@ def _fetch(spec: DatasetSpec, root: Path, progress: bool = True, url: Optional[s
 
 
 def _what_to_do(spec: DatasetSpec, root: Path, url: str) -> str:
-    """The lines of a data error that say what to do, in Colab and on one's own machine."""
-    folder = root / spec.folder
-    url_env = ENVIRONMENT[f"{spec.name}_url"]
+    """The sentences of a data error that say what to do (one paragraph: on one's own machine, then in Colab)."""
     return (
-        f"\n  - In Google Colab: check that the runtime is connected (the download is "
-        f"{ARCHIVE_SIZE.get(spec.name, 'large')} and happens once per runtime) and run the cell again. Or put "
-        f"{spec.archive} on your Google Drive, mount it (from google.colab import drive; drive.mount('/content/drive')), "
-        f"extract it to the runtime's disk (!tar xzf /content/drive/MyDrive/{spec.archive} -C /content) and run "
-        f"%env CNET_DATA_DIR=/content before the setup cell. %env CNET_PRESET=smoke runs the chapters on a small "
-        "fake data set instead."
-        f"\n  - On your own machine: download {url} (with a browser if Python cannot reach it) and extract it with "
-        f"`tar xzf {spec.archive} -C {root}` so that {folder / spec.files[0]} exists; or set CNET_DATA_DIR (or "
-        f"data_dir= / --data-dir) to the folder that contains {spec.folder!r}; or set {url_env} to a mirror "
-        "of the archive."
+        f" Download {url} ({ARCHIVE_SIZE.get(spec.name, 'large')}) and extract it with `tar xzf {spec.archive} -C "
+        f"{root}`, or give as data_dir (CNET_DATA_DIR, --data-dir) a folder that holds {spec.folder!r} (or that "
+        f"folder itself), or set {ENVIRONMENT[f'{spec.name}_url']} to a mirror of the archive. In Google Colab, "
+        "check that the runtime is connected and run the cell again (the download happens once per runtime), or "
+        f"extract the archive to /content and run %env CNET_DATA_DIR=/content before the setup cell."
     )
 
 
@@ -187,11 +180,15 @@ def ensure_dataset(name: str = "cifar10", data_dir: Optional[PathLike] = None, d
     the published archive and MD5), is checked, and is extracted atomically.  A folder that holds some of the
     files but not all (or one of them as a folder) is damaged, not missing: :class:`CifarFileError` names the
     file and nothing is downloaded.  ``data_dir`` defaults
-    to :func:`cnet_lib.images.data.datasets.resolve_data_dir`'s folder.  When the data is missing and cannot be had, :class:`DatasetNotFoundError`
-    says what to do in Colab and on one's own machine.
+    to :func:`cnet_lib.images.data.datasets.resolve_data_dir`'s folder; it is the folder that holds
+    ``cifar-10-batches-py``, or that folder itself (then its parent is the data folder).  When the data is missing
+    and cannot be had, :class:`DatasetNotFoundError` says what to do in one paragraph, on one's own machine and in
+    Colab.
     """
     spec = dataset_spec(name)
     root = resolve_data_dir(data_dir)
+    if root.name == spec.folder:  # the data set's own folder was given: its parent is the data folder
+        root = root.parent
     folder = root / spec.folder
     if is_complete(folder, spec):
         return folder

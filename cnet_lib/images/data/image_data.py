@@ -99,6 +99,7 @@ class ImageData:
 
     @property
     def device(self) -> torch.device:
+        """The device the images are on."""
         return self.train_x.device
 
     def __repr__(self) -> str:

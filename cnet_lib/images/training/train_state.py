@@ -24,6 +24,7 @@ import torch
 from ...core.models import ContinuousNet
 from ...runtime.checkpoint import (CheckpointError, CheckpointMismatchError, atomic_write_text, load_checkpoint,
                                    save_checkpoint)
+from ...runtime.checkpoint import load_model as load_saved_model
 from ...runtime.device import resolve_device
 from .results_file import RESULTS, read_results, restore_results, results_record, utc_now
 from .train_config import TrainConfig, lr_scheduler
@@ -163,17 +164,6 @@ def interrupted_message(out_dir: Path, how: str = "rerun the same command with -
 
 
 def load_model(path, device=None) -> tuple[ContinuousNet, dict]:
-    """The trained model of a checkpoint (or of ``out_dir/checkpoint.pt``), in its trained manifestation."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / CHECKPOINT
-    device = resolve_device(device)
-    ck = load_checkpoint(path, map_location=device)
-    extra = ck["extra"]
-    if "model_config" not in extra:
-        raise ValueError(f"{path} holds no model_config; it was not written by python -m cnet_lib train")
-    model = ContinuousNet(**extra["model_config"])
-    for block, (scheme, nt) in zip(model.blocks, extra["manifestation"]):
-        block.manifest(scheme, nt)
-    model.load_state_dict(ck["model"])
-    return model.to(device).eval(), ck
+    """The trained model of a checkpoint (or of ``out_dir/checkpoint.pt``), in its trained manifestation, and the
+    checkpoint: :func:`cnet_lib.runtime.checkpoint.load_model` (which reads a file of ``save_model`` as well)."""
+    return load_saved_model(path, resolve_device(device), with_checkpoint=True)
