@@ -97,11 +97,11 @@ def test_the_check_sees_a_missing_docstring():
         def get_extra_state(self):  # torch's generic docstring does not count
             return {}
 
-    Probe.__module__ = "cnet_lib.core.probe"
+    Probe.__module__ = cnet_lib.core.__name__  # as if the library defined it
     cnet_lib.__all__.append("Probe")
-    cnet_lib.Probe = Probe
+    setattr(cnet_lib, "Probe", Probe)
     try:
         assert undocumented() == ["Probe.depth", "Probe.get_extra_state", "Probe.speed"]
     finally:
         cnet_lib.__all__.remove("Probe")
-        del cnet_lib.Probe
+        delattr(cnet_lib, "Probe")

@@ -372,8 +372,12 @@ def test_figures_use_the_vocabularys_colours(smoke_study):
     against = pf.fig_against_exact(report)
     assert against.data[1].line.color == scheme_color("midpoint") and list(against.data[1].y) == list(report["x"][:, 0])
     explore = pf.fig_scheme_explorer(ps.true_rate_rollouts(["euler", "rk4_38"], [0.05, 0.1], 10.0), active_dt=0.1)
-    assert explore.layout.sliders[0].active == 1 and len(explore.data) == 5
-    assert {t.line.color for t in explore.data[1:]} == {scheme_color("euler"), scheme_color("rk4_38")}
+    # one trace per Δt (the slider shows one), whose data and colour the scheme menu rewrites (issue 53)
+    assert explore.layout.sliders[0].active == 1 and len(explore.data) == 3
+    assert {t.line.color for t in explore.data[1:]} == {scheme_color("euler")}
+    menu = explore.layout.updatemenus[0].buttons
+    assert len(menu) == 2
+    assert scheme_color("rk4_38") in str(menu[1].args)
     assert len(pf.fig_exact_motion(10.0).data) == 2
 
 

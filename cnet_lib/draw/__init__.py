@@ -15,7 +15,7 @@ require_extra("cnet_lib.draw")  # plotly, ipywidgets, ...: a clear message on th
 
 from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, pendulum_figures, plotting,
                progressive, robustness_app, robustness_figures, widget_view, widgets)
-from .plotting import (slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
+from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
                        LEGEND_RIGHT, LEGEND_BELOW)
 from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
                            wrap_title, below_modebar, lean, figure_html, plotlyjs_html)

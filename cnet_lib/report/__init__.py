@@ -22,7 +22,7 @@ from .theta_report import (change_from_initial_table, change_per_epoch_table, wo
                            bn_statistics_table, skip_gains_table)
 from .sweep_report import sweep_table, sweeps_table, sweep_summary_table, table1_table, word_sweeps
 from .robustness_report import (word_verdict, outcome_phrase, floor_sentences, HURTS, STUDY_HOW, FOOTING, drops_table,
-                                word_methods, quantization_error_table, size_table)
+                                word_methods, quantization_error_table, size_table, DRAWS_NOTE, draws_cell)
 from .adaptive_report import adaptive_table, equal_cost_table, word_adaptive
 from .seed_report import (contrast_over_seeds_table, word_contrast_over_seeds, robustness_over_seeds_table,
                           word_robustness_over_seeds, spread_cell, seeds_phrase)
