@@ -28,7 +28,7 @@ from .faults import show_faults_briefly
 from .notebook_bars import notebook_bar
 from .project import PACKAGE_NAME, PUBLISHED_PRESET
 
-__all__ = ["NotebookContext", "PRESET_WORDS", "setup", "in_colab", "installed_build", "preset_lines"]
+__all__ = ["NotebookContext", "PRESET_WORDS", "setup", "in_colab", "installed_build", "preset_lines", "glue", "glue_all"]
 
 
 @dataclass(frozen=True)
@@ -201,3 +201,23 @@ def _print_context(ctx: NotebookContext) -> None:
 def _device_words(device: torch.device) -> str:
     """``the GPU (cuda:0)`` or ``the CPU``: the session's device as a reader names it."""
     return f"the GPU ({device})" if device.type == "cuda" else "the CPU"
+
+
+def glue(name: str, text) -> str:
+    """Keep ``text`` (a number already written as the prose says it: ``"82.3%"``, ``"−0.30 points"``) under ``name``
+    for the chapter's prose, which quotes it as ``{glue:md}`name``` (myst-nb's glue: the page shows the number its
+    cell computed, so prose and computation cannot drift apart).  Nothing is displayed; where myst-nb is not
+    installed (a plain Jupyter or Colab) it only returns the text."""
+    text = str(text)
+    try:
+        from IPython.display import Markdown
+        from myst_nb import glue as _myst_glue
+    except ImportError:
+        return text
+    _myst_glue(name, Markdown(text), display=False)
+    return text
+
+
+def glue_all(facts: Mapping[str, object]) -> dict:
+    """:func:`glue` every ``{name: text}`` of ``facts`` (a study's numbers as its prose says them); returns them."""
+    return {name: glue(name, text) for name, text in facts.items()}
