@@ -93,6 +93,29 @@ def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():
     assert "Plotly.relayout" in HF.figure_html(fig) and "Plotly.relayout" not in HF.figure_html(placed)
 
 
+def test_every_trace_type_goes_through_the_books_renderer():
+    """Issue 57: the manifestation app's figure, a ``go.Image`` mosaic, stopped in the book's renderer (the phone
+    layout read ``showlegend``, which an image trace does not have) and the app showed a traceback instead. Every
+    trace type plotly has goes through the renderer as a notebook hands it a figure (a dict), named or not, and only
+    a trace that plotly shows in a legend moves it."""
+    from plotly.basedatatypes import BaseTraceType
+
+    kinds = [c for c in (getattr(go, n) for n in dir(go)) if isinstance(c, type) and issubclass(c, BaseTraceType)]
+    assert {go.Image, go.Heatmap, go.Bar, go.Scatter} <= set(kinds) and len(kinds) > 40
+    renderer = HF.book_renderer()
+    for kind in kinds:
+        trace = kind(name="a") if "name" in kind() else kind()
+        for legend in (dict(), LEGEND_BELOW):
+            fig = go.Figure(trace, layout=dict(title="t", legend=legend))
+            html = renderer.to_mimebundle(fig.to_dict())["text/html"]
+            assert "Plotly.newPlot" in html, kind.__name__
+    image = go.Figure(go.Image(z=[[[0, 0, 0]]], name="mosaic"), layout=dict(legend=LEGEND_BELOW))
+    heat = go.Figure(go.Heatmap(z=[[0, 1]], name="h"), layout=dict(legend=LEGEND_BELOW))
+    assert phone_updates(image) == {} and phone_updates(heat) == {}, "no legend entry: the legend stays where it is"
+    assert "legend.yref" in phone_updates(go.Figure(go.Heatmap(z=[[0, 1]], name="h", showlegend=True),
+                                                    layout=dict(legend=LEGEND_BELOW)))
+
+
 def test_figures_are_written_lean():
     """Issue 44: a page's figures were most of its HTML; their numbers go as 32-bit floats where float32 holds them,
     their template only what the book's figures use."""
