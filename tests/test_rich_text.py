@@ -68,7 +68,25 @@ def test_titles_are_broken_to_fit_a_phone():
     fig = HF.below_modebar(go.Figure(layout=dict(title=long, margin=dict(t=60))))
     lines = fig.layout.title.text.count("<br>")
     assert fig.layout.margin.t == 60 + HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
-    assert fig.layout.title.pad.t == HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
+    assert lines and fig.layout.title.pad.t == HF.MODEBAR_PX + HF.TITLE_LINES_RISE_PX, "every title starts where one line does"
+    assert HF.below_modebar(fig).to_dict() == fig.to_dict(), "a figure placed already stays as it is"
+    grown = HF.below_modebar(go.Figure(layout=dict(title=long, height=300, margin=dict(t=60))), grow=True)
+    assert grown.layout.height == 300 + HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX, "an app's plot keeps its height"
+    # issue 57: titles broke inside phrases ("error at t = 2 is / 9.49e-05"); they break at a phrase's end first
+    assert HF.wrap_title("Explicit Euler, N_t = 4: error at t = 2 is 9.49e-05") == \
+        "Explicit Euler, N_t = 4:<br>error at t = 2 is 9.49e-05"
+    for title in ("RK4-trained (refined): rk4_38, N_t = 2: accuracy 0.125 ± 0.115 (first 32 of 128 images); "
+                  "all 128 images follow within 2 s; predicted classes of the first 12",
+                  "Δt = 0.05, N_t = 200: E(t = 10) = 1.23e-02 (precomputed)",
+                  "a<br><sup>clean 0.725 ± 0.020 (1000 images, from the cached robustness study); perturbed 0.700 ± 0.030</sup>"):
+        lines = HF.wrap_title(title).split("<br>")
+        assert all(len(ln.replace("<sup>", "").replace("</sup>", "")) <= HF.TITLE_CHARS for ln in lines), lines
+        assert " ".join(ln.replace("<sup>", "").replace("</sup>", "") for ln in lines).replace("  ", " ") == \
+            title.replace("<br>", " ").replace("<sup>", "").replace("</sup>", ""), "no word lost"
+        for ln in lines:
+            plain = ln.replace("<sup>", "").replace("</sup>", "")
+            assert not plain.endswith((" =", " ±", " is", " of")) and not plain.startswith(("= ", "± ")), lines
+            assert ln.count("<sup>") == ln.count("</sup>"), "a line set in <sup> is closed on each line"
 
 
 def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():

@@ -3,8 +3,8 @@
 A render function of :func:`cnet_lib.draw.widgets.live_app` may return a :class:`Progressive`: its
 ``first`` object (a figure from a small sample, with its ± said) is displayed at once, and its
 ``refine(stale)`` runs on one background thread; when it returns an object and no control has moved
-meanwhile, that object replaces the first one in the app's output (:meth:`ipywidgets.Output.clear_output`
-and :meth:`~ipywidgets.Output.append_display_data`, which a background thread may call).  ``stale()``
+meanwhile, that object replaces the first one in the app's output (one assignment of the output widget's ``outputs``, which a
+background thread may make).  ``stale()``
 says whether the controls moved since: a refinement checks it between batches and gives up (returns
 ``None``) when they did.  One thread serves every app of a session, one refinement at a time, so that
 a refinement never takes the cores from the next first answer for long.
@@ -35,9 +35,9 @@ class Refiner:
 
     _pool: Optional[ThreadPoolExecutor] = None
 
-    def __init__(self):
+    def __init__(self, output=None):
         self.generation = 0
-        self.output = None  # the app's ipywidgets Output, set by live_app
+        self.output = output  # the app's ipywidgets Output (None: nothing is refined in the background)
 
     @classmethod
     def pool(cls) -> ThreadPoolExecutor:
@@ -68,5 +68,23 @@ class Refiner:
         except Exception:  # shown in the app, never lost in a thread
             final = "the refinement failed:\n" + traceback.format_exc(limit=3)
         if final is not None and not stale():
-            self.output.clear_output(wait=True)
-            self.output.append_display_data(final)
+            # one assignment of the widget's outputs replaces the first answer (clear_output and append_display_data
+            # from this thread went through the output's capture of the thread's parent message, and IPython's
+            # formatter, see display_data: the refined answer never appeared in JupyterLab 4.6)
+            self.output.outputs = (display_data(final),)
+
+
+def display_data(obj: Any) -> dict:
+    """``obj`` as one ``display_data`` output: its own bundle (``_repr_mimebundle_``: a plotly figure through the
+    session's renderer), else as IPython formats it.  (IPython's formatter hands an object with
+    ``_ipython_display_``, as a plotly figure has, to that method, which displays it wherever the thread's messages
+    go, and returns nothing: the refined answer never appeared.)"""
+    bundle = getattr(obj, "_repr_mimebundle_", None)
+    if callable(bundle):
+        out = bundle()
+        data, metadata = out if isinstance(out, tuple) else (out, {})
+    else:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        data, metadata = InteractiveShell.instance().display_formatter.format(obj)
+    return {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})}

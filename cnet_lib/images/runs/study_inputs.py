@@ -11,6 +11,7 @@ fake data.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import torch
@@ -23,7 +24,7 @@ from ..data.batches import normalize
 from ..data.datasets import DATASETS, DatasetNotFoundError, resolve_data_dir
 from ..data.download import ensure_dataset
 from ..data.fake_data import fake_data_folder
-from ..data.image_data import TEST_SUBSET_SEED, ImageData, load_dataset
+from ..data.image_data import TEST_SUBSET_SEED, ImageData, balanced_subset, load_dataset
 from ..training.train_config import TrainConfig
 from .image_presets import IMAGE_PRESETS
 
@@ -66,9 +67,12 @@ def fake_data_note(preset: str, dataset: str, err: Exception, downloaded: bool, 
             f"contains {DATASETS[dataset].folder}.")
 
 
-def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bool = True) -> ImageData:
+def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bool = True,
+               fit_test: bool = False) -> ImageData:
     """The run's data (:func:`cnet_lib.images.data.image_data.load_dataset`) on ``device`` (default: the
-    run's, else the session's).
+    run's, else the session's).  With ``fit_test``, a data folder whose test split holds fewer images than the
+    run's ``n_test`` (a small copy of the data set) gives all of them instead of stopping (a live app evaluates
+    what there is, and says so); otherwise the same test images as without it.
 
     A configuration without ``data_dir`` (e.g. straight from :func:`cnet_lib.images.runs.image_presets.image_runs`)
     reads the folder :func:`study_data_dir` chooses for its preset, as
@@ -79,9 +83,14 @@ def study_data(cfg: TrainConfig, settings: Settings, device=None, with_train: bo
     data_dir = cfg.data_dir
     if data_dir is None:
         data_dir = study_data_dir(settings.replace(preset=cfg.preset), cfg.dataset)
-    return load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, cfg.n_test,
+    n_test = None if fit_test else cfg.n_test
+    data = load_dataset(cfg.dataset, data_dir, cfg.n_train if with_train else None, n_test,
                         seed=cfg.seed, device=device, progress=False, test_seed=TEST_SUBSET_SEED,
                         **settings.download_source(cfg.dataset))
+    if fit_test and cfg.n_test is not None and cfg.n_test < len(data.test_y):  # the subset load_dataset would take
+        i = balanced_subset(data.test_y, cfg.n_test, TEST_SUBSET_SEED, data.num_classes).to(data.test_y.device)
+        data = dataclasses.replace(data, test_x=data.test_x[i], test_y=data.test_y[i])
+    return data
 
 
 def sample_batch(cfg: TrainConfig, settings: Settings, n: int = 64, device=None) -> torch.Tensor:
