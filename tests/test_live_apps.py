@@ -270,3 +270,112 @@ def test_the_benchmark_files_time_every_app_and_meet_the_goals():
     table = live_apps_table(root)
     slowest = f"{measured['cpu']['robustness_app'][3]['first_s']:.2f} s"
     assert table.count("sweep app") == 5 and "H100 first" in table and slowest in table
+
+
+# ----------------------------------------------------------------------------- every app, through the renderer
+FIRST_ANSWER_S = 2.0
+"""The slowest first answer an interaction may give on CI's CPU (two cores), the figure's HTML included."""
+
+
+def _rate(t, y):  # the problem of "How this book works"
+    import math
+
+    return (-1.0 + 0.5 * math.sin(4.0 * t)) * y
+
+
+def _exact(t):
+    import math
+
+    return math.exp(-t + (1.0 - math.cos(4.0 * t)) / 8.0)
+
+
+@pytest.fixture(scope="module")
+def book_apps():
+    """Every live app of the book, built from what its chapter computes in the smoke preset (the models trained
+    once into the runs folder the chapters use, the data copy as the tests set it)."""
+    from cnet_lib import images, pendulum
+    from cnet_lib.book import demos
+    from smoke_data import smoke_settings
+
+    settings = smoke_settings()
+    cfg = pendulum.config_for("smoke")
+    models = pendulum.train_models(cfg, settings=settings, progress=False)
+    rows = pendulum.rollout_rows(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=True)
+    runs = images.trained_runs(settings)
+    apps = {
+        "how_to_use": demos.live_solver_app(_rate, _exact, ["euler", "midpoint", "rk4_classic"], 2.0, go.Figure(),
+                                            max_steps=64, n_steps=4),
+        "resnet_euler": draw.live_rollout_app(models, cfg, go.Figure(), rows=rows),
+        "manifestation_invariance": draw.live_sweep_app(runs, go.Figure(), device=settings.device,
+                                                        sweeps=images.sweep_runs(runs)),
+        "robustness": draw.live_robustness_app(runs, go.Figure(), images.robustness_grid("smoke"), device=settings.device,
+                                               study=images.robustness_runs(runs)),
+        "adaptive": draw.live_adaptive_app(runs, go.Figure(), device=settings.device),
+    }
+    Refiner.pool().submit(lambda: None).result(120)  # the first answers' refinements, done
+    return apps
+
+
+def _values(widget) -> list:
+    """A control's values, in its order: a menu's or a stepped slider's options, an integer slider's range."""
+    if hasattr(widget, "options"):
+        return [o[1] if isinstance(o, tuple) else o for o in widget.options]
+    return list(range(widget.min, widget.max + 1))
+
+
+def _interactions(app) -> list[dict]:
+    """The app's controls as they start, then each control at its first value and at another (its last), the
+    others as they start."""
+    controls = app.widget._cnet_controls
+    start = {name: w.value for name, w in controls.items()}
+    out = [start]
+    for name, w in controls.items():
+        values = _values(w)
+        assert len(values) >= 2, f"control {name} offers one value"
+        out += [{**start, name: values[0]}, {**start, name: values[-1]}]
+    return out
+
+
+def test_every_app_answers_every_control_through_the_notebooks_renderer(book_apps):
+    """Issue 57: the manifestation app's every answer stopped in the book's plotly renderer (a traceback where its
+    figure should be) and no test rendered an app's answer.  Each app's answer to each control, at its first value
+    and at another, goes the way a front end gets it: the figure's bundle from the renderer the setup cell chooses
+    (``cnet_book`` in Jupyter; plotly's ``colab`` in Colab, rehearsed on the same answers), the refined answer of a
+    sampled one too; the first answer, its HTML included, comes within FIRST_ANSWER_S."""
+    import time
+
+    import plotly.io as pio
+
+    from cnet_lib.book import setup
+
+    def shown(fig) -> list[str]:
+        out = []
+        for renderer in ("cnet_book", "colab"):
+            pio.renderers.default = renderer
+            out.append(fig._repr_mimebundle_()["text/html"])
+        pio.renderers.default = "cnet_book"
+        return out
+
+    before = pio.renderers.default
+    try:
+        assert setup(quiet=True).plotly_renderer == "cnet_book" and setup(quiet=True, renderer="colab")
+        slow = []
+        for chapter, app in book_apps.items():
+            for values in _interactions(app):
+                start = time.perf_counter()
+                out = app.render(**values)
+                first = out.first if isinstance(out, Progressive) else out
+                answers = [(first, shown(first))]
+                seconds = time.perf_counter() - start
+                if isinstance(out, Progressive):
+                    final = out.refine(lambda: False)
+                    answers.append((final, shown(final)))
+                for fig, (book, colab) in answers:
+                    assert isinstance(fig, go.Figure) and fig.layout.title.text, (chapter, values, fig)
+                    assert "Plotly.newPlot" in book and "Plotly.newPlot" in colab, (chapter, values)
+                    assert "<script src=" in colab and "<script src=" not in book, "Colab's loads plotly.js itself"
+                if seconds > FIRST_ANSWER_S:
+                    slow.append((chapter, values, round(seconds, 2)))
+        assert not slow, f"first answers slower than {FIRST_ANSWER_S} s: {slow}"
+    finally:
+        pio.renderers.default = before
