@@ -173,28 +173,44 @@ def book_renderer():
 
 
 def test_a_refinement_replaces_the_first_answer_unless_the_controls_moved(book_renderer):
-    """The refined answer replaces what the output shows (its ``outputs``, one display_data that a front end draws);
-    a plotly figure goes in as its bundle from the session's renderer.  Issue 57: it was appended through IPython's
-    formatter, which hands a figure to its ``_ipython_display_`` and returns nothing, so it never appeared."""
+    """Every answer replaces what the output shows, from the kernel (its ``outputs``: one display_data that a front end
+    draws; a plotly figure as its bundle from the session's renderer), and a refinement replaces its first answer
+    unless a later answer came.  Issue 57: the refined answer was appended through IPython's formatter, which hands a
+    figure to its ``_ipython_display_`` and returns nothing, so it never appeared; and an answer displayed into the
+    widget was sent back by the front end, whose echo could put the first answer back over its refinement."""
     import ipywidgets as W
 
-    refiner, shown = Refiner(W.Output()), []
+    refiner = Refiner(W.Output())
     gate = threading.Event()
 
     def slow(stale):
         gate.wait(5)
         return "refined, stale" if stale() else "refined"
 
-    refiner.show(Progressive("first", slow), shown.append)
-    refiner.show(Progressive("second", lambda stale: go.Figure(layout=dict(title="refined second"))), shown.append)
+    refiner.show(Progressive("first", slow))
+    assert "first" in _html(refiner.output) and len(refiner.output.outputs) == 1
+    refiner.show(Progressive("second", lambda stale: go.Figure(layout=dict(title="refined second"))))
     gate.set()
     assert _wait_for(lambda: "refined second" in _html(refiner.output))
     Refiner.pool().submit(lambda: None).result(5)
-    assert shown == ["first", "second"] and len(refiner.output.outputs) == 1, "the stale refinement is dropped"
+    assert len(refiner.output.outputs) == 1 and "stale" not in _html(refiner.output), "the stale refinement is dropped"
     out = refiner.output.outputs[0]
     assert out["output_type"] == "display_data" and "Plotly.newPlot" in out["data"]["text/html"]
-    refiner.show("a figure", shown.append)
-    assert shown[-1] == "a figure"
+    gate.clear()
+    refiner.show(Progressive("third", slow))
+    refiner.show("a figure from the cache")  # an answer that needs no refinement makes the pending one stale too
+    gate.set()
+    Refiner.pool().submit(lambda: None).result(5)
+    assert _html(refiner.output) == "'a figure from the cache'"
+    try:
+        raise ValueError("no such graph")
+    except ValueError as err:
+        refiner.show_error(err)
+    out = refiner.output.outputs[0]
+    assert out["output_type"] == "error" and out["ename"] == "ValueError" and any("no such graph" in ln for ln in out["traceback"])
+    shown = []
+    Refiner().show(Progressive("without a widget", slow), shown.append)
+    assert shown == ["without a widget"]
 
 
 def test_an_apps_first_answer_is_refined_too():
@@ -202,10 +218,20 @@ def test_an_apps_first_answer_is_refined_too():
     refined ("all of them follow" stayed)."""
     from cnet_lib.draw import live_app
 
-    app = live_app({"n": draw.IntRange(1, 3, 2, "n")},
-                   lambda n: Progressive(f"first {n}", lambda stale: f"refined {n}"), go.Figure())
+    def render(n):
+        if n == 3:
+            raise RuntimeError("a broken answer")
+        return Progressive(f"first {n}", lambda stale: f"refined {n}")
+
+    app = live_app({"n": draw.IntRange(1, 3, 2, "n")}, render, go.Figure())
     output = app.widget.children[-1]
     assert _wait_for(lambda: "refined 2" in _html(output)), output.outputs
+    controls = app.widget._cnet_controls
+    controls["n"].value = 1
+    assert _wait_for(lambda: "refined 1" in _html(output)), output.outputs
+    controls["n"].value = 3
+    assert output.outputs[0]["output_type"] == "error" and "a broken answer" in output.outputs[0]["evalue"]
+    assert not controls["n"].continuous_update, "a slider answers when released, not at every step it passes"
 
 
 def test_an_app_fits_the_data_it_has(runs):

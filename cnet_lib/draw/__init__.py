@@ -15,7 +15,7 @@ from .plotting import (slider_figure, dropdown_slider_figure, loglog_style, line
                        LEGEND_RIGHT, LEGEND_BELOW)
 from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
                            wrap_title, below_modebar, lean, figure_html, plotlyjs_html)
-from .progressive import Progressive, Refiner
+from .progressive import Progressive, Refiner, display_data, error_output
 from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
 from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE, SLIDER_PX, controls_row
 from .pendulum_figures import (fig_exact_motion, fig_against_exact, fig_scheme_explorer, fig_training_loss,

@@ -160,13 +160,11 @@ def live_app(
 
     ``render_fn`` receives the current value of every control as a keyword argument and returns
     what to show (a plotly figure, text, ...), or a :class:`cnet_lib.draw.progressive.Progressive` (shown
-    at once, then replaced by its refinement computed in the background), or displays it itself and
-    returns ``None``.
+    at once, then replaced by its refinement computed in the background); an exception shows as its traceback.
     ``static_fallback_fig`` is the plotly figure (built from precomputed values, e.g. with
     :func:`cnet_lib.draw.plotting.dropdown_slider_figure`) that the static book shows in its place.
     """
     import ipywidgets as W
-    from IPython.display import clear_output, display
 
     if not controls:
         raise ValueError("live_app needs at least one control, e.g. {'n_steps': IntSlider(...)}")
@@ -178,13 +176,16 @@ def live_app(
             raise TypeError(f"control {name!r} must be an ipywidgets value widget, got {type(w).__name__}")
 
     output = W.Output()
-    refiner = Refiner(output)  # set before the first answer, which is refined like every later one
+    refiner = Refiner(output)  # the only writer of the output's answers (see cnet_lib.draw.progressive)
 
     def answer(change=None):
         values = {name: w.value for name, w in controls.items()}
-        with output:  # as ipywidgets.interactive_output: an exception shows as its traceback in the app
-            clear_output(wait=True)
-            refiner.show(render_fn(**values), display)
+        try:
+            result = render_fn(**values)
+        except Exception as err:  # the traceback in the app, where the figure would be
+            refiner.show_error(err)
+            return
+        refiner.show(result)
 
     for w in controls.values():
         w.observe(answer, "value")
