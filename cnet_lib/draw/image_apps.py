@@ -18,7 +18,7 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 import torch
 
-from ..images.runs.image_presets import sweep_grid
+from ..images.runs.image_presets import live_images, sweep_grid
 from ..images.runs.study_inputs import study_data
 from ..images.runs.study_run import StudyRun, study_device
 from ..images.studies.checks import check_study_inputs
@@ -97,20 +97,21 @@ def swept_images(rows, default: int) -> int:
     return sweep_images(rows) if any(r.get("ms_per_image") for r in rows) else default
 
 
-def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: int = 1000, n_show: int = 12,
-                   sweeps: Optional[Mapping[str, list]] = None):
+def live_sweep_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_images: Optional[int] = None,
+                   n_show: int = 12, sweeps: Optional[Mapping[str, list]] = None):
     """A live app (model, scheme, N_t, compression) over the trained models on ``device`` (default: the
     model's), showing the accuracy with its ± and a few held-out images with their predicted class.
 
     An interaction is answered from ``sweeps`` (the runs' cached sweeps, :func:`cnet_lib.images.sweep_runs`;
     measured on all of their held-out images) when it evaluated that graph, else from the first images of the
-    ``n_images`` the app holds that :func:`cnet_lib.draw.quick_answers.quick_size` allows, and refined to
-    all ``n_images`` in the background (the first answer says within how many seconds).  A data folder with fewer
-    test images than the preset's gives the app fewer images, and its title says so."""
+    ``n_images`` the app holds (default :func:`cnet_lib.images.live_images` of the preset) that
+    :func:`cnet_lib.draw.quick_answers.quick_size` allows, and refined to all of them in the background (the first
+    answer says within how many seconds).  A data folder with fewer test images than the preset's gives the app fewer
+    images, and its title says so."""
     check_study_inputs(runs, n_images, n_show)
     first = next(iter(runs.values()))
     dev = study_device(first, device)
-    data, x, y, note = app_data(first, dev, n_images)
+    data, x, y, note = app_data(first, dev, n_images or live_images(first.config.preset))
     n_show = min(n_show, len(y))
     grid = sweep_grid(first.config.preset)
     max_m = max(b.n_basis for r in runs.values() for b in r.model.blocks)

@@ -16,7 +16,7 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 import torch
 
-from ..images.runs.image_presets import sweep_grid
+from ..images.runs.image_presets import live_images, sweep_grid
 from ..images.runs.study_run import StudyRun, study_device
 from ..images.studies.checks import check_study_inputs
 from ..images.studies.robustness_measure import condition_name
@@ -87,15 +87,16 @@ def _figure(model: str, scheme: str, n_steps, sigma, fmt: str, noise, clean: Est
 
 
 def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid: Mapping, device=None,
-                        n_images: int = 1000, study: Optional[Mapping[str, list]] = None):
+                        n_images: Optional[int] = None, study: Optional[Mapping[str, list]] = None):
     """A live app (model, σ, weight format, scheme, N_t, input noise): the perturbed model against the clean
     one, each accuracy with its ±.  Answered from ``study`` (the cached robustness study,
     :func:`cnet_lib.images.robustness_runs`) where it measured that graph and perturbation, else from a
-    sample of the first ``n_images`` held-out images refined to all of them in the background."""
+    sample of the first ``n_images`` held-out images (default :func:`cnet_lib.images.live_images` of the preset)
+    refined to all of them in the background (the first answer says within how many seconds)."""
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
     dev = study_device(first, device)
-    data, x, y, note = app_data(first, dev, n_images)
+    data, x, y, note = app_data(first, dev, n_images or live_images(first.config.preset))
     ev = Evaluator()
     sweep = sweep_grid(first.config.preset)
 
