@@ -278,6 +278,18 @@ def test_the_manifestation_app_answers_real_events_in_jupyterlab(lab, browser):
     ActionChains(d).click_and_hold(handle).move_by_offset(-int(before["tracks"][0]), 0).release().perform()
     _answers(d, colab, before, "N_t = 1", "the N_t slider, Colab's renderer")
 
+    # a narrow notebook (a 700 px window with the file browser open: an output area of about 320 px) and a wide one
+    # (the file browser closed): the controls wrap into rows that fit, every slider keeps a track to drag
+    for width in (700, 1600):
+        d.set_window_size(width, 900)
+        d.execute_script("arguments[0].scrollIntoView()", colab)
+        time.sleep(0.5)
+        fit = _state(d, colab)
+        assert fit["scroll"] <= 1 and all(c["left"] >= fit["area"]["left"] - 1 and c["right"] <= fit["area"]["right"] + 1
+                                          for c in fit["controls"]), (width, fit)
+        assert min(fit["tracks"]) >= 150, (width, fit["tracks"])
+    d.set_window_size(1280, 900)
+
     problems = _console_problems(d)
     assert not problems, problems
     print(f"JupyterLab: the chapter ran in {ran:.1f} s; the whole test took {time.monotonic() - started:.1f} s")
