@@ -1,7 +1,8 @@
 """The live apps answer at once, with their sampling error said (:mod:`cnet_lib.draw.quick_answers`,
 :mod:`cnet_lib.draw.progressive`).  The bound on an interaction is a count of images pushed through a
 ContinuousNet (a forward pre-hook), not seconds, so it holds on any machine; the seconds are measured by
-benchmarks/bench_live_apps.py."""
+benchmarks/bench_live_apps.py.  Every app of the book answers every control through the notebook's plotly renderer
+(issue 57; in a real front end: tests/test_jupyterlab_apps.py)."""
 from __future__ import annotations
 
 import dataclasses

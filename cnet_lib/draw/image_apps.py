@@ -6,7 +6,9 @@ widgets, and the static book shows the figure given as ``static_fallback_fig`` i
 Every interaction answers at once (:mod:`cnet_lib.draw.quick_answers`): from the run's cached sweep
 when the graph is one the sweep evaluated, else from the first images that a fixed budget of
 floating-point operations allows, with the ± of that sample, refined to all of the app's images in the
-background (:class:`cnet_lib.draw.progressive.Progressive`).
+background (:class:`cnet_lib.draw.progressive.Progressive`) within the seconds the first answer states.  An app
+evaluates :func:`cnet_lib.images.live_images` of the preset's held-out images, or as many as the data folder holds
+(:func:`app_data`: a small copy of the data set), and says so in its title.
 """
 from __future__ import annotations
 

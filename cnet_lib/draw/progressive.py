@@ -20,6 +20,7 @@ calls :meth:`Progressive.refine` itself.
 """
 from __future__ import annotations
 
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class Refiner:
     def __init__(self, output=None):
         self.generation = 0
         self.output = output  # the app's ipywidgets Output (None: shown with the display function given to show)
+        self._lock = threading.Lock()  # a refinement checks that it is still wanted and shows itself in one step
 
     @classmethod
     def pool(cls) -> ThreadPoolExecutor:
@@ -63,31 +65,36 @@ class Refiner:
     def show(self, result: Any, display: Optional[Callable[[Any], None]] = None) -> None:
         """Show ``result`` (a :class:`Progressive`'s first object at once, and its refinement later) in place of the
         previous answer; without an output widget, hand it to ``display``."""
-        stale = self.interaction()
         first = result.first if isinstance(result, Progressive) else result
         if self.output is None:
+            self.interaction()
             if display is not None and first is not None:
                 display(first)
             return
-        self._put(display_data(first))
+        shown = display_data(first)
+        with self._lock:
+            stale = self.interaction()
+            self._put(shown)
         if isinstance(result, Progressive):
             self.pool().submit(self._finish, result, stale)
 
     def show_error(self, err: BaseException) -> None:
         """Show ``err`` with its traceback in place of the answer (an answer that failed)."""
-        self.interaction()
-        if self.output is not None:
-            self._put(error_output(err))
+        shown = error_output(err)
+        with self._lock:
+            self.interaction()
+            if self.output is not None:
+                self._put(shown)
 
     def _finish(self, result: Progressive, stale: Callable[[], bool]) -> None:
         try:
             final = result.refine(stale)
+            shown = None if final is None else display_data(final)
         except Exception as err:  # shown in the app, never lost in a thread
-            if not stale():
-                self._put(error_output(err))
-            return
-        if final is not None and not stale():
-            self._put(display_data(final))
+            shown = error_output(err)
+        with self._lock:
+            if shown is not None and not stale():
+                self._put(shown)
 
 
 def display_data(obj: Any) -> dict:

@@ -16,7 +16,10 @@ render as an empty hole in the book; ``tests/test_book_build.py`` fails on any s
 
 Controls are ipywidgets value widgets, or plain specifications (:class:`Choice`, :class:`IntRange`,
 :class:`Steps`) that :func:`live_app` turns into widgets: the chapters' figure modules describe
-their apps with these, so that display code stays in this package.
+their apps with these, so that display code stays in this package.  They wrap in rows that fit the output
+area, from a narrow notebook's to a wide one's (:func:`controls_row`), each slider :data:`SLIDER_PX` wide (its
+track about 200 px) and answering when released.  The answers go into the app's output from the kernel
+(:class:`cnet_lib.draw.progressive.Refiner`), the first one when the cell runs.
 """
 from __future__ import annotations
 
@@ -180,6 +183,7 @@ def live_app(
 
     def answer(change=None):
         values = {name: w.value for name, w in controls.items()}
+        refiner.interaction()  # a control moved: a refinement still running stops, and never shows itself
         try:
             result = render_fn(**values)
         except Exception as err:  # the traceback in the app, where the figure would be
