@@ -59,7 +59,7 @@ padding (:data:`TITLE_FONT_PX`; measured in Chromium, plotly.js 4.1: 35 px below
 to five lines, at a padding of 38 px)."""
 
 
-_GLUE = ("=", "±", "≈", "→", "×", "<", ">", "≤", "≥")
+_GLUE = ("=", "±", "≈", "×", "<", ">", "≤", "≥")
 """A title never breaks next to one of these: ``N_t = 4`` and ``0.72 ± 0.03`` stay on one line."""
 _TAG = re.compile(r"^<(sup|sub|b|i|em)>(.*)</\1>$")
 

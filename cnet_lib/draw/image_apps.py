@@ -79,7 +79,7 @@ def _figure(x, titles: list, n_show: int, heading: str) -> go.Figure:
                            font=dict(size=11))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    fig.update_layout(title=heading, height=330, margin=dict(t=70, l=10, r=10, b=10))
+    fig.update_layout(title=heading, height=380, margin=dict(t=50, l=10, r=10, b=10))
     return below_modebar(fig, grow=True)
 
 

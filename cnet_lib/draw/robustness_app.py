@@ -82,7 +82,7 @@ def _figure(model: str, scheme: str, n_steps, sigma, fmt: str, noise, clean: Est
                             f"{noise:g} → {100 * (clean.accuracy - hit.accuracy):+.1f} points lost<br><sup>clean "
                             f"{clean.text()}; perturbed {hit.text()}{more}</sup>",
                       yaxis_range=[0, 1.1], yaxis_title="held-out accuracy (bars: 95% interval)", template="plotly_white",
-                      height=400)
+                      height=400, margin=dict(t=50))
     return below_modebar(fig, grow=True)
 
 
