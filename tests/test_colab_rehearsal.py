@@ -316,11 +316,25 @@ def test_the_chapters_run_as_a_reader_opens_them_in_colab(colab, monkeypatch):
     assert live >= 2, f"every live app renders as a widget on ipywidgets 7 (found {live})"
 
 
+def _app_answers(nb) -> list:
+    """What the output widget of each live app of ``nb`` shows at the end (the outputs in its saved state)."""
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    return [m["state"].get("outputs", []) for m in state.values() if m.get("model_name") == "OutputModel"]
+
+
 def _live_apps(done: dict) -> int:
     """How many live apps rendered as widgets in the executed notebooks ``done``; every widget view carries its model
-    and Colab's display metadata."""
+    and Colab's display metadata, and every app's output shows a figure from Colab's plotly renderer, no traceback
+    (issue 57: the manifestation app showed one)."""
     live = 0
     for name, nb in done.items():
+        apps = sum(o["data"].get("text/plain", "").startswith("Live app") for o in _widget_outputs(nb))
+        answers = _app_answers(nb)
+        assert len(answers) >= apps, f"{name}: {apps} live apps, {len(answers)} output widgets in the saved state"
+        for outputs in answers:
+            assert not [o for o in outputs if o.get("output_type") == "error"], f"{name}: an app shows a traceback"
+            assert any("Plotly.newPlot" in o.get("data", {}).get("text/html", "") for o in outputs), \
+                f"{name}: an app's output holds no figure: {str(outputs)[:500]}"
         for out in _widget_outputs(nb):
             view = out["data"][WIDGET_VIEW]
             assert view.get("model_id") and view.get("version_major") == 2, f"{name}: a widget view without a model"

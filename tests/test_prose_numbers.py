@@ -44,6 +44,7 @@ CLAIMS: dict[str, list[str]] = {
         "({fx_integrator} points against {fx_refinement}; {fx_seeds} seeds establish neither factor)",
     ],
     "book/adaptive": [
+        "(`images.live_images(ctx.preset)` of them: {live_images} in the `gpu` preset)",
         "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
         "a least-squares slope of {td_slope} on log–log axes",
         "the numbers of evaluations differ by at most {td_nfe}",

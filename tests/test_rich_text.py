@@ -85,7 +85,25 @@ def test_titles_are_broken_to_fit_a_phone():
     fig = HF.below_modebar(go.Figure(layout=dict(title=long, margin=dict(t=60))))
     lines = fig.layout.title.text.count("<br>")
     assert fig.layout.margin.t == 60 + HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
-    assert fig.layout.title.pad.t == HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX
+    assert lines and fig.layout.title.pad.t == HF.MODEBAR_PX + HF.TITLE_LINES_RISE_PX, "every title starts where one line does"
+    assert HF.below_modebar(fig).to_dict() == fig.to_dict(), "a figure placed already stays as it is"
+    grown = HF.below_modebar(go.Figure(layout=dict(title=long, height=300, margin=dict(t=60))), grow=True)
+    assert grown.layout.height == 300 + HF.MODEBAR_PX + lines * HF.TITLE_LINE_PX, "an app's plot keeps its height"
+    # issue 57: titles broke inside phrases ("error at t = 2 is / 9.49e-05"); they break at a phrase's end first
+    assert HF.wrap_title("Explicit Euler, N_t = 4: error at t = 2 is 9.49e-05") == \
+        "Explicit Euler, N_t = 4:<br>error at t = 2 is 9.49e-05"
+    for title in ("RK4-trained (refined): rk4_38, N_t = 2: accuracy 0.125 ± 0.115 (first 32 of 128 images); "
+                  "all 128 images follow within 2 s; predicted classes of the first 12",
+                  "Δt = 0.05, N_t = 200: E(t = 10) = 1.23e-02 (precomputed)",
+                  "a<br><sup>clean 0.725 ± 0.020 (1000 images, from the cached robustness study); perturbed 0.700 ± 0.030</sup>"):
+        lines = HF.wrap_title(title).split("<br>")
+        assert all(len(ln.replace("<sup>", "").replace("</sup>", "")) <= HF.TITLE_CHARS for ln in lines), lines
+        assert " ".join(ln.replace("<sup>", "").replace("</sup>", "") for ln in lines).replace("  ", " ") == \
+            title.replace("<br>", " ").replace("<sup>", "").replace("</sup>", ""), "no word lost"
+        for ln in lines:
+            plain = ln.replace("<sup>", "").replace("</sup>", "")
+            assert not plain.endswith((" =", " ±", " is", " of")) and not plain.startswith(("= ", "± ")), lines
+            assert ln.count("<sup>") == ln.count("</sup>"), "a line set in <sup> is closed on each line"
 
 
 def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():
@@ -108,6 +126,29 @@ def test_phone_layout_moves_the_legend_and_quiets_crowded_sliders():
     placed = go.Figure([line([0, 1], [0, 1], name="a")], layout=dict(legend=dict(yref="container", y=0)))
     assert phone_updates(placed) == {} and phone_script({}) == ""
     assert "Plotly.relayout" in HF.figure_html(fig) and "Plotly.relayout" not in HF.figure_html(placed)
+
+
+def test_every_trace_type_goes_through_the_books_renderer():
+    """Issue 57: the manifestation app's figure, a ``go.Image`` mosaic, stopped in the book's renderer (the phone
+    layout read ``showlegend``, which an image trace does not have) and the app showed a traceback instead. Every
+    trace type plotly has goes through the renderer as a notebook hands it a figure (a dict), named or not, and only
+    a trace that plotly shows in a legend moves it."""
+    from plotly.basedatatypes import BaseTraceType
+
+    kinds = [c for c in (getattr(go, n) for n in dir(go)) if isinstance(c, type) and issubclass(c, BaseTraceType)]
+    assert {go.Image, go.Heatmap, go.Bar, go.Scatter} <= set(kinds) and len(kinds) > 40
+    renderer = HF.book_renderer()
+    for kind in kinds:
+        trace = kind(name="a") if "name" in kind() else kind()
+        for legend in (dict(), LEGEND_BELOW):
+            fig = go.Figure(trace, layout=dict(title="t", legend=legend))
+            html = renderer.to_mimebundle(fig.to_dict())["text/html"]
+            assert "Plotly.newPlot" in html, kind.__name__
+    image = go.Figure(go.Image(z=[[[0, 0, 0]]], name="mosaic"), layout=dict(legend=LEGEND_BELOW))
+    heat = go.Figure(go.Heatmap(z=[[0, 1]], name="h"), layout=dict(legend=LEGEND_BELOW))
+    assert phone_updates(image) == {} and phone_updates(heat) == {}, "no legend entry: the legend stays where it is"
+    assert "legend.yref" in phone_updates(go.Figure(go.Heatmap(z=[[0, 1]], name="h", showlegend=True),
+                                                    layout=dict(legend=LEGEND_BELOW)))
 
 
 def test_figures_are_written_lean():

@@ -19,9 +19,9 @@ from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_
                        LEGEND_RIGHT, LEGEND_BELOW)
 from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
                            wrap_title, below_modebar, lean, figure_html, plotlyjs_html)
-from .progressive import Progressive, Refiner
+from .progressive import Progressive, Refiner, display_data, error_output
 from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
-from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE
+from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE, SLIDER_PX, controls_row
 from .pendulum_figures import (fig_exact_motion, fig_against_exact, fig_scheme_explorer, fig_training_loss,
                                fig_trajectories, fig_convergence, fig_interchange, fig_rollout_explorer,
                                fig_dt_data_control, live_rollout_app)
@@ -29,7 +29,7 @@ from .image_figures import (fig_basis_functions, fig_theta_bases, fig_training_c
                             fig_manifestations, fig_accuracy_vs_nt, fig_sweep_explorer)
 from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fig_quantization, fig_input_noise,
                                  fig_drops, fig_robustness_explorer)
-from .image_apps import live_sweep_app, evaluate_in_chunks, mosaic
+from .image_apps import live_sweep_app, app_data, swept_images, evaluate_in_chunks, mosaic
 from .robustness_app import live_robustness_app, study_label, active_conditions
 from .adaptive_figures import (PAIR_DASH, CONTROL_DASHES, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
                                fig_equal_cost)

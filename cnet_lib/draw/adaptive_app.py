@@ -13,11 +13,12 @@ import torch
 
 from ..images.data.batches import iterate_batches
 from ..images.runs.image_presets import adaptive_grid, live_images
-from ..images.runs.study_inputs import study_data
 from ..images.runs.study_run import StudyRun, study_device
 from ..images.studies.adaptive_measure import mean_nfe
 from ..images.studies.checks import check_study_inputs
 from ..runtime.vocabulary import run_color, run_label
+from .html_figures import below_modebar
+from .image_apps import app_data
 from .plotting import book_layout, dropdown_slider_figure
 from .widgets import Choice, Steps, live_app
 
@@ -84,9 +85,7 @@ def live_adaptive_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
     dev = study_device(first, device)
-    data = study_data(first.config, first.settings, dev, with_train=False)
-    n = n_images or live_images(first.config.preset)
-    x, y = data.test_x[:n], data.test_y[:n]
+    data, x, y, note = app_data(first, dev, n_images or live_images(first.config.preset))
     batch = adaptive_grid(first.config.preset)["batch_size"]
     own = {}
     with torch.no_grad():
@@ -106,11 +105,11 @@ def live_adaptive_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=
                     "depth-time t/T (accepted steps of the first batch)", "block", height=360, legend_below=True)
         fig.update_yaxes(dtick=1, range=[0.5, len(stats) + 0.5])
         fig.update_xaxes(range=[-0.02, 1.02])
-        return fig
+        return below_modebar(fig, grow=True)
 
     grid = adaptive_grid(first.config.preset)
     return live_app(
         {"model": Choice([(r.label, k) for k, r in runs.items()], description="model"),
          "pair": Choice(list(grid["pairs"]), grid["pairs"][-1], "pair"),
          "tol": Steps([(f"{t:g}", t) for t in LIVE_TOLERANCES], 1e-3, "rtol = atol")},
-        render, static_fallback_fig, title="Adaptive steps in a trained ContinuousNet")
+        render, static_fallback_fig, title="Adaptive steps in a trained ContinuousNet" + note)

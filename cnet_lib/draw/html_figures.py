@@ -12,6 +12,7 @@ MathJax download), and plotly.js itself is displayed once, inline, in the setup 
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -52,37 +53,113 @@ of this length fits a phone's screen (400 px)."""
 TITLE_LINE_PX = 20
 """The height of one more line of a wrapped title (at :data:`TITLE_FONT_PX`)."""
 TITLE_FONT_PX = 15
+TITLE_LINES_RISE_PX = 11
+"""How much higher plotly.js sets the top of a title of several lines than that of a one-line title at the same
+padding (:data:`TITLE_FONT_PX`; measured in Chromium, plotly.js 4.1: 35 px below the top for one line, 24 px for two
+to five lines, at a padding of 38 px)."""
+
+
+_GLUE = ("=", "±", "≈", "×", "<", ">", "≤", "≥")
+"""A title never breaks next to one of these: ``N_t = 4`` and ``0.72 ± 0.03`` stay on one line."""
+_TAG = re.compile(r"^<(sup|sub|b|i|em)>(.*)</\1>$")
+
+
+_PHRASE_END = (",", ";", ":", "→")
+"""A break after a piece ending in one of these ends a phrase: the place a title breaks first."""
+
+
+_NUMBER = re.compile(r"^\(?[−+-]?[0-9.]")
+
+
+def _pieces(line: str) -> list[str]:
+    """``line``'s words, each word joined to its neighbours where a title must not break: around the signs of
+    :data:`_GLUE`, before a number (``is 9.49e-05``) and after it (``128 images``) unless a phrase or a parenthesis
+    starts there."""
+    words = line.split()
+    out: list[str] = []
+    for word in words:
+        last = out[-1].split(" ")[-1] if out else ""
+        glue = out and (last in _GLUE or word in _GLUE or _NUMBER.match(word)
+                        or (_NUMBER.match(last) and not last.endswith(_PHRASE_END) and not word.startswith("(")))
+        if glue:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
+
+
+def _wrap_line(line: str, width: int) -> list[str]:
+    """``line`` in lines of at most ``width`` characters, broken only between :func:`_pieces`: the fewest lines,
+    counting a break inside a phrase as one more (a line more is as dear as a break inside a phrase), then the lines'
+    lengths as even as they can be."""
+    tag = _TAG.match(line)
+    if tag:  # a line set in <sup>…</sup> is broken inside the tag, each part set in it again
+        return [f"<{tag.group(1)}>{part}</{tag.group(1)}>" for part in _wrap_line(tag.group(2), width)]
+    if len(line) <= width or "<" in line.replace("< ", "").replace("<=", ""):
+        return [line]
+    pieces = _pieces(line)
+    n = len(pieces)
+    best: list = [None] * (n + 1)  # best[j]: (cost, raggedness, start of its last line) of pieces[:j]
+    best[0] = (0, 0, 0)
+    for j in range(1, n + 1):
+        for i in range(j - 1, -1, -1):
+            length = len(" ".join(pieces[i:j]))
+            if length > width and i < j - 1:
+                break  # a piece longer than a line stands alone on its line
+            inside = 1 if i > 0 and not pieces[i - 1].endswith(_PHRASE_END) else 0
+            slack = 0 if j == n else max(width - length, 0) ** 2
+            cand = (best[i][0] + 1 + inside, best[i][1] + slack, i)
+            if best[j] is None or cand[:2] < best[j][:2]:
+                best[j] = cand
+    lines, j = [], n
+    while j > 0:
+        i = best[j][2]
+        lines.append(" ".join(pieces[i:j]))
+        j = i
+    return lines[::-1]
 
 
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
-    """``text`` broken with ``<br>`` at spaces into lines of at most ``width`` characters (a title that
-    already has a ``<br>`` is the author's and kept as it is)."""
-    if not text or "<br>" in text or len(text) <= width:
+    """``text`` broken with ``<br>`` into lines of at most ``width`` characters where it can be (:func:`_wrap_line`):
+    at the ends of phrases (after ``,``, ``;``, ``:``) rather than inside one, never next to ``=``, ``±`` and the like
+    nor before a number (``error at t = 2 is 9.49e-05`` never ends a line with ``is``).  The author's own
+    ``<br>`` stay; a line of the author's longer than ``width`` is broken the same way, a line set in ``<sup>`` inside
+    it."""
+    if not text or len(text) <= width:
         return text
-    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
+    return "<br>".join(part for line in text.split("<br>") for part in _wrap_line(line, width))
 
 
-def below_modebar(fig):
+def below_modebar(fig, grow: bool = False):
     """A copy of ``fig`` (a figure or its dict) whose title starts below plotly's toolbar, broken into
     lines that fit a phone (:func:`wrap_title`).
 
     The toolbar sits over the top right of the figure; a long title at the top left ran under it
     on the book's narrow text column, and ran off a phone's screen.  The title is placed
     :data:`MODEBAR_PX` below the top edge and the top margin grows by as much, and by
-    :data:`TITLE_LINE_PX` for each line the title gains, so that menus above the plot move down with it."""
+    :data:`TITLE_LINE_PX` for each line the title gains, so that menus above the plot move down with it; with
+    ``grow`` the figure grows by as much too, so that its plot keeps its height (a live app's answer, whose title
+    says numbers of any length).  A figure placed so already is returned as it is (a copy): a live app places its
+    answers itself, for Colab's renderer too, and the book's renderer places every figure."""
     import plotly.graph_objects as go
 
     out = go.Figure(fig)
-    if out.layout.title.text:
+    placed = out.layout.title.yref == "container" and out.layout.title.pad.t is not None
+    if out.layout.title.text and not placed:  # a figure placed already (a live app's answer) is kept as it is
         top = out.layout.margin.t
         if top is None:
             top = out.layout.template.layout.margin.t if out.layout.template.layout.margin.t is not None else 100
         text = wrap_title(out.layout.title.text)
         extra = text.count("<br>") * TITLE_LINE_PX
-        # plotly anchors a title of several lines by its first line: pad it down by the extra lines too
-        out.update_layout(title=dict(text=text, y=1.0, yref="container", yanchor="top", pad=dict(t=MODEBAR_PX + extra),
+        # plotly.js (4.1) sets a title of several lines TITLE_LINES_RISE_PX higher than one of one line: pad it down
+        # by as much, so that every title starts where a one-line title does, clear of the toolbar (measured in
+        # Chromium: padded by the extra lines, as before, a title of five lines ran 21 px into the plot)
+        pad = MODEBAR_PX + (TITLE_LINES_RISE_PX if extra else 0)
+        out.update_layout(title=dict(text=text, y=1.0, yref="container", yanchor="top", pad=dict(t=pad),
                                      font=dict(size=TITLE_FONT_PX)),
                           margin=dict(t=top + MODEBAR_PX + extra))
+        if grow:
+            out.update_layout(height=(out.layout.height or 450) + MODEBAR_PX + extra)
     return out
 
 

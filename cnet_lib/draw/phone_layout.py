@@ -38,14 +38,22 @@ _SLIDER_END_PX = 10  # a slider's padding at either end once its step labels are
 _BELOW_ROOM = 70  # what LEGEND_BELOW keeps under the x-axis title for its rows, given back once they move
 
 
+_LEGEND_OFF = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface"})
+"""Trace types that plotly.js leaves out of the legend unless ``showlegend=True`` (a trace type without a
+``showlegend`` property, such as ``image``, never has an entry)."""
+
+
+def _in_legend(trace) -> bool:
+    """Whether plotly shows ``trace`` in the legend: drawn (not ``visible=False``), named, and shown there."""
+    if "showlegend" not in trace or trace["visible"] is False or not trace["name"]:
+        return False
+    shown = trace["showlegend"]
+    return shown if shown is not None else trace.type not in _LEGEND_OFF
+
+
 def _legend_entries(fig) -> list[str]:
-    """The names the legend shows first: traces drawn (not ``visible=False``) and not hidden from it."""
-    names = []
-    for t in fig.data:
-        if t.visible is False or t.showlegend is False or not t.name:
-            continue
-        names.append(str(t.name))
-    return names
+    """The names the legend shows first: the traces plotly shows in it (:func:`_in_legend`), of any trace type."""
+    return [str(t["name"]) for t in fig.data if _in_legend(t)]
 
 
 def _legend_moves(fig) -> bool:

@@ -26,7 +26,7 @@ import torch
 from ..runtime.rows import find_row
 from ..runtime.threads import image_step_flops
 
-__all__ = ["QUICK_FLOPS", "Estimate", "binomial_se", "forward_flops", "quick_size", "sweep_answer", "study_answer",
+__all__ = ["QUICK_FLOPS", "Estimate", "binomial_se", "follow_text", "forward_flops", "quick_size", "sweep_answer", "study_answer",
            "estimate_from"]
 
 QUICK_FLOPS = {"cpu": 3e9, "cuda": 5e12, "mps": 1e12}
@@ -59,9 +59,11 @@ class Estimate:
         return not self.source.startswith("first")
 
     def text(self) -> str:
-        """``0.725 ± 0.020`` (the 95% half-width, 1.96 se), with how many images and where it comes from."""
+        """``0.725 ± 0.020`` (the 95% half-width, 1.96 se), with how many images and where it comes from (a source
+        that counts its images, ``first 96 of 1000 images``, says it once)."""
         draws = f", mean of {self.draws} draws {self.spread[0]:.3f}–{self.spread[1]:.3f}" if self.draws > 1 else ""
-        return f"{self.accuracy:.3f} ± {1.96 * self.se:.3f} ({self.n} images, {self.source}{draws})"
+        count = "" if self.source.startswith(("first ", "all ")) else f"{self.n} images, "
+        return f"{self.accuracy:.3f} ± {1.96 * self.se:.3f} ({count}{self.source}{draws})"
 
 
 def estimate_from(correct: torch.Tensor, source: str) -> Estimate:
@@ -69,6 +71,14 @@ def estimate_from(correct: torch.Tensor, source: str) -> Estimate:
     n = int(correct.numel())
     p = correct.double().mean().item() if n else float("nan")
     return Estimate(p, n, binomial_se(p, n), source)
+
+
+def follow_text(n_all: int, n_done: int, seconds_per_image: float) -> str:
+    """What a sampled answer says of the refinement that follows: ``all 1000 images follow within 4 s``, the time an upper
+    estimate (twice the seconds per image the sample took, for the images left, and a second for the figure),
+    rounded up to a whole second."""
+    bound = math.ceil(2.0 * seconds_per_image * max(n_all - n_done, 0) + 1.0)
+    return f"all {n_all} images follow within {bound} s"
 
 
 def forward_flops(model) -> float:

@@ -10,23 +10,24 @@ allows, with the ± of that sample, refined to all of the app's images in the ba
 from __future__ import annotations
 
 import copy
+import time
 from typing import Mapping, Optional
 
 import plotly.graph_objects as go
 import torch
 
-from ..images.runs.image_presets import sweep_grid
-from ..images.runs.study_inputs import study_data
+from ..images.runs.image_presets import live_images, sweep_grid
 from ..images.runs.study_run import StudyRun, study_device
 from ..images.studies.checks import check_study_inputs
 from ..images.studies.robustness_measure import condition_name
-from .quick_answers import Estimate, estimate_from, quick_size, study_answer
 from ..images.studies.robustness_perturbations import (float_format_copy, input_noise, perturb_coefficients, quantize_theta,
                                                       quantize_weights)
 from ..images.training.evaluation import Evaluator
 from ..runtime.vocabulary import run_color, run_label
-from .image_apps import evaluate_in_chunks
+from .html_figures import below_modebar
+from .image_apps import app_data, evaluate_in_chunks
 from .progressive import Progressive
+from .quick_answers import Estimate, estimate_from, follow_text, quick_size, study_answer
 from .widgets import Choice, IntRange, Steps, live_app
 
 __all__ = ["live_robustness_app", "study_label", "active_conditions"]
@@ -69,32 +70,33 @@ def _perturbed(base, sigma: float, fmt: str):
     return m
 
 
-def _figure(model: str, scheme: str, n_steps, sigma, fmt: str, noise, clean: Estimate, hit: Estimate) -> go.Figure:
+def _figure(model: str, scheme: str, n_steps, sigma, fmt: str, noise, clean: Estimate, hit: Estimate,
+            follow: str = "") -> go.Figure:
     fig = go.Figure(go.Bar(x=["clean", "perturbed"], y=[clean.accuracy, hit.accuracy],
                            error_y=dict(type="data", array=[1.96 * clean.se, 1.96 * hit.se]),
                            text=[f"{clean.accuracy:.3f}", f"{hit.accuracy:.3f}"], textposition="outside",
                            marker_color=["#888888", run_color(model)]))
     stored = fmt if fmt in ("float32", "bf16", "fp16") else condition_name(f"quantized_{fmt.split()[0]}", int(fmt.split()[1]))
-    more = "" if hit.final else "; all of them follow"
+    more = f"; {follow}" if follow and not hit.final else ""
     fig.update_layout(title=f"{run_label(model)}, {scheme} N_t = {n_steps}: σ = {sigma:g}, {stored}, input noise τ = "
                             f"{noise:g} → {100 * (clean.accuracy - hit.accuracy):+.1f} points lost<br><sup>clean "
                             f"{clean.text()}; perturbed {hit.text()}{more}</sup>",
                       yaxis_range=[0, 1.1], yaxis_title="held-out accuracy (bars: 95% interval)", template="plotly_white",
-                      height=400)
-    return fig
+                      height=400, margin=dict(t=50))
+    return below_modebar(fig, grow=True)
 
 
 def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid: Mapping, device=None,
-                        n_images: int = 1000, study: Optional[Mapping[str, list]] = None):
+                        n_images: Optional[int] = None, study: Optional[Mapping[str, list]] = None):
     """A live app (model, σ, weight format, scheme, N_t, input noise): the perturbed model against the clean
     one, each accuracy with its ±.  Answered from ``study`` (the cached robustness study,
     :func:`cnet_lib.images.robustness_runs`) where it measured that graph and perturbation, else from a
-    sample of the first ``n_images`` held-out images refined to all of them in the background."""
+    sample of the first ``n_images`` held-out images (default :func:`cnet_lib.images.live_images` of the preset)
+    refined to all of them in the background (the first answer says within how many seconds)."""
     check_study_inputs(runs, n_images)
     first = next(iter(runs.values()))
     dev = study_device(first, device)
-    data = study_data(first.config, first.settings, dev, with_train=False)
-    x, y = data.test_x[:n_images], data.test_y[:n_images]
+    data, x, y, note = app_data(first, dev, n_images or live_images(first.config.preset))
     ev = Evaluator()
     sweep = sweep_grid(first.config.preset)
 
@@ -110,10 +112,12 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
         base, m = (copy.deepcopy(c).manifest(scheme, int(n_steps)) for c in (base, m))
         transform = input_noise(noise, 0) if noise else None
         n = quick_size(base, dev, len(y), evaluations=2)
-        source = "all images of the app" if n >= len(y) else f"first {n} of {len(y)} images"
+        source = f"all {len(y)} images of the app" if n >= len(y) else f"first {n} of {len(y)} images"
+        start = time.perf_counter()
         hits = [ev.correct(c, x[:n], y[:n], data.mean, data.std, batch_size=max(n, 1), transform=t)[0]
                 for c, t in ((base, None), (m, transform))]
-        quick = _figure(model, scheme, n_steps, sigma, fmt, noise, *(estimate_from(h, source) for h in hits))
+        follow = follow_text(len(y), n, (time.perf_counter() - start) / n)
+        quick = _figure(model, scheme, n_steps, sigma, fmt, noise, *(estimate_from(h, source) for h in hits), follow)
         if n >= len(y):
             return quick
 
@@ -137,4 +141,4 @@ def live_robustness_app(runs: Mapping[str, StudyRun], static_fallback_fig, grid:
          "scheme": Choice(schemes, first.model.blocks[0].scheme.name, "scheme"),
          "n_steps": IntRange(1, max(sweep["n_steps"]), first.model.blocks[0].n_steps, "N_t"),
          "noise": Steps([0.0] + [float(t) for t in grid["input_noise"]], 0.0, "input τ")},
-        render, static_fallback_fig, title="Perturb a trained ContinuousNet")
+        render, static_fallback_fig, title="Perturb a trained ContinuousNet" + note)

@@ -16,7 +16,10 @@ render as an empty hole in the book; ``tests/test_book_build.py`` fails on any s
 
 Controls are ipywidgets value widgets, or plain specifications (:class:`Choice`, :class:`IntRange`,
 :class:`Steps`) that :func:`live_app` turns into widgets: the chapters' figure modules describe
-their apps with these, so that display code stays in this package.
+their apps with these, so that display code stays in this package.  They wrap in rows that fit the output
+area, from a narrow notebook's to a wide one's (:func:`controls_row`), each slider :data:`SLIDER_PX` wide (its
+track about 200 px) and answering when released.  The answers go into the app's output from the kernel
+(:class:`cnet_lib.draw.progressive.Refiner`), the first one when the cell runs.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from .html_figures import figure_html
 from .progressive import Refiner
 from .widget_view import bundle_for_ipython, widget_bundle
 
-__all__ = ["LiveApp", "live_app", "Choice", "IntRange", "Steps", "STATIC_NOTE"]
+__all__ = ["LiveApp", "live_app", "Choice", "IntRange", "Steps", "STATIC_NOTE", "SLIDER_PX", "controls_row"]
 
 
 @dataclass(frozen=True)
@@ -64,19 +67,47 @@ def _first_value(options: Sequence):
     return first[1] if isinstance(first, tuple) else first
 
 
+SLIDER_PX = 320
+"""A slider's width: its track keeps about 200 px beside its name and readout (a finger's or a mouse's room for
+every step of N_t from 1 to 16); in an output area narrower than this it takes the area's width."""
+
+
+def _fitted(widget, width: str):
+    """``widget`` laid out to wrap with the app's other controls: its name as wide as its text (ipywidgets' default
+    kept 148 px for it), ``width`` wide (``auto``: a menu as wide as its longest option) and never wider than the
+    output area."""
+    widget.style.description_width = "initial"
+    widget.layout.width = width
+    widget.layout.max_width = "100%"
+    widget.layout.flex = "0 1 auto"
+    return widget
+
+
 def _control(spec):
-    """The ipywidget of a control specification (an ipywidget passes through)."""
+    """The ipywidget of a control specification (an ipywidget passes through).  A slider answers when it is
+    released (``continuous_update=False``: a drag is one answer, not one per step it passes)."""
     import ipywidgets as W
 
     if isinstance(spec, Choice):
         value = _first_value(spec.options) if spec.value is None else spec.value
-        return W.Dropdown(options=list(spec.options), value=value, description=spec.description)
+        return _fitted(W.Dropdown(options=list(spec.options), value=value, description=spec.description), "auto")
     if isinstance(spec, IntRange):
-        return W.IntSlider(value=spec.value, min=spec.min, max=spec.max, description=spec.description)
+        return _fitted(W.IntSlider(value=spec.value, min=spec.min, max=spec.max, description=spec.description,
+                                   continuous_update=False), f"{SLIDER_PX}px")
     if isinstance(spec, Steps):
         value = _first_value(spec.options) if spec.value is None else spec.value
-        return W.SelectionSlider(options=list(spec.options), value=value, description=spec.description)
+        return _fitted(W.SelectionSlider(options=list(spec.options), value=value, description=spec.description,
+                                         continuous_update=False), f"{SLIDER_PX}px")
     return spec
+
+
+def controls_row(controls: Sequence):
+    """The controls in rows that wrap to the output area's width, from a narrow notebook's (or Colab's) to a wide
+    one's: none is cut off and no scroll bar appears (one ``HBox`` with ``flex-wrap``)."""
+    import ipywidgets as W
+
+    return W.HBox(list(controls), layout=W.Layout(flex_flow="row wrap", width="100%", max_width="100%",
+                                                  align_items="center", grid_gap="4px 16px"))
 
 STATIC_NOTE = (
     "Static view of a live app: the controls below move over precomputed values. "
@@ -132,13 +163,11 @@ def live_app(
 
     ``render_fn`` receives the current value of every control as a keyword argument and returns
     what to show (a plotly figure, text, ...), or a :class:`cnet_lib.draw.progressive.Progressive` (shown
-    at once, then replaced by its refinement computed in the background), or displays it itself and
-    returns ``None``.
+    at once, then replaced by its refinement computed in the background); an exception shows as its traceback.
     ``static_fallback_fig`` is the plotly figure (built from precomputed values, e.g. with
     :func:`cnet_lib.draw.plotting.dropdown_slider_figure`) that the static book shows in its place.
     """
     import ipywidgets as W
-    from IPython.display import display
 
     if not controls:
         raise ValueError("live_app needs at least one control, e.g. {'n_steps': IntSlider(...)}")
@@ -149,14 +178,23 @@ def live_app(
         if not isinstance(w, W.ValueWidget):
             raise TypeError(f"control {name!r} must be an ipywidgets value widget, got {type(w).__name__}")
 
-    refiner = Refiner()
+    output = W.Output()
+    refiner = Refiner(output)  # the only writer of the output's answers (see cnet_lib.draw.progressive)
 
-    def _render(**values):
-        refiner.show(render_fn(**values), display)
+    def answer(change=None):
+        values = {name: w.value for name, w in controls.items()}
+        refiner.interaction()  # a control moved: a refinement still running stops, and never shows itself
+        try:
+            result = render_fn(**values)
+        except Exception as err:  # the traceback in the app, where the figure would be
+            refiner.show_error(err)
+            return
+        refiner.show(result)
 
-    output = W.interactive_output(_render, dict(controls))
-    refiner.output = output
+    for w in controls.values():
+        w.observe(answer, "value")
+    answer()
     header = [W.HTML(f"<b>{_html.escape(title)}</b>")] if title else []
-    box = W.VBox(header + [W.HBox(list(controls.values())), output])
+    box = W.VBox(header + [controls_row(controls.values()), output], layout=W.Layout(width="100%", max_width="100%"))
     box._cnet_controls = dict(controls)
     return LiveApp(box, static_fallback_fig, note=note, render=render_fn)
