@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from cnet_lib import book, images, pendulum, report
+from cnet_lib import images, pendulum, report
 from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1, paper_schedule, schedule_ideal
 from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
@@ -22,6 +22,7 @@ from cnet_lib.images.studies.paired_stats import two_proportions
 from cnet_lib.report.pendulum_claims_report import span, times
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
+from cnet_lib.studies import manifestation
 from smoke_data import smoke_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,10 +146,8 @@ def adaptive_pendulum_numbers(runs_dir: str) -> dict:
 def image_numbers(runs_dir: str) -> dict:
     """The image chapters in the published preset: the shipped models' records and studies."""
     runs = images.trained_runs(settings(runs_dir), verbose=False)
-    sweeps = images.sweep_runs(runs, verbose=False)
-    v = images.judge_sweeps(sweeps)
-    by_seed = images.seed_sweeps(runs, sweeps)
-    c = images.contrast_over_seeds(by_seed)
+    sweeps = manifestation.run(runs, verbose=False)
+    c = manifestation.over_seeds(manifestation.seed_sweeps(runs, sweeps))
     study = images.robustness_runs(runs, verbose=False)
     r = images.judge(study, "rk4_refined", "euler_fixed")
     over = images.robustness_over_seeds(images.seed_studies(runs, study))
@@ -156,30 +155,15 @@ def image_numbers(runs_dir: str) -> dict:
     a = images.judge_adaptive(adaptive, "rk4_refined", "euler_fixed")
     rk4, euler = find_row(sweeps["rk4_refined"], kind="trained"), find_row(sweeps["euler_fixed"], kind="trained")
     primary = next(row for row in over.rows if row["role"] == "primary")
-    t1 = {(row["model"], row["kind"], row.get("scheme"), row.get("n_steps"), row.get("n_basis")): row
-          for row in images.table1_rows(sweeps)}
-    comp2 = next(row for k, row in t1.items() if k[1] == "compressed" and k[2] == "rk4_classic" and k[4] == 2
-                 and "RK4" in k[0])
     m = read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-rk4_refined")
     drops = c.drops
     out = {
         "acc_rk4": pct(rk4["accuracy"]), "acc_euler": pct(euler["accuracy"]), "params": f"{rk4['n_parameters']:,}",
         "epochs": str(len(m["history"])), "n_test": f"{r.n:,}",
-        "gap_rk4": f"{v.gaps['rk4_refined']:.1f}", "gap_euler": f"{v.gaps['euler_fixed']:.1f}",
-        "drop_euler": f"{v.drops['euler_fixed']:.1f}", "drop_rk4": f"{v.drops['rk4_refined']:.1f}",
         "seeds_euler_lo": f"{min(drops['euler_fixed']):.1f}", "seeds_euler_hi": f"{max(drops['euler_fixed']):.1f}",
-        "seeds_euler_mean": f"{sum(drops['euler_fixed']) / 3:.1f}",
         "seeds_rk4_lo": f"{min(drops['rk4_refined']):.2f}", "seeds_rk4_hi": f"{max(drops['rk4_refined']):.2f}",
-        "x_euler_lo": f"{min(c.straddle_drops['euler_fixed']):.1f}", "x_euler_hi": f"{max(c.straddle_drops['euler_fixed']):.1f}",
-        "x_rk4_lo": minus(f"{min(c.straddle_drops['rk4_refined']):.2f}"),
-        "x_rk4_hi": minus(f"{max(c.straddle_drops['rk4_refined']):.2f}"),
-        "x_euler_seed0": f"{v.straddle_drops['euler_fixed']:.1f}",
-        "seeds_ci_lo": minus(f"{c.methods['ci95'][0]:+.1f}"), "seeds_ci_hi": minus(f"{c.methods['ci95'][1]:+.1f}"),
-        "seeds_p": f"{c.methods['p']:.2g}", "comp2_acc": pct(comp2["accuracy"]), "comp2_delta": minus(f"{comp2['delta_points']:+.1f}"),
-        "euler_comp2_acc": pct(next(row for k, row in t1.items() if k[1] == "compressed" and k[2] == "rk4_classic"
-                                    and k[4] == 2 and "Euler" in k[0])["accuracy"]),
-        "live_images": f"{images.live_images(PUBLISHED_PRESET):,}", "sweep_n": f"{images.sweep_images(sweeps['rk4_refined']):,}",
-        "comp2_params": f"{comp2['n_parameters']:,}",
+        "live_images": f"{images.live_images(PUBLISHED_PRESET):,}",
+        "sweep_n": f"{manifestation.sweep_images(sweeps['rk4_refined']):,}",
         "over_primary_diff": f"{primary['diff']:+.2f}", "over_primary_lo": f"{primary['ci95'][0]:+.2f}",
         "over_primary_hi": f"{primary['ci95'][1]:+.2f}",
         "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
@@ -187,18 +171,6 @@ def image_numbers(runs_dir: str) -> dict:
                                      if row["run"] == run and row["pair"] is None)["accuracy"])
            for run, key in (("rk4_refined", "rk4"), ("euler_fixed", "euler"))},
     }
-    cheap = {(row["source"], row["graph"]): row for row in book.paper_claims.cheaper_graphs(by_seed)}
-    claims = {(row["run"], row["n_steps"]): row["loss"]["mean"] for row in book.paper_claims.invariance_claims(by_seed)}
-    out.update({"same3_38": f"{-cheap[('here', 'rk4_38 3-3-3')]['delta']['mean']:.1f}",
-                "same2_38": f"{-cheap[('here', 'rk4_38 2-2-2')]['delta']['mean']:.1f}",
-                "same2_c": f"{-cheap[('here', 'rk4_classic 2-2-2')]['delta']['mean']:.1f}",
-                "same1_38": f"{-cheap[('here', 'rk4_38 1-1-1')]['delta']['mean']:.1f}",
-                "proj2_acc": f"{cheap[('here', 'rk4_classic 2-2-2, M = 2')]['accuracy']['mean']:.1f}",
-                "proj2_delta": minus(f"{cheap[('here', 'rk4_classic 2-2-2, M = 2')]['delta']['mean']:+.1f}"),
-                "eu3": f"{claims[('euler_fixed', 3)]:.1f}", "eu2": f"{claims[('euler_fixed', 2)]:.1f}",
-                "eu8": f"{claims[('euler_fixed', 8)]:.2f}", "eu16": f"{claims[('euler_fixed', 16)]:.2f}",
-                "rke4": f"{claims[('rk4_refined', 4)]:.2f}", "rke8": f"{claims[('rk4_refined', 8)]:.2f}",
-                "rke16": f"{claims[('rk4_refined', 16)]:.2f}"})
     over_rows = {(row["kind"], row["level"]): row for row in over.rows}
     sizes = {(c.kind, c.level): c.bytes for c in study["rk4_refined"]}
     out.update({"wn3_a": f"{over_rows[('weight_noise', 0.3)]['a']['mean']:.2f}",
@@ -229,35 +201,13 @@ def image_numbers(runs_dir: str) -> dict:
 
 
 def factorial_numbers() -> dict:
-    """The `cpu` preset's four models of integrator x refinement, as the chapter shows them (shipped_factorial: each
-    cell's mean over its training seeds, the effects' Welch intervals and Holm's correction), and the roughness of
-    their theta(t) (theta_roughness of the shipped checkpoints, training seed 0)."""
-    from cnet_lib.images.studies.factorial import shipped_factorial
-    from cnet_lib.images.studies.theta import theta_roughness
-    from cnet_lib.images.training.train_state import load_model
-
-    fx = shipped_factorial("cpu", fallback=None)
+    """The `cpu` preset's four models of integrator x refinement as the introduction states them (each effect's mean
+    over the training seeds)."""
+    fx = manifestation.shipped_factorial("cpu", fallback=None)
     e = {k: v["spread"]["mean"] for k, v in fx.effects.items()}
-    mean = lambda values: sum(values) / len(values)  # noqa: E731
     words = {0: "none", 1: "one", 2: "two", 3: "three", 4: "all four"}
-    out = {f"fx_valid_{run}": f"{mean(v['valid']):.1f}" for run, v in fx.cells.items()}
-    out.update({f"fx_cross_{run}": f"{mean(v['straddles']):.1f}" for run, v in fx.cells.items()})
-    out.update({"fx_integrator": f"{(e['integrator, refined'] + e['integrator, fixed depth']) / 2:.1f}",
-                "fx_refinement": f"{(e['refinement, Euler'] + e['refinement, RK4']) / 2:.1f}",
-                "fx_main": format(e["main runs' contrast"], ".1f"), "fx_ref_euler": f"{e['refinement, Euler']:.1f}",
-                "fx_ref_rk4": f"{e['refinement, RK4']:.1f}", "fx_seeds": words[len(fx.seeds)]})
-    tests = {k: v["test"] for k, v in fx.effects.items() if k != "main runs' contrast"}
-    if all(tests.values()):  # two or more seeds per cell
-        t = tests["integrator, fixed depth"]
-        out.update({"fx_excluding": words[sum(x["ci95"][0] > 0 or x["ci95"][1] < 0 for x in tests.values())],
-                    "fx_held": words[sum(x["p_holm"] < 0.05 for x in tests.values())],
-                    "fx_int_fixed": f"{t['diff']:+.1f}", "fx_int_fixed_lo": f"{t['ci95'][0]:+.1f}",
-                    "fx_int_fixed_hi": f"{t['ci95'][1]:+.1f}", "fx_int_fixed_p": f"{t['p']:.3f}",
-                    "fx_int_fixed_p_holm": f"{t['p_holm']:.2f}"})
-    for run in fx.cells:
-        rough = [r["roughness"] for r in theta_roughness(load_model(SHIPPED / f"cpu-{run}", "cpu")[0])]
-        out[f"rough_{run}"] = f"{sum(rough) / len(rough):.2f}"
-    return out
+    return {"fx_integrator": f"{(e['integrator, refined'] + e['integrator, fixed depth']) / 2:.1f}",
+            "fx_refinement": f"{(e['refinement, Euler'] + e['refinement, RK4']) / 2:.1f}", "fx_seeds": words[len(fx.seeds)]}
 
 
 def paper_numbers() -> dict:
@@ -269,10 +219,6 @@ def paper_numbers() -> dict:
     return {"below_rk4": f"{p['rk4']['accuracy'] - gpu['RK4-classic, refined']:.0f}",
             "below_euler": f"{p['euler']['accuracy'] - gpu['Euler (ResNet-like)']:.0f}",
             "paper_euler": f"{p['euler']['accuracy']:.2f}", "paper_rk4": f"{p['rk4']['accuracy']:.2f}",
-            "paper_best": f"{p['rk4_best']['accuracy']:.2f}", "paper_same11": f"{p['same_11']['accuracy']:.2f}",
-            "paper_same11_loss": f"{p['rk4_best']['accuracy'] - p['same_11']['accuracy']:.2f}",
-            "paper_same6_loss": f"{p['rk4_best']['accuracy'] - p['same_6']['accuracy']:.2f}",
-            "paper_as_euler": f"{PAPER_SENTENCES['rk4_as_euler']['accuracy']:.2f}",
             "paper_params": f"{p['rk4']['parameters'] / 1e6:.2f}",
             "probe_rk4": probe["RK4-classic, refined"]["accuracy"], "probe_euler": probe["Euler (ResNet-like)"]["accuracy"],
             "probe_params": f"{probe['RK4-classic, refined']['parameters'] / 1e6:.2f}",

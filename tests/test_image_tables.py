@@ -1,4 +1,4 @@
-"""cnet_lib.report (run_report, sweep_report, theta_report) and the θ(t) reports of cnet_lib.images.studies.theta that the image chapters print:
+"""cnet_lib.report (run_report, theta_report) and the θ(t) reports of cnet_lib.images.studies.theta that the image chapters print:
 each test builds a case whose numbers are known and checks the printed cells, so that a table
 printing a wrong number, a wrong column or a wrong row fails.  Tiny models, no data: seconds."""
 from __future__ import annotations
@@ -16,7 +16,6 @@ from cnet_lib.core.odeblock import coefficient_key
 from cnet_lib.images.runs import study_run as SR
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.report import run_report as RR
-from cnet_lib.report import sweep_report as SR2
 from cnet_lib.report import theta_report as TB
 from cnet_lib.images.studies import theta as TH
 from cnet_lib.images.runs.image_presets import image_runs
@@ -110,32 +109,6 @@ def test_training_time_and_histories(tmp_path):
         "the machine as a reader names it, not by its brand (issue 30: 'computed on AMD EPYC')"
     assert "refined" not in second and "note" not in second, "no note column without a refinement"
     assert second.splitlines()[-1] == "2 epochs, 150.0 s (2.5 min) of training (evaluation excluded)"
-
-
-# ----------------------------------------------------------------------------- sweeps
-def sweep(trained, identity, scheme="euler", nt=2):
-    return [{"kind": "trained", "scheme": scheme, "n_steps": nt, "n_basis": nt, "units": 3 * nt, "n_parameters": 10,
-             "accuracy": trained, "ms_per_image": 0.5, "seconds": 1.0},
-            {"kind": "manifestation", "scheme": scheme, "n_steps": nt, "n_basis": nt, "units": 3 * nt, "n_parameters": 10,
-             "accuracy": trained, "ms_per_image": 0.5, "seconds": 1.0, "is_trained": True},
-            {"kind": "identity", "scheme": None, "n_steps": 0, "n_basis": 0, "units": 0, "n_parameters": 4,
-             "accuracy": identity, "ms_per_image": 0.1, "seconds": 0.2}]
-
-
-def test_format_sweep_summary_and_sweeps():
-    sweeps = {"rk4_refined": sweep(0.77777, 0.18311, "rk4_classic", 4), "euler_fixed": sweep(0.8, 0.14, "euler", 8)}
-    grid = {"schemes": ("euler", "rk4_classic"), "n_steps": (1, 2), "compress": (1,)}
-    text = SR2.sweep_summary_table(sweeps, grid, n_test=2000)
-    assert text.splitlines()[0] == "grid: schemes ['euler', 'rk4_classic'], N_t [1, 2], compressed M [1]; 2,000 held-out images"
-    assert row_of(text, "RK4-trained (refined)")[1:] == ["rk4_classic, N_t = 4", "0.7778", "0.1831"]
-    assert row_of(text, "Euler-trained (fixed depth)")[1:] == ["euler, N_t = 8", "0.8000", "0.1400"]
-    assert not SR2.sweep_summary_table(sweeps).startswith("grid"), "grid and n_test are optional"
-    both = SR2.sweeps_table(sweeps)
-    first, second = both.split("\n\n")
-    assert first.splitlines()[0] == "RK4-trained (refined)" and second.splitlines()[0] == "Euler-trained (fixed depth)"
-    # the graph and its accuracy first (issue 53: what a phone shows without a swipe)
-    assert row_of(first, "identity") == ["identity", "-", "0", "0.1831", "0", "0", "4", "0.100"]
-    assert row_of(second, "manifestation *")[3] == "0.8000"
 
 
 # ----------------------------------------------------------------------------- θ(t) reports

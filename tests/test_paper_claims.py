@@ -94,7 +94,7 @@ def test_the_paper_s_cheaper_graphs_are_measured_from_its_best_instance_and_ours
 
 # Each rule of the claims page restated here from its words (claims_page.RULES), independently of the library's code:
 # the verdict of every row must be what its own numbers give under this restatement.
-K = 2.0  # the book's one threshold for "keeps its accuracy" (graph_rule.KEEP_POINTS), as the page's rules say it
+K = 2.0  # the book's one threshold for "keeps its accuracy" (paired_stats.KEEP_POINTS), as the page's rules say it
 
 
 def _parts(met, n):
@@ -180,7 +180,7 @@ def test_every_rule_can_give_each_verdict_it_names_and_gives_it_on_the_right_sid
     thresholds give the verdict its words say, by the library's rule and by the restatement here; every verdict word a
     rule names is reached."""
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies.graph_rule import KEEP_POINTS
+    from cnet_lib.images.studies.paired_stats import KEEP_POINTS
 
     assert KEEP_POINTS == K and CP.EFFICIENCY == 0.95
     assert set(CP.RULES) == set(RESTATED) == set(EDGES), "a rule without its restatement or its edges"
@@ -204,10 +204,12 @@ def test_the_keep_threshold_is_one_number_in_every_chapter_s_rule():
     import inspect
 
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies import adaptive_verdict as AV, seed_verdict as SV, sweep_verdict as VV
-    from cnet_lib.images.studies.graph_rule import KEEP_POINTS
+    from cnet_lib.images.studies import adaptive_verdict as AV
+    from cnet_lib.images.studies.paired_stats import KEEP_POINTS
+    from cnet_lib.studies import manifestation as M
 
-    for fn in (VV.judge_sweeps, SV.contrast_over_seeds):
+    assert M.KEEP_POINTS is KEEP_POINTS
+    for fn in (M.judge, M.over_seeds):
         params = inspect.signature(fn).parameters
         assert params["lose_points"].default == params["hold_points"].default == KEEP_POINTS, fn.__name__
     assert AV.ADAPTIVE_RULE.min_effect == KEEP_POINTS
@@ -249,7 +251,7 @@ def test_the_tables_a_phone_must_read_put_their_key_columns_first():
     """Issue 53: the introduction's results table and the manifestation tables (35 rows of 8 columns) put their
     accuracies right after the first columns and mark them (the browser test checks a phone shows them unswiped)."""
     from cnet_lib.book.paper_comparison import paper_comparison_table
-    from cnet_lib.report.sweep_report import sweep_table, table1_table
+    from cnet_lib.studies.manifestation import sweep_table, table1_table
 
     intro = paper_comparison_table()
     assert intro.text.splitlines()[0].split()[:4] == ["source", "model", "accuracy", "(%)"]

@@ -73,48 +73,6 @@ CLAIMS: dict[str, list[str]] = {
         "input noise of τ = 0.3 costs them {in3_a} and {in3_b} points",
         "Every weight in 4 bits stores the book's model in {bytes_w4} bytes instead of {bytes_f32}",
     ],
-    "book/manifestation_invariance": [
-        "removing them costs the RK4-trained model {gap_rk4} points and the Euler-trained model {gap_euler}",
-        "the Euler-trained model of training seed 0 loses up to {drop_euler} points and the RK4-trained model at most "
-        "{drop_rk4}",
-        "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs "
-        "({seeds_euler_mean} on average) and the RK4-trained models {seeds_rk4_lo} to {seeds_rk4_hi}",
-        "(Welch's 95% interval [{seeds_ci_lo}, {seeds_ci_hi}] points, p = {seeds_p})",
-        "cost the Euler-trained models far more, {x_euler_lo} to {x_euler_hi} points, and the RK4-trained ones "
-        "{x_rk4_lo} to {x_rk4_hi}",
-        "reported the contrast on seed 0 ({x_euler_seed0} points at $N_t = 6$)",
-        "From its best instance ({paper_best}%) the paper's 11-11-11 graph costs {paper_same11_loss} points and its "
-        "6-6-6 graph {paper_same6_loss}",
-        "the same weights on three steps of the 3/8 rule cost {same3_38} points on average over the three seeds, on two "
-        "steps {same2_38} (classic RK4: {same2_c}), and one step is another function altogether ({same1_38} points)",
-        "keeps {proj2_acc}% on average ({proj2_delta} points) with {comp2_params} parameters instead of {params}; on "
-        "training seed 0 the Euler-trained model compressed the same way falls to {euler_comp2_acc}%",
-        "fewer steps cost much ({eu3} points at $N_t = 3$ on average, {eu2} at $N_t = 2$), more steps little ({eu8} "
-        "points at $N_t = 8$, {eu16} at $N_t = 16$)",
-        "({paper_as_euler}%, at 32 steps per block;",
-        "lose {rke4} points on Euler at their trained $N_t = 4$, {rke8} at $N_t = 8$ and {rke16} at $N_t = 16$",
-        "the first {live_images} in the `gpu` preset, where the sweep used all {sweep_n}",
-        "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs and the "
-        "RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}: the paper's direction in every seed, but three seeds per "
-        "method do not establish the difference (p = {seeds_p})",
-        "The `cpu` preset's four models, {fx_seeds} training seeds each",
-        "On their valid graphs the Euler-trained models lose {fx_valid_euler_fixed} points on average (fixed depth) and "
-        "{fx_valid_euler_refined} (refined), the RK4-trained ones {fx_valid_rk4_fixed} (fixed depth) and "
-        "{fx_valid_rk4_refined} (refined). Averaged over the other factor the integrator accounts for {fx_integrator} of "
-        "the main runs' {fx_main} points and refinement for {fx_refinement}, and the two interact: refinement changes "
-        "the Euler models' loss by {fx_ref_euler} points and the RK4 models' by {fx_ref_rk4}.",
-        "of the four effects' 95% intervals {fx_excluding} excludes zero (the integrator among fixed-depth models, "
-        "{fx_int_fixed} [{fx_int_fixed_lo}, {fx_int_fixed_hi}] points, p = {fx_int_fixed_p}), and tested together, "
-        "with Holm's correction over the four, {fx_held} holds (that one: p = {fx_int_fixed_p_holm})",
-        "(on training seed 0, a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined "
-        "Euler model and {rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps "
-        "them apart ({rough_euler_fixed} and {rough_rk4_fixed}, about $\\sqrt 2$, the jump between independent pieces of "
-        "equal size: refinement's smoothness is partly by construction), and the graphs that cross $\\theta$'s jumps cost the "
-        "rough models more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points on average against "
-        "{fx_cross_euler_refined} and {fx_cross_rk4_refined})",
-        "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points; "
-        "{fx_seeds} seeds establish neither)",
-    ],
     "book/refinement_training": [
         "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "
         "chapters in about {t4_chapters} on a T4 (an estimate)",

@@ -64,13 +64,13 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
     the shipped sweep is loaded, and said so, instead of minutes of recomputing it (a reader's own model is
     swept there as before)."""
     from cnet_lib.images.runs import study_run as SR
-    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     monkeypatch.setattr(CS, "amp_dtype", lambda device: None)  # a GPU without bf16
     monkeypatch.setattr(SR, "resolve_device", lambda device: torch.device("cuda"))
     capsys.readouterr()
-    sweeps = CS.sweep_runs(runs, device="cuda", verbose=True)
+    sweeps = CS.run(runs, device="cuda", verbose=True)
     out = capsys.readouterr().out
     assert out.count("which this GPU lacks") == len(runs) and "NVIDIA H100" in out
     cuda = torch.device("cuda")
@@ -91,12 +91,12 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     from cnet_lib.images.studies import adaptive_cached as AC
     from cnet_lib.images.studies import shipped_studies as SS
     from cnet_lib.images.studies import study_cache as SC
-    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     capsys.readouterr()
     cpu = torch.device("cpu")
-    sweeps = CS.sweep_runs(runs, device="cpu")
+    sweeps = CS.run(runs, device="cpu")
     study = RC.robustness_runs(runs, device="cpu")
     adaptive = AC.adaptive_runs(runs, device="cpu")
     out = capsys.readouterr().out
@@ -292,7 +292,7 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     """On a CUDA GPU with bf16 (A100, L4, H100: the GPU they were computed on) the chapters load the shipped
     sweeps, robustness and adaptive-step studies instead of recomputing them.  (On a GPU without bf16, a T4,
     the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
-    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.studies.manifestation import study as CS
     from cnet_lib.images.studies.adaptive_cached import adaptive_cache, adaptive_key_grid
     from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
 
@@ -313,7 +313,7 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     (minutes on a CPU): each run's sweep and the robustness study must be the current ones."""
     from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
     from cnet_lib.images.studies.robustness_cached import robustness_cache
-    from cnet_lib.images.studies.sweep_cached import sweep_cache
+    from cnet_lib.studies.manifestation.study import sweep_cache
 
     runs = RS.trained_runs(smoke_settings(preset=PRESET, runs_dir=tmp_path), verbose=False)
     cpu = torch.device("cpu")

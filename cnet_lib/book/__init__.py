@@ -11,6 +11,6 @@ from ..runtime.settings import require_extra
 require_extra("cnet_lib.book")  # plotly, ipywidgets, ...: a clear message on the core install
 
 from .notebook import glue, glue_all, setup
-from .paper_claims import cheaper_graphs_table, invariance_claims_table, paper_beside
+from .paper_claims import cheaper_graphs_table, invariance_claims_table, paper_beside, paper_facts
 
-__all__ = ["setup", "glue", "glue_all", "paper_beside", "cheaper_graphs_table", "invariance_claims_table"]
+__all__ = ["setup", "glue", "glue_all", "paper_beside", "cheaper_graphs_table", "invariance_claims_table", "paper_facts"]

@@ -89,8 +89,9 @@ CARDS: dict[str, Card] = {
         image_models=True),
     "manifestation_invariance": Card(
         assumes="*Refinement training*; accuracy on a test set and its sampling error.",
-        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), read "
-              "from a verdict computed from the numbers, and a table like the paper's Table 1.",
+        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), and how "
+              "to judge that over several trained models: a confidence interval for a difference of means, "
+              "Welch's test with the training seed as the unit, Holm's correction for several tests at once.",
         image_models=True),
     "robustness": Card(
         assumes="*Manifestation invariance*; paired comparisons, p-values and confidence intervals.",

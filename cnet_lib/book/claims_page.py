@@ -11,7 +11,7 @@ every rule independently and holds each row to it, and feeds each rule numbers o
 verdict words are "holds", "holds in part", "not shown at this scale", "does not hold here" (the book's numbers
 meet the rule's opposite, or no part of the claim), "tested here" (what the paper leaves to future work) and "not
 tested".  "Keeps its accuracy" is judged by one threshold throughout the book,
-:data:`cnet_lib.images.studies.graph_rule.KEEP_POINTS`.
+:data:`cnet_lib.images.studies.paired_stats.KEEP_POINTS`.
 """
 from __future__ import annotations
 
@@ -23,12 +23,10 @@ from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.studies.adaptive_verdict import judge_adaptive
-from ..images.studies.factorial import CELLS
-from ..images.studies.graph_rule import KEEP_POINTS
-from ..images.studies.paired_stats import two_proportions, welch
+from ..images.studies.paired_stats import KEEP_POINTS, spread, two_proportions, welch
 from ..images.studies.refinement_timing import recorded_timing
 from ..images.studies.robustness_verdict import PRIMARY
-from ..images.studies.seed_verdict import contrast_over_seeds, robustness_over_seeds, spread
+from ..images.studies.seed_verdict import robustness_over_seeds
 from ..images.studies.shipped_studies import shipped_seeds
 from ..images.studies.theta import theta_roughness
 from ..images.training.results_file import read_results
@@ -38,6 +36,7 @@ from ..pendulum.large_steps import interchange_at_large_steps, large_step_rows, 
 from ..runtime.rich_text import Rich, join_rich
 from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import run_label
+from ..studies.manifestation import CELLS, over_seeds
 from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
 from .shipped_tables import shipped_study
@@ -265,7 +264,7 @@ def _pendulum_claims(add) -> None:
 def _manifestation_claims(add, sweeps: dict) -> None:
     """Figure 9 and two sentences on it (Sec. 5.3), and Table 1(a)'s cheaper graphs: the image models' sweeps over the
     seeds."""
-    c = contrast_over_seeds(sweeps)
+    c = over_seeds(sweeps)
     d = {run: spread(v) for run, v in c.drops.items()}
     ci = c.methods["ci95"] if c.methods else (None, None)
     add("an RK4-trained, refined ContinuousNet keeps its accuracy on other graphs; an Euler-trained one does not",

@@ -16,15 +16,15 @@ from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.robustness_measure import conditions_from_json
 from ..images.studies.robustness_verdict import judge
 from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
-from ..images.studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
+from ..images.studies.seed_verdict import robustness_over_seeds
 from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adaptive
 from ..report.robustness_report import drops_table, word_verdict
-from ..report.seed_report import (contrast_over_seeds_table, robustness_over_seeds_table, word_contrast_over_seeds,
-                                  word_robustness_over_seeds)
+from ..report.seed_report import robustness_over_seeds_table, word_robustness_over_seeds
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
+from ..studies import manifestation
 from .measurements import machine_words
 
 __all__ = ["shipped_study", "shipped_models_table", "seeds_training_table", "t4_estimate_table", "SHIPPED_TABLES"]
@@ -52,7 +52,7 @@ def _seeds(preset: str) -> dict:
 
 
 def _contrast(preset: str):
-    return contrast_over_seeds({seed: r["sweeps"] for seed, r in _seeds(preset).items()})
+    return manifestation.over_seeds({seed: r["sweeps"] for seed, r in _seeds(preset).items()})
 
 
 def _robust_seeds(preset: str):
@@ -132,8 +132,8 @@ SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "adaptive_cpu_equal_cost": lambda root=None: equal_cost_table(shipped_study("cpu", "adaptive-")),
     "adaptive_cpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("cpu", "adaptive-"))),
     "adaptive_gpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("gpu", "adaptive-"))),
-    "seeds_contrast_gpu": lambda root=None: contrast_over_seeds_table(_contrast("gpu")),
-    "seeds_contrast_gpu_verdict": lambda root=None: word_contrast_over_seeds(_contrast("gpu")),
+    "seeds_contrast_gpu": lambda root=None: manifestation.contrast_table(_contrast("gpu")),
+    "seeds_contrast_gpu_verdict": lambda root=None: manifestation.word_contrast(_contrast("gpu")),
     "seeds_robustness_gpu": lambda root=None: robustness_over_seeds_table(_robust_seeds("gpu")),
     "seeds_robustness_gpu_verdict": lambda root=None: word_robustness_over_seeds(_robust_seeds("gpu")),
 }

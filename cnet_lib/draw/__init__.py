@@ -1,13 +1,13 @@
 """Drawing, the layer between the reports and the book: the book's plotly helpers (:mod:`.plotting`), a
 figure as the book's HTML (:mod:`.html_figures`), live apps (:mod:`.widgets`, :mod:`.widget_view`), and
 the figures and live apps of both studies (:mod:`.pendulum_figures`, :mod:`.image_figures`,
-:mod:`.robustness_figures`, :mod:`.adaptive_figures`, :mod:`.image_apps`, :mod:`.robustness_app`,
-:mod:`.adaptive_app`; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
+:mod:`.robustness_figures`, :mod:`.adaptive_figures`, :mod:`.image_apps` (what the image apps share),
+:mod:`.robustness_app`, :mod:`.adaptive_app`; the manifestation study's are :mod:`cnet_lib.studies.manifestation`'s; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
 sampling error said: :mod:`.quick_answers`, not re-exported).  Only this layer and :mod:`cnet_lib.book` import
 plotly, IPython or ipywidgets.
 
 Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
-a chapter writes ``draw.fig_accuracy_vs_nt(sweeps)``.
+a chapter writes ``draw.fig_training_curves(runs)``.
 """
 from ..runtime.settings import require_extra
 
@@ -26,10 +26,10 @@ from .pendulum_figures import (fig_exact_motion, fig_against_exact, fig_scheme_e
                                fig_trajectories, fig_convergence, fig_interchange, fig_rollout_explorer,
                                fig_dt_data_control, live_rollout_app)
 from .image_figures import (fig_basis_functions, fig_theta_bases, fig_training_curves, fig_theta_refinement,
-                            fig_manifestations, fig_accuracy_vs_nt, fig_sweep_explorer)
+                            fig_manifestations)
 from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fig_quantization, fig_input_noise,
                                  fig_drops, fig_robustness_explorer)
-from .image_apps import live_sweep_app, app_data, swept_images, evaluate_in_chunks, mosaic
+from .image_apps import app_data, evaluate_in_chunks, mosaic, predicted_titles, thumbnails
 from .robustness_app import live_robustness_app, study_label, active_conditions
 from .adaptive_figures import (PAIR_DASH, CONTROL_DASHES, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
                                fig_equal_cost)

@@ -9,9 +9,11 @@ before it (``tests/test_layers.py``):
 * :mod:`.studies`: what is measured on the trained runs.  Each study has the same parts, named
   ``<study>_<part>``: ``_measure`` evaluates models and returns rows, ``_cached`` computes it once for the
   trained runs and caches it (all through one runner, :mod:`.studies.study_cache`), ``_verdict`` decides from
-  the numbers; for the sweeps, the robustness study and the adaptive steps, and over training seeds
+  the numbers; for the robustness study and the adaptive steps, and over training seeds
   (``seed_cached``, ``seed_verdict``).  Their tables and sentences are the ``<study>_report`` modules of
-  :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.
+  :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.  The studies that have moved
+  into :mod:`cnet_lib.studies` (the manifestation sweeps: :mod:`cnet_lib.studies.manifestation`) read the models and
+  the evaluations here (a sweep: :func:`cnet_lib.images.training.evaluation.manifestation_sweep`).
 
 The names a chapter calls are re-exported here (explicitly, :data:`__all__`), so a chapter writes
 ``images.trained_runs(ctx.settings)``; everything else is imported from its module.
@@ -24,22 +26,19 @@ from .runs.study_run import StudyRun
 from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
-from .studies.factorial import factorial_over_seeds, shipped_factorial
-from .studies.graph_rule import KEEP_POINTS, graph_kind
 from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
 from .studies.robustness_verdict import NOISE_DRAWS, PRIMARY, judge, judge_methods
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
-from .studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
-from .studies.sweep_cached import sweep_runs
-from .studies.sweep_measure import manifestation_sweep, table1_rows, sweep_images
-from .studies.sweep_verdict import judge_sweeps
+from .studies.paired_stats import KEEP_POINTS
+from .studies.seed_verdict import robustness_over_seeds
 from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
                             manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
                             theta_by_basis)
 from .training.train_config import TrainConfig, build_model
 from .training.train_loop import SGDStep, train
+from .training.evaluation import manifestation_sweep
 from .training.train_state import load_model
 
 __all__ = [
@@ -55,9 +54,8 @@ __all__ = [
     "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
     "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
-    "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
+    "manifestation_sweep", "KEEP_POINTS",
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY", "NOISE_DRAWS",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
-    "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
-    "graph_kind", "KEEP_POINTS", "factorial_over_seeds", "shipped_factorial",
+    "seed_record", "seed_sweeps", "seed_studies", "robustness_over_seeds",
 ]

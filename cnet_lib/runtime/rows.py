@@ -4,16 +4,18 @@ Every study returns its results as lists of dicts (one row per measurement), so 
 filter them with a comprehension or hand them to pandas.  :func:`find_row` and :func:`select_rows`
 are the one way the library queries such rows (floats match within rounding); :func:`format_table`
 is the one way it prints them: a :class:`~cnet_lib.runtime.rich_text.Rich`, plain text when printed and
-an HTML table that wraps to the page when displayed in a notebook or the book.
+an HTML table that wraps to the page when displayed in a notebook or the book.  Over training seeds a cell shows
+``mean [min, max]`` (:func:`spread_cell`) and a note says how many seeds stand behind it (:func:`seeds_phrase`).
 """
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .rich_text import Rich, rich_table
 
-__all__ = ["matches", "select_rows", "find_row", "Column", "format_table"]
+__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "spread_cell", "seeds_phrase"]
 
 
 def matches(row: Mapping, **match) -> bool:
@@ -76,3 +78,26 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
     if caption:
         lines.insert(0, caption)
     return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
+
+
+def _number(fmt: str, v: float) -> str:
+    """``fmt.format(v)``, without the minus sign of a value that rounds to zero (``-0.0``)."""
+    text = fmt.format(v)
+    return text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text
+
+
+def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
+    """A value over training seeds (``{"n", "mean", "min", "max"}``) as ``mean [min, max]``; the value alone for one
+    seed; ``None`` (a dash) for none."""
+    if not s or not s["n"]:
+        return None
+    if s["n"] == 1:
+        return _number(fmt, s["mean"])
+    return f"{_number(fmt, s['mean'])} [{_number(fmt, s['min'])}, {_number(fmt, s['max'])}]"
+
+
+def seeds_phrase(seeds: Sequence[int]) -> str:
+    """``3 training seeds per method (seeds 0, 1, 2)``: how many trained models stand behind a table."""
+    k = len(seeds)
+    return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
+           f"{', '.join(map(str, seeds))})"

@@ -4,7 +4,7 @@ records).  Calibration edits numbers here only (how each preset was calibrated, 
 ``CHANGELOG.md``: "Calibration history").
 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
-fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
+fields; ``sweep`` is the grid :func:`cnet_lib.images.training.evaluation.manifestation_sweep` evaluates a trained model on, and
 ``robustness`` the grid of :mod:`cnet_lib.images.studies.robustness_measure`.  (The pendulum chapters keep their
 own table in :mod:`cnet_lib.pendulum.pendulum_presets`; which preset a session runs is its setting,
 :class:`cnet_lib.runtime.settings.Settings`.)
@@ -57,7 +57,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
             "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),  # RK4 at its final depth from the start
             "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(1, 3)),  # Euler grown like rk4_refined
         },
-        # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (graph_rule)
+        # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (its graph rule)
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
         # the noise draws of the analysis plan's rule (ROBUSTNESS_DRAWS): 16 per weight-noise level, 8 per input-noise level

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .adaptive_measure import decode_predictions, mean_nfe
-from .graph_rule import KEEP_POINTS
-from .paired_stats import paired_difference
+from .paired_stats import KEEP_POINTS, paired_difference
 
 __all__ = ["AdaptiveRule", "ADAPTIVE_RULE", "ADAPTIVE_CLASSES", "ADAPTIVE_OUTCOMES", "ModelClass", "AdaptiveVerdict",
            "classify_model", "judge_adaptive"]
@@ -37,7 +36,7 @@ __all__ = ["AdaptiveRule", "ADAPTIVE_RULE", "ADAPTIVE_CLASSES", "ADAPTIVE_OUTCOM
 @dataclass(frozen=True)
 class AdaptiveRule:
     """The verdict's fixed rule (module doc): the pair read, the minimum effect in points (the book's one threshold for
-    "keeps its accuracy", :data:`~.graph_rule.KEEP_POINTS`), the agreement that counts as converged, the NFE ratio that
+    "keeps its accuracy", :data:`~.paired_stats.KEEP_POINTS`), the agreement that counts as converged, the NFE ratio that
     counts as more."""
 
     pair: str = "dopri5"
@@ -49,7 +48,7 @@ class AdaptiveRule:
 ADAPTIVE_RULE = AdaptiveRule()
 """Fixed on 2026-11-26, before the ``cpu`` study's numbers were computed (``book/measurements.md``, *Beyond the paper
 II*), with a minimum effect of 1 point; on 2026-11-29 (issue 51), after the numbers were seen, the minimum effect became
-the book's one threshold for "keeps its accuracy", :data:`~.graph_rule.KEEP_POINTS` (2 points), which *Manifestation
+the book's one threshold for "keeps its accuracy", :data:`~.paired_stats.KEEP_POINTS` (2 points), which *Manifestation
 invariance* judges by too.  It changes no class of the shipped models (CHANGELOG)."""
 ADAPTIVE_CLASSES = ("continuous", "discrete", "undecided", "not converged")
 ADAPTIVE_OUTCOMES = ("tells them apart", "the other way round", "does not tell them apart", "inconclusive")

@@ -9,7 +9,9 @@ get right or both get wrong says nothing about their difference.
 * :func:`with_seed_variance`: the same, widened by the spread over seeds of a random perturbation;
 * :func:`mcnemar`: McNemar's exact test of two binary outcomes;
 * :func:`holm`: Holm's adjustment of several p-values tested together;
-* :func:`welch`: two groups of independent values (one per trained model) compared by Welch's t-test.
+* :func:`welch`: two groups of independent values (one per trained model) compared by Welch's t-test;
+* :func:`spread`: the mean, least and largest of values over training seeds, as the tables show them;
+* :data:`KEEP_POINTS`: the book's one threshold for "keeps its accuracy", which every study's verdict judges by.
 """
 from __future__ import annotations
 
@@ -18,7 +20,29 @@ from typing import Mapping, Sequence
 
 import torch
 
-__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch", "two_proportions"]
+__all__ = ["KEEP_POINTS", "spread", "paired_difference", "with_seed_variance", "mcnemar", "holm", "welch",
+           "two_proportions"]
+
+KEEP_POINTS = 2.0
+"""The book's one threshold for "keeps its accuracy", in points: a trained model keeps its accuracy on another graph
+(another scheme, N_t or solver for the same θ(t)) when it loses less than this there, and loses it when it loses this
+much or more.  *Manifestation invariance* (:func:`cnet_lib.studies.manifestation.judge`, over seeds
+:func:`cnet_lib.studies.manifestation.over_seeds`), *Adaptive steps* (its rule, with its paired 95% interval) and the
+page *The paper's claims, checked* all judge by it.  Why 2: it is the paper's own yardstick for an unchanged model,
+"within the minimum and maximum of the repeated training samples" (Sec. 5.3.2), read on the book's models: retraining
+from another seed moves one method's accuracy by up to 0.9 points (``gpu``, three seeds) and 1.75 (``cpu``, two
+seeds); it lies above the sampling error of a comparison of two graphs on the same images (about ±0.6 points on 5,000
+images, ±1 on 2,000); and it is the smallest effect of the planned manifestation study
+(``cnet_lib/studies/manifestation_factorial/analysis_plan.md``).  It was set after the chapters' numbers were seen
+(issue 51; the CHANGELOG keeps what each chapter asked before)."""
+
+
+def spread(values: Sequence[float]) -> dict:
+    """``{"n", "mean", "min", "max"}`` of ``values`` (``None`` for an empty list)."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return {"n": 0, "mean": None, "min": None, "max": None}
+    return {"n": len(vals), "mean": sum(vals) / len(vals), "min": min(vals), "max": max(vals)}
 
 
 def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:

@@ -8,7 +8,7 @@ adaptive-step study's rows (:func:`adaptive_record`; only the main runs have the
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'
 numbers: :func:`seed_sweeps` and :func:`seed_studies` give the inputs of
-:mod:`cnet_lib.images.studies.seed_verdict`, or the loaded models alone (one seed) when there is no such file or
+:func:`cnet_lib.studies.manifestation.over_seeds` and :mod:`cnet_lib.images.studies.seed_verdict`, or the loaded models alone (one seed) when there is no such file or
 it was written for other models.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ...runtime.checkpoint import atomic_write_text
 from ...runtime.records import DamagedRecord, load_json
 from ..runs.study_run import StudyRun, training_time
 from .adaptive_measure import adaptive_rows, equal_cost_rows
-from .sweep_measure import checked_rows
+from ..training.evaluation import checked_rows
 
 __all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "adaptive_record", "write_seeds_file",
            "read_seeds_file", "seed_sweeps", "seed_studies"]

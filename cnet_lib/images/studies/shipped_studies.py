@@ -25,7 +25,7 @@ from ...runtime.records import DamagedRecord, load_json
 from ..runs.shipped import SHIPPED
 from .seed_cached import SEEDS_FILE, read_seeds_file
 from .study_cache import StudyFile, precision, ran_on
-from .sweep_measure import checked_rows
+from ..training.evaluation import checked_rows
 
 __all__ = ["MACHINE_FIELDS", "shipped_stand_ins", "announce_recompute", "shipped_sweep_file", "shipped_seeds"]
 
@@ -75,7 +75,7 @@ def announce_recompute(run, prefix: str, what: str) -> None:
 
 def shipped_sweep_file(preset: str, run: str) -> Optional[dict]:
     """The sweep that ships beside ``preset``'s ``run`` (``cnet_lib/shipped/<preset>-<run>/sweep-*.json``), parsed
-    (its ``rows`` checked as a sweep's, :func:`cnet_lib.images.studies.sweep_measure.checked_rows`), or ``None`` when
+    (its ``rows`` checked as a sweep's, :func:`cnet_lib.images.training.evaluation.checked_rows`), or ``None`` when
     that run does not ship one; a folder with several, or one that cannot be read, raises a ValueError that says to
     ship the preset again."""
     found = sorted((SHIPPED / f"{preset}-{run}").glob("sweep-*.json"))

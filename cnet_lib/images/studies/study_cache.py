@@ -1,5 +1,5 @@
 """A study of the trained runs computed once and cached beside their checkpoints: :func:`cached_study`, the one
-runner every study uses (the sweeps, :mod:`.sweep_cached`; the robustness study, :mod:`.robustness_cached`; the
+runner every study uses (the sweeps, :func:`cnet_lib.studies.manifestation.run`; the robustness study, :mod:`.robustness_cached`; the
 adaptive steps, :mod:`.adaptive_cached`).
 
 A study's cache file is named by a hash of everything its numbers depend on (its *key*: the checkpoints'
