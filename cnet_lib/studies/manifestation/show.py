@@ -241,6 +241,13 @@ def factorial_table(fx: Factorial) -> Rich:
                              "losses in points below each model's own graph; a dash: not trained in this preset")
 
 
+def _factors(fx: Factorial) -> tuple[float, float]:
+    """The integrator's and refinement's effects on the worst valid loss, each averaged over the other factor."""
+    e = {name: eff["spread"]["mean"] for name, eff in fx.effects.items()}
+    return ((e["integrator, refined"] + e["integrator, fixed depth"]) / 2,
+            (e["refinement, Euler"] + e["refinement, RK4"]) / 2)
+
+
 def word_factorial(fx: Factorial) -> Rich:
     """What the 2 x 2 shows: each effect on the worst valid loss, which factor is larger, and how much the seeds can
     tell (nothing about the factors with one seed per cell)."""
@@ -258,8 +265,7 @@ def word_factorial(fx: Factorial) -> Rich:
          f"{spread_cell(e['integrator, fixed depth'])} among fixed-depth ones; refinement's effect (fixed depth minus "
          f"refined) is {spread_cell(e['refinement, Euler'])} points for Euler and {spread_cell(e['refinement, RK4'])} "
          f"for RK4. The main runs' contrast, {main} points, is the sum of one of each."]
-    integrator = (e["integrator, refined"]["mean"] + e["integrator, fixed depth"]["mean"]) / 2
-    refinement = (e["refinement, Euler"]["mean"] + e["refinement, RK4"]["mean"]) / 2
+    integrator, refinement = _factors(fx)
     larger = "the integrator" if abs(integrator) >= abs(refinement) else "refinement"
     s.append(f"Averaged over the other factor, the integrator accounts for {integrator:+.1f} points and refinement for "
              f"{refinement:+.1f}: in these models {larger} carries more of the contrast.")
@@ -527,8 +533,7 @@ def _factorial_facts(fx: Factorial, roughness: Optional[Mapping[str, float]]) ->
         return {**out, **{k: "—" for k in ("fx_integrator", "fx_refinement", "fx_main", "fx_ref_euler", "fx_ref_rk4")},
                 "fx_larger": "neither factor (the 2 × 2 is incomplete)", "fx_established": "establish neither factor"}
     e = {name: eff["spread"]["mean"] for name, eff in fx.effects.items()}
-    integrator = (e["integrator, refined"] + e["integrator, fixed depth"]) / 2
-    refinement = (e["refinement, Euler"] + e["refinement, RK4"]) / 2
+    integrator, refinement = _factors(fx)
     held = [name for name, eff in fx.effects.items() if eff["test"] and eff["test"].get("p_holm", 1.0) < 0.05]
     out.update({"fx_integrator": _num(integrator), "fx_refinement": _num(refinement),
                 "fx_main": _num(e["main runs' contrast"]), "fx_ref_euler": _num(e["refinement, Euler"]),
