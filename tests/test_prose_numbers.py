@@ -29,19 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CLAIMS: dict[str, list[str]] = {
     "book/intro": [
-        "{paper_params} million parameters, the whole training set, and reports test accuracies of {paper_euler}% for "
-        "the Euler-trained, ResNet-like network and {paper_rk4}% for the RK4-trained one",
-        "{params} parameters, {epochs} epochs, three training seeds per method",
-        "Those models reach {acc_rk4}% (RK4) and {acc_euler}% (Euler), {below_rk4} and {below_euler} points below the "
-        "paper, and a wider probe (widths 64-128-256, {probe_epochs} epochs) reaches {probe_rk4}% and {probe_euler}%",
         "measured on {n_test} images held out",
-        "the Euler-trained models lose at worst {seeds_euler_lo} to {seeds_euler_hi} points over the three training "
-        "seeds and the RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}",
-        "in\none seed ({seeds_euler_lo} points) the Euler-trained model keeps its accuracy by the book's 2-point "
-        "threshold",
-        "rounding every weight to 4 bits costs the Euler model {w4_diff} points more than the RK4 model",
-        "four models of integrator × refinement ({fx_seeds} seeds\neach) the integrator carries more of the difference "
-        "({fx_integrator} points against {fx_refinement}; {fx_seeds} seeds establish neither factor)",
     ],
     "book/adaptive": [
         "(`images.live_images(ctx.preset)` of them: {live_images} in the `gpu` preset)",
