@@ -782,6 +782,10 @@ def test_the_prose_types_no_result(chapter):
     typed = [m.group(0) for m in NUMBER.finditer(text) if m.group(0).lstrip("+−-") not in SETTINGS[chapter]]
     assert not typed, f"{chapter}: numbers typed in the prose, not glued: {typed}"
     assert "glue_all(pendulum.facts(" in _code(chapter) and "book's run" not in _markdown(chapter)
+    cells = [cell_source(c).strip() for c in read_notebook(ROOT / "book" / f"{chapter}.ipynb")["cells"]
+             if c["cell_type"] == "code"]
+    assert not [c for c in cells if c.splitlines() and c.splitlines()[-1].startswith("glue_all(")], \
+        "a cell that ends with glue_all(...) shows its dict on the page: glue before the cell's last line"
 
 
 def test_every_glued_name_is_computed(smoke_study, tmp_path):
