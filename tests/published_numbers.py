@@ -1,6 +1,7 @@
 """The numbers of the published book (the ``gpu`` preset, :data:`cnet_lib.book.project.PUBLISHED_PRESET`), computed
-the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets, the image models' studies
-(sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
+the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets (their adaptive flows), the
+image models' studies (sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
+(The pendulum chapters glue their numbers from their cells: ``tests/test_pendulum.py``.)
 
 ``tests/test_prose_numbers.py`` checks that every number the chapters' prose states is one of these, formatted as the
 prose prints it.  Everything here is computed on the CPU in float64 (the pendulum) or read from the shipped study
@@ -19,7 +20,7 @@ from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
 from cnet_lib.images.studies.paired_stats import two_proportions
-from cnet_lib.report.pendulum_claims_report import span, times
+from cnet_lib.studies.pendulum.show import times
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
 from smoke_data import smoke_settings
@@ -41,85 +42,7 @@ def settings(runs_dir: str):
     return smoke_settings(preset=PUBLISHED_PRESET, runs_dir=Path(runs_dir))
 
 
-# --------------------------------------------------------------------------- the pendulum
-@lru_cache(maxsize=None)
-def pendulum_numbers(runs_dir: str) -> dict:
-    """*Is a ResNet a forward-Euler integrator?* in the published preset: the shipped ODE-Nets, rolled out as the
-    chapter rolls them out."""
-    cfg = pendulum.config_for(PUBLISHED_PRESET)
-    models = pendulum.train_models(cfg, settings=settings(runs_dir), progress=False)
-    summary = pendulum.training_summary(models)
-    rows = pendulum.rollout_rows(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=False)
-    dip = {r["trained"]: r for r in pendulum.dip_rows(rows)}
-    dist = {r["trained"]: r for r in pendulum.rate_distances(models, cfg)}
-    curves = pendulum.odenet_convergence(rows)
-    numerical = pendulum.integrator_convergence(cfg.train_schemes, cfg.h_values, cfg.dt_data, cfg.T_data)
-    floor = find_row(pendulum.error_floor_rows(models, rows, cfg), trained="rk4_38")
-    matrix = pendulum.interchange_matrix(rows, 1.0)
-    control = pendulum.dt_data_control(cfg, models, settings=settings(runs_dir))
-    dt_c = max(cfg.control_dt_data)
-    coarse = pendulum.train_models(cfg, cfg.control_schemes, dt_data=dt_c, n_iters=cfg.control_iters, progress=False)
-    rates = {"the true f": pendulum.true_rate, pendulum.odenet_label("rk4_38"): coarse["rk4_38"].model}
-    gained = pendulum.energy_gained(rates, "midpoint", dt_c, cfg)
-    levels = (gained[0]["energy_start"], find_row(gained, rate="the true f")["energy_end"])
-    periods = {r["rate"]: r for r in pendulum.flow_periods(rates, levels, cfg.g)}
-    losses = [r["final_loss"] for r in summary]
-    euler_others = [r["ratio_to_own"] for r in matrix if r["trained"] == "euler" and r["evaluated"] != "euler"]
-    swaps = [r["ratio_to_own"] for r in matrix if "euler" not in (r["trained"], r["evaluated"])
-             and r["trained"] != r["evaluated"]]
-    fine = [r["ratio_to_own"] for r in control if r["dt_data"] == min(r["dt_data"] for r in control)]
-    coarse_rows = [r for r in control if r["dt_data"] == dt_c]
-    mid = sorted((r for r in curves if r["trained"] == "midpoint"), key=lambda r: r["h"])
-    rk4 = sorted((r for r in curves if r["trained"] == "rk4_38"), key=lambda r: r["h"])
-    euler_v = sorted((r for r in curves if r["trained"] == "euler"), key=lambda r: r["h"])
-    at_1 = find_row(euler_v, h=1.0)["error"]
-    return {
-        "loss_lo": f"{min(losses):.1e}", "loss_hi": f"{max(losses):.1e}", "loss_factor": times(max(losses) / min(losses)),
-        "dip_euler": times(dip["euler"]["ratio"]), "dip_mid": times(dip["midpoint"]["ratio"]),
-        "dip_rk4": times(dip["rk4_38"]["ratio"]),
-        "e_euler": f"{dip['euler']['error_h'] if 'error_h' in dip['euler'] else at_1:.1e}",
-        "dist_euler": times(dist["euler"]["factor"]), "dist_mid": times(dist["midpoint"]["factor"]),
-        "dist_rk4": times(dist["rk4_38"]["factor"]),
-        "v_worse": times(min(r["error"] for r in euler_v if r["h"] != 1.0) / at_1),
-        "mid_flat": times(max(r["error"] for r in mid if r["h"] <= 1) / min(r["error"] for r in mid if r["h"] <= 1)),
-        "mid_rise": times(max(r["error"] for r in mid if r["h"] > 1) / max(r["error"] for r in mid if r["h"] <= 1)),
-        "mid_hmax": f"{max(r['h'] for r in mid):g}",
-        "rk4_lo": f"{min(r['error'] for r in rk4 if r['h'] <= 4):.1e}",
-        "rk4_hi": f"{max(r['error'] for r in rk4 if r['h'] <= 4):.1e}", "rk4_last": f"{rk4[-1]['error']:.1e}",
-        "rk4_f_4": f"{find_row(numerical, scheme='rk4_38', h=4.0)['error']:.1e}",
-        "rk4_f_8": f"{find_row(numerical, scheme='rk4_38', h=8.0)['error']:.1e}",
-        "floor": f"{floor['error_own']:.2e}", "floor_above": times(floor["error_own"] / floor["error_numerical"]),
-        "floor_numerical": f"{floor['error_numerical']:.1e}",
-        "swap_euler": span(min(euler_others), max(euler_others)), "swap_others": span(min(swaps), max(swaps)),
-        "control_fine": span(min(fine), max(fine)),
-        "control_coarse": span(min(r["ratio_to_own"] for r in coarse_rows), max(r["ratio_to_own"] for r in coarse_rows)),
-        "control_to_f": span(min(r["ratio_to_numerical"] for r in coarse_rows),
-                             max(r["ratio_to_numerical"] for r in coarse_rows)),
-        "dt_coarse": f"{dt_c:g}",
-        "gain_learned": f"{find_row(gained, rate=pendulum.odenet_label('rk4_38'))['energy_gained']:+.3f}",
-        "gain_true": f"{find_row(gained, rate='the true f')['energy_gained']:+.3f}",
-        "period_learned": f"{100 * periods[pendulum.odenet_label('rk4_38')]['change']:+.1f}%",
-        "period_true": f"{100 * periods['the true f']['change']:+.1f}%",
-    }
-
-
-def integrator_numbers() -> dict:
-    """*Numerical integrators* in the published preset: the fitted slopes over its step sizes, and the long window."""
-    cfg = pendulum.config_for(PUBLISHED_PRESET)
-    schemes = ["euler", "midpoint", "rk4_classic", "rk4_38"]
-    rows = pendulum.integrator_convergence(schemes, cfg.integrator_h, cfg.dt_data, cfg.integrator_t_final)
-    slopes = {r["scheme"]: r["slope"] for r in pendulum.fit_slopes(rows, cfg.fit_h_integrators)}
-    h_long = [h for h in cfg.integrator_h if h >= 1 / 4]
-    long = pendulum.integrator_convergence(schemes, h_long, cfg.dt_data, 10.0)
-    long_slopes = {r["scheme"]: r["slope"] for r in pendulum.fit_slopes(long, (min(h_long), max(h_long)),
-                                                                          max_error=float("inf"))}
-    euler = [r["error"] for r in long if r["scheme"] == "euler"]
-    return {**{f"slope_{k}": f"{v:.2f}" for k, v in slopes.items()},
-            **{f"long_{k}": f"{v:.2f}" for k, v in long_slopes.items()},
-            "long_euler_lo": f"{min(euler):.2g}", "long_euler_hi": f"{max(euler):.2g}",
-            "long_others_max": f"{max(r['error'] for r in long if r['scheme'] != 'euler'):.2g}"}
-
-
+# --------------------------------------------------------------------------- the pendulum's adaptive flows
 @lru_cache(maxsize=None)
 def adaptive_pendulum_numbers(runs_dir: str) -> dict:
     """*Adaptive steps* on the pendulum in the published preset: the check against torchdiffeq and the verdicts."""

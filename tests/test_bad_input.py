@@ -29,7 +29,7 @@ from cnet_lib.images.data.datasets import DatasetNotFoundError
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.images.studies.sweep_measure import manifestation_sweep
-from cnet_lib.pendulum.pendulum_presets import config_for
+from cnet_lib.pendulum import config_for
 from cnet_lib.runtime.settings import Settings
 
 NAN = float("nan")

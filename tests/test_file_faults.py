@@ -37,7 +37,7 @@ from cnet_lib.images.studies import sweep_cached as ST
 from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.images.training.results_file import read_results
-from cnet_lib.pendulum import study_store as PS
+from cnet_lib.pendulum import trained_models as PS
 from cnet_lib.runtime import checkpoint as C
 from cnet_lib.runtime import files as F
 from cnet_lib.runtime import records as R

@@ -103,7 +103,7 @@ def test_what_each_exercise_takes_out():
 
 
 # the library's own stage loops that no exercise's list names: what issue 42 found computing rk_step's answer
-BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.scheme_batches.multi_scheme_rollout", "cnet_lib.pendulum.batched_adaptive.fixed_solves",
+BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.odenet.multi_scheme_rollout", "cnet_lib.pendulum.batched_adaptive.fixed_solves",
                        "cnet_lib.pendulum.batched_adaptive.adaptive_solves")
 
 

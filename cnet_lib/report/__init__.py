@@ -9,12 +9,12 @@ module per part of the image study, named like the study's own parts (``<study>_
 the robustness study (:mod:`.robustness_report`), the adaptive steps (:mod:`.adaptive_report`), claims over
 training seeds (:mod:`.seed_report`), refinement's training time (:mod:`.refinement_report`) and integrator x refinement
 (:mod:`.factorial_report`); and the
-pendulum study's: the two pendulum chapters' tables (:mod:`.pendulum_report`), what they say about their numbers
-with the thresholds they judge by (:mod:`.pendulum_claims_report`), and its adaptive steps (:mod:`.pendulum_flows_report`).
+pendulum's adaptive steps (:mod:`.pendulum_flows_report`).  (The pendulum chapters' tables and sentences are the
+pendulum study's, :mod:`cnet_lib.studies.pendulum`.)
 
 Every public name of these modules is re-exported here, by name, so a chapter writes ``report.runs_table(runs)``.
 """
-from . import (adaptive_report, factorial_report, pendulum_claims_report, pendulum_flows_report, pendulum_report, refinement_report,
+from . import (adaptive_report, factorial_report, pendulum_flows_report, refinement_report,
                robustness_report, run_report, seed_report, sweep_report, theta_report)
 from .run_report import configs_table, runs_table, histories_table, refined_column, as_trained_note
 from .theta_report import (change_from_initial_table, change_per_epoch_table, word_resnet_manifestation,
@@ -28,18 +28,10 @@ from .seed_report import (contrast_over_seeds_table, word_contrast_over_seeds, r
                           word_robustness_over_seeds, spread_cell, seeds_phrase)
 from .refinement_report import word_speedup, refinement_cost_table
 from .factorial_report import factorial_table, word_factorial
-from .pendulum_report import (swing_table, rollout_table, local_error_table, convergence_table, slopes_table,
-                              halving_table, setup_table, backend_table, training_table, dip_table, rate_distance_table,
-                              odenet_convergence_table, error_floor_table, interchange_table, control_table,
-                              energy_gained_table, flow_period_table)
-from .pendulum_claims_report import (SAME_FIT, FALLS_APART, STEADY, SEVERAL, FLAT, SAME_FLOOR, ORDERS, BREAKS,
-                                     SMALL_COST, MANY_TIMES, SAME_GAIN, ORDER_OFF, ORDER_ONE, times, span, word_orders,
-                                     word_long_window, word_fit, word_dip, word_rate_distances, word_odenet_curves,
-                                     word_error_floor, word_interchange, word_control, word_energy)
 from .pendulum_flows_report import flow_table, torchdiffeq_table, word_torchdiffeq, word_flows
 
 MODULES = (run_report, theta_report, sweep_report, robustness_report, adaptive_report, seed_report, refinement_report,
-           factorial_report, pendulum_report, pendulum_claims_report, pendulum_flows_report)
+           factorial_report, pendulum_flows_report)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -6,7 +6,7 @@ records).  Calibration edits numbers here only (how each preset was calibrated, 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
 fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
 ``robustness`` the grid of :mod:`cnet_lib.images.studies.robustness_measure`.  (The pendulum chapters keep their
-own table in :mod:`cnet_lib.pendulum.pendulum_presets`; which preset a session runs is its setting,
+own table in :mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
 :class:`cnet_lib.runtime.settings.Settings`.)
 """
 from __future__ import annotations
