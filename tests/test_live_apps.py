@@ -21,7 +21,7 @@ from cnet_lib.draw import quick_answers as QA
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.studies import robustness
-from cnet_lib.studies.robustness import Condition
+from cnet_lib.studies.robustness.study import Condition
 from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
 

@@ -49,7 +49,7 @@ def data(tmp_path_factory):
 def test_quantize_per_channel_is_a_symmetric_grid_per_channel(bits):
     torch.manual_seed(0)
     w = torch.randn(5, 3, 7, dtype=torch.float64) * torch.tensor([1e-3, 1.0, 10.0, 0.5, 2.0], dtype=torch.float64)[:, None, None]
-    q = R.quantize_per_channel(w, bits)
+    q = R.study.quantize_per_channel(w, bits)
     levels = 2 ** (bits - 1) - 1
     scale = w.abs().amax(dim=(1, 2), keepdim=True) / levels
     ints = q / scale
@@ -63,10 +63,10 @@ def test_quantize_per_channel_is_a_symmetric_grid_per_channel(bits):
 
 def test_quantize_other_channel_dim_zero_slices_and_bad_bits():
     w = torch.tensor([[0.0, 1.0], [0.0, -4.0]])
-    q = R.quantize_per_channel(w, 2, channel_dim=1)  # per column: the zero column stays zero
+    q = R.study.quantize_per_channel(w, 2, channel_dim=1)  # per column: the zero column stays zero
     assert torch.equal(q[:, 0], torch.zeros(2)) and torch.equal(q[:, 1], torch.tensor([0.0, -4.0]))
     with pytest.raises(ValueError, match="bits"):
-        R.quantize_per_channel(w, 1)
+        R.study.quantize_per_channel(w, 1)
 
 
 @pytest.mark.parametrize("bits", [2, 4, 8])
@@ -77,7 +77,7 @@ def test_a_vector_quantized_per_channel_comes_out_unchanged(bits):
     v = torch.cat([torch.randn(200, generator=g), torch.tensor([0.1, 1 / 3, -7e-5, 1e-40, 0.0, -0.0])])
     for dtype in (torch.float32, torch.float64):
         w = v.to(dtype)
-        assert torch.equal(R.quantize_per_channel(w.reshape(-1, 1), bits).reshape(-1), w)
+        assert torch.equal(R.study.quantize_per_channel(w.reshape(-1, 1), bits).reshape(-1), w)
 
 
 def _hand_quantize(w: torch.Tensor, bits: int) -> torch.Tensor:
@@ -115,13 +115,13 @@ def test_quantization_schemes_against_a_hand_computation():
         assert all(torch.equal(b, b0) for b, b0 in zip(copy_.buffers(), model.buffers()))
     assert not torch.equal(weights.fc.weight, model.fc.weight) and torch.equal(theta.fc.weight, model.fc.weight)
     assert torch.equal(weights.fc.bias, model.fc.bias) and torch.equal(weights.head_norm.weight, model.head_norm.weight)
-    bf = R.float_format_copy(model, "bf16")
+    bf = R.study.float_format_copy(model, "bf16")
     for p, p0 in zip(bf.parameters(), model.parameters()):
         assert torch.equal(p, p0.to(torch.bfloat16).double())
     with pytest.raises(ValueError, match="one of bf16, fp16"):
-        R.float_format_copy(model, "int3")
+        R.study.float_format_copy(model, "int3")
     with pytest.raises(ValueError, match="scheme must be one of theta, weights"):
-        R.model_bytes(model, "everything", 4)
+        R.study.model_bytes(model, "everything", 4)
 
 
 def test_quantized_copies_leave_the_model_and_count_distinct_values():
@@ -139,39 +139,39 @@ def test_model_bytes():
     model = _model()
     n = sum(p.numel() for p in model.parameters())
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
-    assert R.model_bytes(model) == 4 * n + buffers
-    assert R.model_bytes(model, "float", "bf16") == 2 * n + buffers
+    assert R.study.model_bytes(model) == 4 * n + buffers
+    assert R.study.model_bytes(model, "float", "bf16") == 2 * n + buffers
     conv = [p for name, p in model.named_parameters() if ".coeffs." in name and p.dim() >= 3]
     other = [p for name, p in model.named_parameters() if p.dim() >= 2 and ".coeffs." not in name]
     theta4 = buffers + 4 * (n - sum(p.numel() for p in conv)) + sum(
         math.ceil(p.numel() * 4 / 8) + 4 * p.shape[0] * p.shape[1] for p in conv)
-    assert R.model_bytes(model, "theta", 4) == theta4
+    assert R.study.model_bytes(model, "theta", 4) == theta4
     weights4 = theta4 - 4 * sum(p.numel() for p in other) + sum(math.ceil(p.numel() * 4 / 8) + 4 * p.shape[0] for p in other)
-    assert R.model_bytes(model, "weights", 4) == weights4
-    assert R.model_bytes(model, "weights", 4) < R.model_bytes(model, "theta", 4) < R.model_bytes(model, "theta", 8)
+    assert R.study.model_bytes(model, "weights", 4) == weights4
+    assert R.study.model_bytes(model, "weights", 4) < R.study.model_bytes(model, "theta", 4) < R.study.model_bytes(model, "theta", 8)
 
 
 # --------------------------------------------------------------------------- weight noise
 def test_perturbation_has_the_stated_relative_size_and_touches_only_coefficients():
     model = _model(torch.float64)
-    noisy = R.perturb_coefficients(model, 0.1, seed=7)
-    coeff = {name for name, p in noisy.named_parameters() if any(p is q for q in R.coefficient_tensors(noisy))}
+    noisy = R.study.perturb_coefficients(model, 0.1, seed=7)
+    coeff = {name for name, p in noisy.named_parameters() if any(p is q for q in R.study.coefficient_tensors(noisy))}
     assert coeff, "the model has coefficient tensors"
     for (name, p), p0 in zip(noisy.named_parameters(), model.parameters()):
         if name in coeff:
             assert (p - p0).norm().item() == pytest.approx(0.1 * p0.norm().item(), rel=1e-12)
         else:
             assert torch.equal(p, p0), f"{name} is not a coefficient tensor but changed"
-    again = R.perturb_coefficients(model, 0.1, seed=7)
-    other = R.perturb_coefficients(model, 0.1, seed=8)
+    again = R.study.perturb_coefficients(model, 0.1, seed=7)
+    other = R.study.perturb_coefficients(model, 0.1, seed=8)
     assert all(torch.equal(a, b) for a, b in zip(again.parameters(), noisy.parameters()))
     assert not all(torch.equal(a, b) for a, b in zip(other.parameters(), noisy.parameters()))
-    same = R.perturb_coefficients(model, 0.0, seed=1)
+    same = R.study.perturb_coefficients(model, 0.0, seed=1)
     assert all(torch.equal(a, b) for a, b in zip(same.parameters(), model.parameters()))
     n_blocks = sum(isinstance(m, OdeBlock) for m in model.modules())
-    assert len(R.coefficient_tensors(model)) >= n_blocks
+    assert len(R.study.coefficient_tensors(model)) >= n_blocks
     with pytest.raises(ValueError, match="sigma"):
-        R.perturb_coefficients(model, -0.1, seed=0)
+        R.study.perturb_coefficients(model, -0.1, seed=0)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -240,7 +240,7 @@ def test_holm_and_mcnemar_agree_with_statsmodels_and_scipy():
 
 # --------------------------------------------------------------------------- the verdict
 def _cond(kind, level, *hits):
-    return R.Condition(kind, level, [torch.tensor(h, dtype=torch.bool) for h in hits])
+    return R.study.Condition(kind, level, [torch.tensor(h, dtype=torch.bool) for h in hits])
 
 
 def _study(n=400, drop_a=0, drop_b=0, identity_hits=0, kind="quantized_theta", level=4, seeds=1):
@@ -254,7 +254,7 @@ def _study(n=400, drop_a=0, drop_b=0, identity_hits=0, kind="quantized_theta", l
 
 
 def test_the_primary_test_decides_and_is_fixed():
-    assert R.PRIMARY == R.PrimaryTest("quantized_theta", 4, min_effect=1.0, alpha=0.05)
+    assert R.PRIMARY == R.study.PrimaryTest("quantized_theta", 4, min_effect=1.0, alpha=0.05)
     assert R.judge(_study(drop_a=2, drop_b=60), "a", "b").outcome == "supported"
     assert R.judge(_study(drop_a=60, drop_b=2), "a", "b").outcome == "contradicted"
     # 1 image of 400 (0.25 points): the interval lies within ±1 point
@@ -270,12 +270,12 @@ def test_the_primary_test_decides_and_is_fixed():
 
 
 def test_decide_by_hand():
-    assert R.decide(1.5, (0.2, 2.8), 1.0) == "supported"
-    assert R.decide(0.8, (0.2, 1.4), 1.0) == "below minimum"
-    assert R.decide(0.5, (0.2, 0.8), 1.0) == "below minimum"  # significant and small: not "equivalent"
-    assert R.decide(-1.2, (-2.0, -0.4), 1.0) == "contradicted"
-    assert R.decide(0.1, (-0.5, 0.7), 1.0) == "equivalent"
-    assert R.decide(0.5, (-0.5, 1.5), 1.0) == "inconclusive"
+    assert R.study.decide(1.5, (0.2, 2.8), 1.0) == "supported"
+    assert R.study.decide(0.8, (0.2, 1.4), 1.0) == "below minimum"
+    assert R.study.decide(0.5, (0.2, 0.8), 1.0) == "below minimum"  # significant and small: not "equivalent"
+    assert R.study.decide(-1.2, (-2.0, -0.4), 1.0) == "contradicted"
+    assert R.study.decide(0.1, (-0.5, 0.7), 1.0) == "equivalent"
+    assert R.study.decide(0.5, (-0.5, 1.5), 1.0) == "inconclusive"
 
 
 def test_random_perturbations_with_one_seed_are_unmeasured():
@@ -412,7 +412,7 @@ def test_robustness_rows_over_seeds_use_the_trained_model_as_the_unit():
 
 def test_condition_objects_and_their_compact_form_agree_and_one_seed_has_no_p():
     def as_conditions(study):
-        return {label: [R.Condition(c["kind"], c["level"], [torch.tensor([1.0] * round(1e4 * a) + [0.0] * (10000 - round(1e4 * a)))
+        return {label: [R.study.Condition(c["kind"], c["level"], [torch.tensor([1.0] * round(1e4 * a) + [0.0] * (10000 - round(1e4 * a)))
                                                             for a in c["accuracies"]]) for c in conds]
                 for label, conds in study.items()}
     compact = R.robustness_over_seeds(_seed_studies())
@@ -431,29 +431,29 @@ def test_condition_objects_and_their_compact_form_agree_and_one_seed_has_no_p():
 def test_outcomes_round_trip(n):
     g = torch.Generator().manual_seed(n)
     x = torch.rand(n, generator=g) > 0.5
-    assert torch.equal(R.unpack_outcomes(R.pack_outcomes(x), n), x)
+    assert torch.equal(R.study.unpack_outcomes(R.study.pack_outcomes(x), n), x)
 
 
 # --------------------------------------------------------------------------- the study on a model
 def test_robustness_rows_on_a_model(data):
     _, d = data
     model = _model()
-    conds = R.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=16)
+    conds = R.study.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=16)
     assert [(c.kind, c.level) for c in conds] == [
         ("clean", None), ("weight_noise", 0.1), ("weight_noise", 1.0), ("quantized_theta", 8), ("quantized_theta", 4),
         ("quantized_weights", 8), ("quantized_weights", 4), ("float_format", "bf16"), ("input_noise", 0.5),
         ("identity", None), ("identity_input_noise", 0.5)]
     assert [len(c.correct) for c in conds] == [1, 2, 2, 1, 1, 1, 1, 1, 2, 1, 2]
     assert all(c.correct[0].shape == (48,) and c.correct[0].dtype == torch.bool for c in conds)
-    assert conds[0].bytes == R.model_bytes(model) and conds[4].bytes == R.model_bytes(model, "theta", 4)
-    assert conds[6].bytes == R.model_bytes(model, "weights", 4) and conds[7].bytes == R.model_bytes(model, "float", "bf16")
-    again = R.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=48, baselines=False)
+    assert conds[0].bytes == R.study.model_bytes(model) and conds[4].bytes == R.study.model_bytes(model, "theta", 4)
+    assert conds[6].bytes == R.study.model_bytes(model, "weights", 4) and conds[7].bytes == R.study.model_bytes(model, "float", "bf16")
+    again = R.study.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid=GRID, batch_size=48, baselines=False)
     for c1, c2 in zip(conds, again):  # seeds fix every draw; the batch size changes nothing
         assert all(torch.equal(x, y) for x, y in zip(c1.correct, c2.correct))
     assert len(again) == 9
-    rows = R.summarise(conds)
+    rows = R.study.summarise(conds)
     assert rows[1]["seeds"] == 2 and rows[1]["min"] <= rows[1]["accuracy"] <= rows[1]["max"]
-    back = R.conditions_from_json(json.loads(json.dumps(R.conditions_to_json(conds))))
+    back = R.study.conditions_from_json(json.loads(json.dumps(R.study.conditions_to_json(conds))))
     assert [(c.kind, c.level, c.bytes) for c in back] == [(c.kind, c.level, c.bytes) for c in conds]
     assert all(torch.equal(x, y) for c1, c2 in zip(conds, back) for x, y in zip(c1.correct, c2.correct))
 
@@ -461,7 +461,7 @@ def test_robustness_rows_on_a_model(data):
 def test_robustness_study_evaluates_other_graphs_and_restores_the_model(data):
     _, d = data
     models = {"m": _model(seed=1), "k": _model(seed=2)}
-    study = R.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=dict(GRID, sigmas=(0.1,), seeds=(0,)),
+    study = R.study.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=dict(GRID, sigmas=(0.1,), seeds=(0,)),
                                 graphs={"m": ("m", None, None), "k": ("k", None, None), "m on euler": ("m", "euler", 1)})
     assert list(study) == ["m", "k", "m on euler"]
     assert not any(c.kind == "identity" for c in study["m on euler"])  # the same model's baseline is not repeated
@@ -494,7 +494,7 @@ def test_command_line(data, tmp_path, capsys):
     assert payload["grid"]["sigmas"] == [0.1] and payload["environment"]["device"] == "cpu" and payload["n_test"] == 48
     kinds = [r["kind"] for r in payload["rows"]["euler"]]
     assert kinds == ["clean", "weight_noise", "quantized_theta", "quantized_weights", "identity"]
-    back = R.conditions_from_json(payload["study"]["euler"])
+    back = R.study.conditions_from_json(payload["study"]["euler"])
     assert back[0].accuracies()[0] == pytest.approx(payload["rows"]["euler"][0]["accuracy"])
     assert robustness_cli.main([str(tmp_path / "missing.pt"), "--quiet"]) == 1
     assert "error:" in capsys.readouterr().err
@@ -516,7 +516,7 @@ def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
                           use_shipped=False, n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
     grid = dict(GRID, sigmas=(0.1,), seeds=(0,), bits=(8,), float_formats=(), input_noise=())
     first = R.run(runs, grid, verbose=False)
-    assert set(first) == set(R.GRAPHS)
+    assert set(first) == set(R.study.GRAPHS)
     calls = []
     monkeypatch.setattr(R.study, "robustness_study", lambda *a, **k: calls.append(1) or {})
     again = R.run(runs, grid, verbose=False)
@@ -531,7 +531,7 @@ def test_study_is_cached_and_keyed_by_the_grid(tmp_path, monkeypatch):
 def test_tables_and_figures_show_the_study(data):
     _, d = data
     models = {"rk4_refined": _model(seed=1), "euler_fixed": _model(seed=2)}
-    study = R.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
+    study = R.study.robustness_study(models, d.test_x, d.test_y, d.mean, d.std, grid=GRID)
     j = R.judge(study, "rk4_refined", "euler_fixed")
     table = R.drops_table(j)
     assert table.count("\n") == len(j.rows) + 2 and "weight noise σ = 0.1" in table and "p, Holm" in table
@@ -542,13 +542,13 @@ def test_tables_and_figures_show_the_study(data):
     assert max(len(line) for line in text.splitlines()) <= 92 and "VERDICT" in text
     assert text.replace("\n  ", " ").replace("\n", " ") == " ".join(R.word_verdict(j, width=None).splitlines())
     sizes = R.size_table(study)
-    assert "θ̂ in 4 bits" in sizes and "bf16" in sizes and f"{R.model_bytes(models['euler_fixed'], 'weights', 4):,}" in sizes
+    assert "θ̂ in 4 bits" in sizes and "bf16" in sizes and f"{R.study.model_bytes(models['euler_fixed'], 'weights', 4):,}" in sizes
     fig = R.fig_weight_noise(study)
     assert [t.name for t in fig.data] == ["RK4-trained (refined)", "Euler-trained (fixed depth)"]
     assert list(fig.data[0].x) == [0.1, 1.0] and fig.layout.xaxis.type == "log"
     assert list(fig.layout.xaxis.tickvals) == [0.1, 1.0] and list(fig.layout.xaxis.ticktext) == ["0.1", "1"]
     # issue 53: accuracies in percent, as the chapter's prose and tables say them
-    assert fig.data[0].y[0] == pytest.approx(100 * R.summarise(study["rk4_refined"])[1]["accuracy"])
+    assert fig.data[0].y[0] == pytest.approx(100 * R.study.summarise(study["rk4_refined"])[1]["accuracy"])
     assert fig.layout.yaxis.title.text == "held-out accuracy (%)"
     quant = R.fig_quantization(study)
     # issue 53: horizontal bars, one row per format, so that every format's name and every bar's value reads on a phone
@@ -575,7 +575,7 @@ def test_tables_and_figures_show_the_study(data):
 
     # the Euler model on the RK4 graph is the Euler model: its colour, dashed (not RK4's colour)
     other = {"euler_fixed": _model(seed=2)}
-    both = R.robustness_study(other, d.test_x, d.test_y, d.mean, d.std, grid=GRID,
+    both = R.study.robustness_study(other, d.test_x, d.test_y, d.mean, d.std, grid=GRID,
                                graphs={"euler_fixed": ("euler_fixed", None, None),
                                        "euler_fixed on rk4_classic": ("euler_fixed", "rk4_classic", None)})
     lines = R.fig_weight_noise(both).data
@@ -591,7 +591,7 @@ def test_the_study_refuses_a_bad_grid(data):
                        (dict(bits=(1,)), r"bits\[0\] must be an integer >= 2"),
                        (dict(seeds=()), "seeds is empty")):
         with pytest.raises(ValueError, match=match):
-            R.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid={**GRID, **bad})
+            R.study.robustness_rows(model, d.test_x, d.test_y, d.mean, d.std, grid={**GRID, **bad})
 
 
 # --------------------------------------------------------------------------- noise draws (issue 51, item 4)
@@ -608,23 +608,23 @@ def test_the_noise_draw_rule_of_the_analysis_plan():
     (input); a row that spreads more is wide, and a row with fewer draws than the rule is wide when its half-width
     exceeds 1 point."""
     assert R.NOISE_DRAWS == {"weight_noise": 16, "input_noise": 8}
-    assert R.WIDE_SD == {"weight_noise": 0.018, "input_noise": 0.01} and R.MC_HALF_WIDTH == 1.0
+    assert R.study.WIDE_SD == {"weight_noise": 0.018, "input_noise": 0.01} and R.study.MC_HALF_WIDTH == 1.0
     for kind in R.NOISE_DRAWS:
-        k, sd = R.NOISE_DRAWS[kind], R.WIDE_SD[kind]
-        at = R.draw_spread(_draws(0.999 * sd, k), kind)
+        k, sd = R.NOISE_DRAWS[kind], R.study.WIDE_SD[kind]
+        at = R.study.draw_spread(_draws(0.999 * sd, k), kind)
         assert at["draws"] == k and at["sd"] == pytest.approx(0.999 * sd) and not at["wide"]
         assert at["half_width"] == pytest.approx(100 * stats.t.ppf(0.975, k - 1) * 0.999 * sd / math.sqrt(k))
         assert at["half_width"] <= 1
-        assert R.draw_spread(_draws(1.05 * sd, k), kind)["wide"], "more spread than the rule's SD: wide"
-    short = R.draw_spread(_draws(0.002, 3), "weight_noise")
+        assert R.study.draw_spread(_draws(1.05 * sd, k), kind)["wide"], "more spread than the rule's SD: wide"
+    short = R.study.draw_spread(_draws(0.002, 3), "weight_noise")
     assert short["rule"] == 16 and short["half_width"] < 1 and not short["wide"]
-    assert R.draw_spread(_draws(0.01, 3), "weight_noise")["wide"], "3 draws, half-width above 1 point"
-    assert R.draw_spread([0.7], "input_noise") == {"draws": 1, "rule": 8, "sd": None, "half_width": None, "wide": False}
+    assert R.study.draw_spread(_draws(0.01, 3), "weight_noise")["wide"], "3 draws, half-width above 1 point"
+    assert R.study.draw_spread([0.7], "input_noise") == {"draws": 1, "rule": 8, "sd": None, "half_width": None, "wide": False}
     with pytest.raises(ValueError, match="not drawn at random"):
-        R.draw_spread([0.7, 0.71], "quantized_theta")
-    wide = R.draw_spread(_draws(0.03, 16), "weight_noise")
-    assert R.draws_cell([wide, R.draw_spread(_draws(0.001, 16), "weight_noise")]) == f"16; wide, ±{wide['half_width']:.1f}"
-    assert R.draws_cell([short, short]) == "3 (rule: 16)" and R.draws_cell([None, None]) == "—"
+        R.study.draw_spread([0.7, 0.71], "quantized_theta")
+    wide = R.study.draw_spread(_draws(0.03, 16), "weight_noise")
+    assert R.show.draws_cell([wide, R.study.draw_spread(_draws(0.001, 16), "weight_noise")]) == f"16; wide, ±{wide['half_width']:.1f}"
+    assert R.show.draws_cell([short, short]) == "3 (rule: 16)" and R.show.draws_cell([None, None]) == "—"
 
 
 def test_the_presets_grids_and_the_draws_they_have():
@@ -637,8 +637,8 @@ def test_the_presets_grids_and_the_draws_they_have():
     g = R.preset_grid("gpu")
     assert (len(g["seeds"]), len(g["noise_seeds"])) == (3, 2)
     rows = [{"kind": "weight_noise", "level": 0.1, "accuracies": _draws(0.01, 3)}]
-    sp = R.draw_spread(rows[0]["accuracies"], "weight_noise")
-    assert R.draws_cell([sp]).startswith("3 (rule: 16); wide")
+    sp = R.study.draw_spread(rows[0]["accuracies"], "weight_noise")
+    assert R.show.draws_cell([sp]).startswith("3 (rule: 16); wide")
 
 
 # --------------------------------------------------------------------------- the chapter's numbers
@@ -680,7 +680,7 @@ def test_the_chapters_words_follow_its_numbers():
     assert "(the expectation is supported)" in f["rob_over"], "the primary row over the seeds: 3.5 − 0.6 points"
     assert f["rob_floor"] == "", "the primary perturbation costs the Euler models 3.5 points over the seeds: no floor"
     hurt = next(r for r in three.rows if (r["kind"], r["level"]) == ("weight_noise", 0.3))
-    assert max(hurt["a"]["mean"], hurt["b"]["mean"]) >= R.HURTS and "weight noise of σ = 0.3 costs" in f["rob_hurt"]
+    assert max(hurt["a"]["mean"], hurt["b"]["mean"]) >= R.show.HURTS and "weight noise of σ = 0.3 costs" in f["rob_hurt"]
     assert ("no difference significant after Holm" in f["rob_hurt"]) == (not hurt["significant"])
     mild = {s: {label: [dict(c, accuracies=[a + 0.0 for a in c["accuracies"]]) if c["kind"] != "quantized_theta"
                         else dict(c, accuracies=[next(x for x in conds if x["kind"] == "clean")["accuracies"][0] - 0.001])

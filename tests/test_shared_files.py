@@ -433,7 +433,7 @@ def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, d
     runs = _runs(runs_copy, data_dir)
     grid = dict(sigmas=(0.1,), seeds=(0,), bits=(), float_formats=(), input_noise=(), noise_seeds=(0,))
     first = robustness.run(runs, grid, verbose=False)
-    path = robustness.cache_path(runs, grid, torch.device("cpu"))[0]
+    path = robustness.study.cache_path(runs, grid, torch.device("cpu"))[0]
     path.write_text(path.read_text()[: len(path.read_text()) // 2])
     capsys.readouterr()
     again = robustness.run(runs, grid, verbose=False)

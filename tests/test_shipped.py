@@ -108,7 +108,7 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
         assert key["device"] == "cpu" and not path.exists(), "nothing was swept or written on the CPU"
         shipped = [f for f in SS.shipped_stand_ins(runs[name], CS.SWEEP_PREFIX, key)]
         assert len(shipped) == 1 and rows == json.loads(shipped[0].path.read_text())["rows"]
-    assert set(study) == set(robustness.GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
+    assert set(study) == set(robustness.study.GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
     own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
     assert SS.shipped_stand_ins(own["rk4_refined"], CS.SWEEP_PREFIX, key) == ()
     SS.announce_recompute(runs["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
@@ -304,7 +304,7 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     for name, run in runs.items():
         assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
     first = next(iter(runs))
-    assert robustness.cache_path(runs, robustness.preset_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
+    assert robustness.study.cache_path(runs, robustness.preset_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
     assert adaptive_cache(runs, adaptive_key_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
 
 
@@ -319,7 +319,7 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     for name, run in runs.items():
         path = sweep_cache(run, sweep_grid(PRESET), cpu)[0]
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
-    path = robustness.cache_path(runs, robustness.preset_grid(PRESET), cpu)[0]
+    path = robustness.study.cache_path(runs, robustness.preset_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
     from cnet_lib.images.studies.adaptive_cached import adaptive_study_path
 
@@ -344,12 +344,12 @@ def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypat
             "runs": {"rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=()),
                      "euler_fixed": dict(scheme="euler", n_basis=2)}}
     monkeypatch.setitem(P.IMAGE_PRESETS, "smoke", tiny)
-    monkeypatch.setitem(robustness.GRIDS, "smoke", dict(robustness.GRIDS["smoke"], sigmas=(0.1,), bits=(8,)))
+    monkeypatch.setitem(robustness.study.GRIDS, "smoke", dict(robustness.study.GRIDS["smoke"], sigmas=(0.1,), bits=(8,)))
     settings = Settings(preset="smoke", data_dir=data, device="cpu")
     SH.ship(settings.replace(runs_dir=tmp_path / "train"), "fake data", "python -m cnet_lib ship smoke", dest=shipped)
     before = {run: json.loads((shipped / f"smoke-{run}" / SHP.MANIFEST).read_text()) for run in tiny["runs"]}
     old_study = [f for f in before["rk4_refined"]["files"] if f.startswith("robustness-")]
-    monkeypatch.setitem(robustness.GRIDS, "smoke", dict(robustness.GRIDS["smoke"], sigmas=(0.2,)))
+    monkeypatch.setitem(robustness.study.GRIDS, "smoke", dict(robustness.study.GRIDS["smoke"], sigmas=(0.2,)))
     SH.restudy(settings.replace(runs_dir=tmp_path / "fresh"), "python -m cnet_lib ship smoke --restudy", dest=shipped)
     for run in tiny["runs"]:
         folder = shipped / f"smoke-{run}"

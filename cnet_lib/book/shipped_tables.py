@@ -37,8 +37,8 @@ def shipped_study(preset: str, prefix: str) -> dict:
 
 
 def _robustness(preset: str):
-    study = {label: robustness.conditions_from_json(rows)
-             for label, rows in shipped_study(preset, robustness.PREFIX)["study"].items()}
+    study = {label: robustness.study.conditions_from_json(rows)
+             for label, rows in shipped_study(preset, robustness.study.PREFIX)["study"].items()}
     return robustness.judge(study, "rk4_refined", "euler_fixed")
 
 

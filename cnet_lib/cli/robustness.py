@@ -43,9 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sigmas", type=float, nargs="+", help="relative weight noise levels")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds of the weight noise")
     p.add_argument("--bits", type=int, nargs="*", help="integer bit widths")
-    p.add_argument("--quantization", nargs="*", choices=robustness.QUANTIZATION_SCHEMES,
+    p.add_argument("--quantization", nargs="*", choices=robustness.study.QUANTIZATION_SCHEMES,
                    help="integer schemes: theta (the blocks' coefficients only), weights (every conv and linear weight)")
-    p.add_argument("--float-formats", nargs="*", choices=tuple(robustness.FLOAT_FORMATS))
+    p.add_argument("--float-formats", nargs="*", choices=tuple(robustness.study.FLOAT_FORMATS))
     p.add_argument("--input-noise", type=float, nargs="*", help="input noise levels (normalised pixel units)")
     p.add_argument("--noise-seeds", type=int, nargs="+")
     p.add_argument("--n-test", type=int, help="test images (default: the first run's subset)")
@@ -73,9 +73,9 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
         raise ValueError("give checkpoints of differently named run folders (the folder names label the rows)")
     run = loaded[0][1]["extra"].get("run_config", {})
     preset = run.get("preset")
-    grid = robustness.preset_grid(preset) if preset in PRESETS else dict(robustness.DEFAULT_GRID)
-    grid.update({k: getattr(args, k) for k in robustness.DEFAULT_GRID if getattr(args, k, None) is not None})
-    robustness.check_grid(grid)
+    grid = robustness.preset_grid(preset) if preset in PRESETS else dict(robustness.study.DEFAULT_GRID)
+    grid.update({k: getattr(args, k) for k in robustness.study.DEFAULT_GRID if getattr(args, k, None) is not None})
+    robustness.study.check_grid(grid)
     dataset = run.get("dataset", "cifar10")
     data_dir = args.data_dir or run.get("data_dir") or settings.data_dir
     data = load_dataset(dataset, data_dir, n_train=None, n_test=args.n_test if args.n_test else run.get("n_test"),
@@ -86,7 +86,7 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
         scheme, n_steps = args.graph[0], (int(args.graph[1]) if len(args.graph) > 1 else None)
         graphs.update({f"{name} on {scheme}": (name, scheme, n_steps) for name in models})
     say = None if args.quiet else (lambda what: print(f"  {what}", flush=True))
-    study = robustness.robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
+    study = robustness.study.robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
                              batch_size=args.batch_size, progress=say)
     return models, grid, graphs, data, study
 
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         models, grid, graphs, data, study = _study(args, paths, Settings.from_environment())
     for label, conds in study.items():
         print(f"\n{label}")
-        print(format_table(robustness.summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
+        print(format_table(robustness.study.summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
                                               ("accuracy", "accuracy", "{:.4f}"), ("min", "min", "{:.4f}"),
                                               ("max", "max", "{:.4f}"), ("seeds", "seeds", "{}"),
                                               ("bytes", "bytes", "{}")], left=2))
@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n" + robustness.word_verdict(robustness.judge(study, names[0], names[1]), width=None))
     out = Path(args.out) if args.out else (paths[0] if paths[0].is_dir() else paths[0].parent) / "robustness.json"
     payload = {"checkpoints": [str(p) for p in paths], "grid": grid, "graphs": graphs, "n_test": len(data.test_y),
-               "environment": environment(data.test_x.device), "rows": {k: robustness.summarise(v) for k, v in study.items()},
-               "study": {k: robustness.conditions_to_json(v) for k, v in study.items()}}
+               "environment": environment(data.test_x.device), "rows": {k: robustness.study.summarise(v) for k, v in study.items()},
+               "study": {k: robustness.study.conditions_to_json(v) for k, v in study.items()}}
     atomic_write_text(out, json.dumps(payload, indent=1))
     print(f"rows written to {out}")
     return 0

@@ -79,7 +79,7 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
         runs = shipping_copies(runs, weights)
     return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0,
-                        studies=(robustness.study_file,))
+                        studies=(robustness.study.study_file,))
 
 
 def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
@@ -111,7 +111,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     sweep_runs(runs, verbose=True)
     dev = settings.device
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
-    studies[next(iter(runs))].append(robustness.study_file(runs))
+    studies[next(iter(runs))].append(robustness.study.study_file(runs))
     adaptive_runs(runs, verbose=True, progress=True, device=dev)
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
@@ -119,7 +119,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     for name, run in runs.items():
         folder, manifest = dest / f"{preset}-{name}", manifests[name]
         for old in folder.iterdir():
-            if old.name.startswith((*STUDY_PREFIXES, robustness.PREFIX)):
+            if old.name.startswith((*STUDY_PREFIXES, robustness.study.PREFIX)):
                 old.unlink()
         for f in studies[name]:
             copy_run_file(f, folder / f.name)

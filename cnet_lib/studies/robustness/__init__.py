@@ -5,19 +5,19 @@ figures, the live app and the numbers the chapter's prose quotes).
 
 A chapter writes ``from cnet_lib.studies import robustness``, then ``study = robustness.run(runs)``,
 ``verdict = robustness.judge(study, "rk4_refined", "euler_fixed")``, ``robustness.drops_table(verdict)``,
-``robustness.fig_weight_noise(study)``, ``robustness.live_app(runs, ...)``.
+``robustness.fig_weight_noise(study)``, ``robustness.live_app(runs, ...)``: the names below.  Everything else is
+its module's (``robustness.study.check_grid``, ``robustness.show.outcome_phrase``).
 """
 from . import show, study
-from .show import (DRAWS_NOTE, FOOTING, HURTS, STORAGE_KINDS, STUDY_HOW, active_conditions, draws_cell, drops_table, facts,
-                   fig_drops, fig_explorer, fig_input_noise, fig_quantization, fig_weight_noise, floor_sentences,
-                   level_name, live_app, outcome_phrase, over_seeds_table, quantization_error_table, size_table,
-                   study_label, word_over_seeds, word_verdict)
-from .study import (DEFAULT_GRID, FAMILIES, FLOAT_FORMATS, GRAPHS, GRIDS, KINDS, MC_HALF_WIDTH, NOISE_DRAWS, OUTCOMES,
-                    PREFIX, PRIMARY, QUANTIZATION_SCHEMES, RANDOM_KINDS, WIDE_SD, Condition, Judgement, PrimaryTest,
-                    SeedRobustness, cache_path, check_grid, coefficient_tensors, condition_name, conditions_from_json,
-                    conditions_to_json, decide, draw_spread, float_format_copy, identity_copy, input_noise, judge,
-                    model_bytes, over_seeds, pack_outcomes, perturb_coefficients, preset_grid, quantize_per_channel,
-                    quantize_theta, quantize_weights, robustness_over_seeds, robustness_rows, robustness_study, run,
-                    study_file, summarise, unpack_outcomes)
+from .show import (drops_table, facts, fig_drops, fig_explorer, fig_input_noise, fig_quantization, fig_weight_noise,
+                   live_app, over_seeds_table, quantization_error_table, size_table, word_over_seeds, word_verdict)
+from .study import (NOISE_DRAWS, PRIMARY, judge, over_seeds, preset_grid, quantize_theta, quantize_weights,
+                    robustness_over_seeds, run)
 
-__all__ = ["study", "show", *study.__all__, *show.__all__]
+__all__ = ["study", "show",
+           # the study
+           "run", "preset_grid", "judge", "over_seeds", "robustness_over_seeds", "PRIMARY", "NOISE_DRAWS",
+           "quantize_theta", "quantize_weights",
+           # how it is shown
+           "quantization_error_table", "size_table", "drops_table", "word_verdict", "over_seeds_table", "word_over_seeds",
+           "facts", "fig_weight_noise", "fig_quantization", "fig_input_noise", "fig_drops", "fig_explorer", "live_app"]
