@@ -2,7 +2,7 @@
 trained models (:func:`runs_table`) and their training histories (:func:`histories_table`)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..images.runs.study_run import training_time
 from ..images.studies.study_cache import ran_on

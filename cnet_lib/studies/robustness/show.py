@@ -44,8 +44,8 @@ from ...images.training.evaluation import Evaluator
 from ...runtime.rich_text import Rich, paragraphs
 from ...runtime.rows import format_table, seeds_phrase, spread_cell
 from ...runtime.vocabulary import run_color, run_dash, run_label, run_pattern
-from .study import (FAMILIES, MC_HALF_WIDTH, NOISE_DRAWS, WIDE_SD, Condition, Judgement, PrimaryTest,
-                    SeedRobustness, condition_name, float_format_copy, input_noise, model_bytes, perturb_coefficients,
+from .study import (FAMILIES, MC_HALF_WIDTH, NOISE_DRAWS, RANDOM_KINDS, WIDE_SD, Condition, Judgement, PrimaryTest,
+                    SeedRobustness, condition_name, float_format_copy, input_noise, perturb_coefficients,
                     quantize_theta, quantize_weights, summarise)
 
 __all__ = [
@@ -334,18 +334,14 @@ def _count(k: int) -> str:
     return _WORDS.get(k, f"{k:,}")
 
 
+_DOING = {"weight_noise": "weight noise of σ = {:g}", "input_noise": "input noise of τ = {:g}",
+          "quantized_theta": "rounding θ̂ to {} bits", "quantized_weights": "rounding every weight to {} bits",
+          "float_format": "storing every parameter in {}"}
+"""A perturbation as the subject of a sentence (any other kind: its :func:`~.study.condition_name`)."""
+
+
 def _doing(kind: str, level) -> str:
-    """A perturbation as the subject of a sentence: ``rounding every weight to 4 bits``, ``weight noise of σ = 0.3``."""
-    return {"weight_noise": f"weight noise of σ = {level:g}" if kind == "weight_noise" else "",
-            "input_noise": f"input noise of τ = {level:g}" if kind == "input_noise" else "",
-            "quantized_theta": f"rounding θ̂ to {level} bits", "quantized_weights": f"rounding every weight to {level} bits",
-            "float_format": f"storing every parameter in {level}"}.get(kind) or condition_name(kind, level)
-
-
-def _row(rows: Sequence[Mapping], kind: str, level=None, top: bool = False) -> Optional[Mapping]:
-    """The row of ``kind`` at ``level`` (with ``top``, at its largest level), or None."""
-    found = [r for r in rows if r["kind"] == kind and (top or r["level"] == level)]
-    return max(found, key=lambda r: r["level"]) if top and found else (found[0] if found else None)
+    return _DOING[kind].format(level) if kind in _DOING else condition_name(kind, level)
 
 
 def _over_sentence(over: SeedRobustness) -> str:
@@ -364,8 +360,9 @@ def _over_sentence(over: SeedRobustness) -> str:
 def _hurt_sentence(over: SeedRobustness) -> str:
     """The random perturbations that cost a model at least :data:`HURTS` points at their largest level, over the seeds:
     what each costs the two methods, whether the difference is significant after Holm, and whether the row is wide."""
-    rows = [r for kind in ("weight_noise", "input_noise") for r in [_row(over.rows, kind, top=True)]
-            if r is not None and max(r["a"]["mean"], r["b"]["mean"]) >= HURTS]
+    tops = [max((r for r in over.rows if r["kind"] == kind), key=lambda r: r["level"], default=None)
+            for kind in RANDOM_KINDS]
+    rows = [r for r in tops if r is not None and max(r["a"]["mean"], r["b"]["mean"]) >= HURTS]
     if not rows:
         return ""
     A, B = run_label(over.a), run_label(over.b)
