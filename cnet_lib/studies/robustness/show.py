@@ -345,7 +345,7 @@ def _doing(kind: str, level) -> str:
 
 
 def _over_sentence(over: SeedRobustness) -> str:
-    """The primary test over the training seeds, in one clause the chapter's prose continues."""
+    """The primary test over the training seeds, in one sentence (with one seed: that no test is made)."""
     p = over.primary
     if p is None:
         return "Over the training seeds the primary condition was not measured."
@@ -405,9 +405,9 @@ def facts(study: Mapping[str, Sequence[Condition]], verdict: Judgement, over: Se
     :func:`cnet_lib.book.glue_all`): the rules of the test (``primary``, ``min_effect``, ``alpha``, ``matter``, the
     noise-draw rule), the primary row on the judged pair of training seed ``seed`` (``a``, ``b``, ``diff``, ``lo``,
     ``hi``, ``outcome``), the same over the training seeds (``over``, ``floor``, ``hurt``, ``single_pair``, ``seeds``),
-    the sizes
-    (``bytes_f32``, ``bytes_w4``, ``bytes_ratio``) and the images (``n``, ``live_n``).  Worded results come from
-    the same functions as the tables' sentences, so the prose says what the numbers say for any preset."""
+    the sizes (``bytes_f32``, ``bytes_w4``, ``bytes_ratio``) and the images (``n``, ``live_n``), every name with the
+    prefix ``rob_``.  Worded results come from the same functions as the tables' sentences, so the prose says what the
+    numbers say for any preset; a sentence that does not apply is empty."""
     t = verdict.test
     p = verdict.primary or {"drop_a": float("nan"), "drop_b": float("nan"), "diff": float("nan"),
                             "ci95": (float("nan"), float("nan"))}
