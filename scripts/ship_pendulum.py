@@ -1,6 +1,6 @@
 """Ship a preset's pendulum study with the book: every ODE-Net of the study trained at once (on the device
 measured faster here) and saved as ``cnet_lib/shipped/pendulum/<preset>-<hash>.pt``, in the format of a reader's
-own (:mod:`cnet_lib.pendulum.study_store`: keyed on the whole frozen config, so a changed preset never loads a
+own (:mod:`cnet_lib.pendulum.trained_models`: keyed on the whole frozen config, so a changed preset never loads a
 stale study; tests/test_pendulum_batched.py fails until the preset's study is shipped again).  An older file of
 the same preset is removed.
 
@@ -19,7 +19,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from cnet_lib import pendulum  # noqa: E402
-from cnet_lib.pendulum import study_store, trained_models  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -27,16 +26,16 @@ def main(argv=None) -> int:
     p.add_argument("preset", choices=["smoke", "cpu", "gpu", "paper"])
     args = p.parse_args(argv)
     cfg = pendulum.config_for(args.preset)
-    configs = trained_models.study_configs(cfg)
+    configs = pendulum.study_configs(cfg)
     t0 = time.perf_counter()
-    fits = trained_models.obtain_study(cfg, configs, use_shipped=False)
-    key = study_store.study_key(cfg, [(f.scheme, f.dt_data, f.n_iters) for f in fits])
-    out = study_store.SHIPPED_PENDULUM / f"{cfg.name}-{study_store.study_hash(key)}.pt"
-    for old in study_store.SHIPPED_PENDULUM.glob(f"{cfg.name}-*.pt"):
+    fits = pendulum.obtain_study(cfg, configs, use_shipped=False)
+    key = pendulum.study_key(cfg, [(f.scheme, f.dt_data, f.n_iters) for f in fits])
+    out = pendulum.SHIPPED_PENDULUM / f"{cfg.name}-{pendulum.study_hash(key)}.pt"
+    for old in pendulum.SHIPPED_PENDULUM.glob(f"{cfg.name}-*.pt"):
         if old != out:
             old.unlink()
             print(f"removed the older {old.name}")
-    study_store.save_study(out, key, fits)
+    pendulum.save_study(out, key, fits)
     print(f"{len(fits)} ODE-Nets of the '{cfg.name}' preset trained on {fits[0].device} in "
           f"{time.perf_counter() - t0:.1f} s, shipped as {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
     return 0

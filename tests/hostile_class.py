@@ -20,7 +20,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from cnet_lib.images.studies import robustness_perturbations as perturbations
+from cnet_lib.studies.robustness import study as perturbations
 
 # ----------------------------------------------------------------------------- exercise cells
 RATE_BOMB = '''import json
@@ -74,7 +74,7 @@ def refine_piecewise_linear(coeffs):
 
 MULTI_SCHEME = '''import torch
 
-from cnet_lib.pendulum.scheme_batches import multi_scheme_rollout
+from cnet_lib.pendulum.odenet import multi_scheme_rollout
 
 
 def rk_step(f, t, x, h, tableau):

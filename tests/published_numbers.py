@@ -1,6 +1,8 @@
 """The numbers of the published book (the ``gpu`` preset, :data:`cnet_lib.book.project.PUBLISHED_PRESET`), computed
-the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets, the image models' studies
-(sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
+the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets (their adaptive flows), the
+image models' studies (sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
+(The pendulum chapters, the robustness chapter and *Manifestation invariance* glue their numbers from their cells:
+``tests/test_pendulum.py``, ``tests/test_robustness.py``, ``tests/test_manifestation.py``.)
 
 ``tests/test_prose_numbers.py`` checks that every number the chapters' prose states is one of these, formatted as the
 prose prints it.  Everything here is computed on the CPU in float64 (the pendulum) or read from the shipped study
@@ -19,10 +21,10 @@ from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
 from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
 from cnet_lib.images.studies.paired_stats import two_proportions
-from cnet_lib.report.pendulum_claims_report import span, times
+from cnet_lib.studies.pendulum.show import times
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
-from cnet_lib.studies import manifestation
+from cnet_lib.studies import manifestation, robustness
 from smoke_data import smoke_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,85 +44,7 @@ def settings(runs_dir: str):
     return smoke_settings(preset=PUBLISHED_PRESET, runs_dir=Path(runs_dir))
 
 
-# --------------------------------------------------------------------------- the pendulum
-@lru_cache(maxsize=None)
-def pendulum_numbers(runs_dir: str) -> dict:
-    """*Is a ResNet a forward-Euler integrator?* in the published preset: the shipped ODE-Nets, rolled out as the
-    chapter rolls them out."""
-    cfg = pendulum.config_for(PUBLISHED_PRESET)
-    models = pendulum.train_models(cfg, settings=settings(runs_dir), progress=False)
-    summary = pendulum.training_summary(models)
-    rows = pendulum.rollout_rows(models, cfg.eval_schemes, cfg.h_values, cfg, keep_paths=False)
-    dip = {r["trained"]: r for r in pendulum.dip_rows(rows)}
-    dist = {r["trained"]: r for r in pendulum.rate_distances(models, cfg)}
-    curves = pendulum.odenet_convergence(rows)
-    numerical = pendulum.integrator_convergence(cfg.train_schemes, cfg.h_values, cfg.dt_data, cfg.T_data)
-    floor = find_row(pendulum.error_floor_rows(models, rows, cfg), trained="rk4_38")
-    matrix = pendulum.interchange_matrix(rows, 1.0)
-    control = pendulum.dt_data_control(cfg, models, settings=settings(runs_dir))
-    dt_c = max(cfg.control_dt_data)
-    coarse = pendulum.train_models(cfg, cfg.control_schemes, dt_data=dt_c, n_iters=cfg.control_iters, progress=False)
-    rates = {"the true f": pendulum.true_rate, pendulum.odenet_label("rk4_38"): coarse["rk4_38"].model}
-    gained = pendulum.energy_gained(rates, "midpoint", dt_c, cfg)
-    levels = (gained[0]["energy_start"], find_row(gained, rate="the true f")["energy_end"])
-    periods = {r["rate"]: r for r in pendulum.flow_periods(rates, levels, cfg.g)}
-    losses = [r["final_loss"] for r in summary]
-    euler_others = [r["ratio_to_own"] for r in matrix if r["trained"] == "euler" and r["evaluated"] != "euler"]
-    swaps = [r["ratio_to_own"] for r in matrix if "euler" not in (r["trained"], r["evaluated"])
-             and r["trained"] != r["evaluated"]]
-    fine = [r["ratio_to_own"] for r in control if r["dt_data"] == min(r["dt_data"] for r in control)]
-    coarse_rows = [r for r in control if r["dt_data"] == dt_c]
-    mid = sorted((r for r in curves if r["trained"] == "midpoint"), key=lambda r: r["h"])
-    rk4 = sorted((r for r in curves if r["trained"] == "rk4_38"), key=lambda r: r["h"])
-    euler_v = sorted((r for r in curves if r["trained"] == "euler"), key=lambda r: r["h"])
-    at_1 = find_row(euler_v, h=1.0)["error"]
-    return {
-        "loss_lo": f"{min(losses):.1e}", "loss_hi": f"{max(losses):.1e}", "loss_factor": times(max(losses) / min(losses)),
-        "dip_euler": times(dip["euler"]["ratio"]), "dip_mid": times(dip["midpoint"]["ratio"]),
-        "dip_rk4": times(dip["rk4_38"]["ratio"]),
-        "e_euler": f"{dip['euler']['error_h'] if 'error_h' in dip['euler'] else at_1:.1e}",
-        "dist_euler": times(dist["euler"]["factor"]), "dist_mid": times(dist["midpoint"]["factor"]),
-        "dist_rk4": times(dist["rk4_38"]["factor"]),
-        "v_worse": times(min(r["error"] for r in euler_v if r["h"] != 1.0) / at_1),
-        "mid_flat": times(max(r["error"] for r in mid if r["h"] <= 1) / min(r["error"] for r in mid if r["h"] <= 1)),
-        "mid_rise": times(max(r["error"] for r in mid if r["h"] > 1) / max(r["error"] for r in mid if r["h"] <= 1)),
-        "mid_hmax": f"{max(r['h'] for r in mid):g}",
-        "rk4_lo": f"{min(r['error'] for r in rk4 if r['h'] <= 4):.1e}",
-        "rk4_hi": f"{max(r['error'] for r in rk4 if r['h'] <= 4):.1e}", "rk4_last": f"{rk4[-1]['error']:.1e}",
-        "rk4_f_4": f"{find_row(numerical, scheme='rk4_38', h=4.0)['error']:.1e}",
-        "rk4_f_8": f"{find_row(numerical, scheme='rk4_38', h=8.0)['error']:.1e}",
-        "floor": f"{floor['error_own']:.2e}", "floor_above": times(floor["error_own"] / floor["error_numerical"]),
-        "floor_numerical": f"{floor['error_numerical']:.1e}",
-        "swap_euler": span(min(euler_others), max(euler_others)), "swap_others": span(min(swaps), max(swaps)),
-        "control_fine": span(min(fine), max(fine)),
-        "control_coarse": span(min(r["ratio_to_own"] for r in coarse_rows), max(r["ratio_to_own"] for r in coarse_rows)),
-        "control_to_f": span(min(r["ratio_to_numerical"] for r in coarse_rows),
-                             max(r["ratio_to_numerical"] for r in coarse_rows)),
-        "dt_coarse": f"{dt_c:g}",
-        "gain_learned": f"{find_row(gained, rate=pendulum.odenet_label('rk4_38'))['energy_gained']:+.3f}",
-        "gain_true": f"{find_row(gained, rate='the true f')['energy_gained']:+.3f}",
-        "period_learned": f"{100 * periods[pendulum.odenet_label('rk4_38')]['change']:+.1f}%",
-        "period_true": f"{100 * periods['the true f']['change']:+.1f}%",
-    }
-
-
-def integrator_numbers() -> dict:
-    """*Numerical integrators* in the published preset: the fitted slopes over its step sizes, and the long window."""
-    cfg = pendulum.config_for(PUBLISHED_PRESET)
-    schemes = ["euler", "midpoint", "rk4_classic", "rk4_38"]
-    rows = pendulum.integrator_convergence(schemes, cfg.integrator_h, cfg.dt_data, cfg.integrator_t_final)
-    slopes = {r["scheme"]: r["slope"] for r in pendulum.fit_slopes(rows, cfg.fit_h_integrators)}
-    h_long = [h for h in cfg.integrator_h if h >= 1 / 4]
-    long = pendulum.integrator_convergence(schemes, h_long, cfg.dt_data, 10.0)
-    long_slopes = {r["scheme"]: r["slope"] for r in pendulum.fit_slopes(long, (min(h_long), max(h_long)),
-                                                                          max_error=float("inf"))}
-    euler = [r["error"] for r in long if r["scheme"] == "euler"]
-    return {**{f"slope_{k}": f"{v:.2f}" for k, v in slopes.items()},
-            **{f"long_{k}": f"{v:.2f}" for k, v in long_slopes.items()},
-            "long_euler_lo": f"{min(euler):.2g}", "long_euler_hi": f"{max(euler):.2g}",
-            "long_others_max": f"{max(r['error'] for r in long if r['scheme'] != 'euler'):.2g}"}
-
-
+# --------------------------------------------------------------------------- the pendulum's adaptive flows
 @lru_cache(maxsize=None)
 def adaptive_pendulum_numbers(runs_dir: str) -> dict:
     """*Adaptive steps* on the pendulum in the published preset: the check against torchdiffeq and the verdicts."""
@@ -147,47 +71,21 @@ def image_numbers(runs_dir: str) -> dict:
     """The image chapters in the published preset: the shipped models' records and studies."""
     runs = images.trained_runs(settings(runs_dir), verbose=False)
     sweeps = manifestation.run(runs, verbose=False)
-    c = manifestation.over_seeds(manifestation.seed_sweeps(runs, sweeps))
-    study = images.robustness_runs(runs, verbose=False)
-    r = images.judge(study, "rk4_refined", "euler_fixed")
-    over = images.robustness_over_seeds(images.seed_studies(runs, study))
+    r = robustness.judge(robustness.run(runs, verbose=False), "rk4_refined", "euler_fixed")
     adaptive = images.adaptive_runs(runs, verbose=False)
     a = images.judge_adaptive(adaptive, "rk4_refined", "euler_fixed")
     rk4, euler = find_row(sweeps["rk4_refined"], kind="trained"), find_row(sweeps["euler_fixed"], kind="trained")
-    primary = next(row for row in over.rows if row["role"] == "primary")
     m = read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-rk4_refined")
-    drops = c.drops
     out = {
         "acc_rk4": pct(rk4["accuracy"]), "acc_euler": pct(euler["accuracy"]), "params": f"{rk4['n_parameters']:,}",
         "epochs": str(len(m["history"])), "n_test": f"{r.n:,}",
-        "seeds_euler_lo": f"{min(drops['euler_fixed']):.1f}", "seeds_euler_hi": f"{max(drops['euler_fixed']):.1f}",
-        "seeds_rk4_lo": f"{min(drops['rk4_refined']):.2f}", "seeds_rk4_hi": f"{max(drops['rk4_refined']):.2f}",
         "live_images": f"{images.live_images(PUBLISHED_PRESET):,}",
         "sweep_n": f"{manifestation.sweep_images(sweeps['rk4_refined']):,}",
-        "over_primary_diff": f"{primary['diff']:+.2f}", "over_primary_lo": f"{primary['ci95'][0]:+.2f}",
-        "over_primary_hi": f"{primary['ci95'][1]:+.2f}",
         "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
         **{f"ad_own_{key}": pct(next(row for row in images.studies.adaptive_measure.adaptive_rows(adaptive)
                                      if row["run"] == run and row["pair"] is None)["accuracy"])
            for run, key in (("rk4_refined", "rk4"), ("euler_fixed", "euler"))},
     }
-    over_rows = {(row["kind"], row["level"]): row for row in over.rows}
-    sizes = {(c.kind, c.level): c.bytes for c in study["rk4_refined"]}
-    out.update({"wn3_a": f"{over_rows[('weight_noise', 0.3)]['a']['mean']:.2f}",
-                "wn3_b": f"{over_rows[('weight_noise', 0.3)]['b']['mean']:.2f}",
-                "in3_a": f"{over_rows[('input_noise', 0.3)]['a']['mean']:.2f}",
-                "in3_b": f"{over_rows[('input_noise', 0.3)]['b']['mean']:.2f}",
-                "bytes_w4": f"{sizes[('quantized_weights', 4)]:,}", "bytes_f32": f"{sizes[('clean', None)]:,}"})
-    pr = r.primary
-    w4 = next(row for row in r.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
-    w4s = next(row for row in over.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
-    out.update({"rob_a": f"{pr['drop_a']:.2f}", "rob_b": f"{pr['drop_b']:.2f}", "rob_diff": minus(f"{pr['diff']:+.2f}"),
-                "rob_lo": minus(f"{pr['ci95'][0]:+.2f}"), "rob_hi": minus(f"{pr['ci95'][1]:+.2f}"),
-                "over_a": f"{primary['a']['mean']:.2f}", "over_b": f"{primary['b']['mean']:.2f}",
-                "over_diff": minus(f"{primary['diff']:+.2f}"), "over_lo": minus(f"{primary['ci95'][0]:+.2f}"),
-                "over_hi": minus(f"{primary['ci95'][1]:+.2f}"), "w4_diff": f"{w4['diff']:.2f}",
-                "w4_holm": f"{w4['p_holm']:.2g}", "w4s_diff": minus(f"{w4s['diff']:+.2f}"),
-                "w4s_lo": minus(f"{w4s['ci95'][0]:+.2f}"), "w4s_hi": minus(f"{w4s['ci95'][1]:+.2f}")})
     for i, block in enumerate(images.skip_gains(runs["rk4_refined"].model), 1):
         gains = [float(g) for g in block["gains"]]
         out[f"gain{i}_hi"], out[f"gain{i}_lo"] = (f"{max(gains):.2f}".replace("-", "−"),
@@ -198,16 +96,6 @@ def image_numbers(runs_dir: str) -> dict:
                     f"{key}_lo": minus(f"{k.ci95[0]:+.2f}"), f"{key}_hi": minus(f"{k.ci95[1]:+.2f}"), f"{key}_changed": f"{k.changed:.1f}%",
                     f"{key}_nfe": f"{k.nfe_adaptive:.0f}", f"{key}_own_nfe": f"{k.nfe_own:.0f}"})
     return out
-
-
-def factorial_numbers() -> dict:
-    """The `cpu` preset's four models of integrator x refinement as the introduction states them (each effect's mean
-    over the training seeds)."""
-    fx = manifestation.shipped_factorial("cpu", fallback=None)
-    e = {k: v["spread"]["mean"] for k, v in fx.effects.items()}
-    words = {0: "none", 1: "one", 2: "two", 3: "three", 4: "all four"}
-    return {"fx_integrator": f"{(e['integrator, refined'] + e['integrator, fixed depth']) / 2:.1f}",
-            "fx_refinement": f"{(e['refinement, Euler'] + e['refinement, RK4']) / 2:.1f}", "fx_seeds": words[len(fx.seeds)]}
 
 
 def paper_numbers() -> dict:

@@ -36,7 +36,7 @@ from cnet_lib.images.runs.study_run import training_time
 from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.images.training.results_file import read_results
-from cnet_lib.pendulum import study_store as PS
+from cnet_lib.pendulum import trained_models as PS
 from cnet_lib.runtime import checkpoint as C
 from cnet_lib.runtime import files as F
 from cnet_lib.runtime import records as R

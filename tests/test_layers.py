@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
 LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("studies",), ("report",), ("book",), ("teacher",),
           ("cli",))
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto", "plotly")
-SHARED_STUDY_MODULES = ("cnet_lib.studies", "cnet_lib.studies.runner", "cnet_lib.studies.stats")
+SHARED_STUDY_MODULES = ("cnet_lib.studies", "cnet_lib.studies.runner", "cnet_lib.studies.stats")  # the shared ones, once they exist: stale on purpose
 
 
 def _modules(package: Path = PACKAGE) -> dict[str, Path]:
@@ -173,7 +173,7 @@ def test_the_rule_sees_what_it_forbids(tmp_path):
                          "numbers never import its display", "imports plotly", "star-imports", "cycle:"):
             assert expected in found, (expected, found)
         with pytest.raises(AssertionError, match="is in no layer"):
-            layer("cnet_lib._nowhere")
+            layer("cnet_lib._nowhere")  # a probe: stale on purpose
     finally:
         for rel in probes:
             (PACKAGE / rel).unlink(missing_ok=True)

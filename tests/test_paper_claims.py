@@ -12,7 +12,7 @@ import torch
 from cnet_lib.book import paper_claims as PC
 from cnet_lib.images.studies.theta import theta_roughness
 from cnet_lib.images.training.train_config import TrainConfig, build_model
-from cnet_lib.pendulum import large_steps as LS
+from cnet_lib.studies.pendulum import study as LS
 
 
 def _rows(own, other, base):
@@ -40,7 +40,7 @@ def test_the_interchange_ratio_and_the_slopes_at_large_steps():
 def test_the_large_steps_are_every_step_the_grid_admits():
     """Issue 51: the interchange at large steps is judged at every step above 2Δt_data that the grid's own criterion
     admits (a multiple of the half step that divides [0, T_data] into whole steps), 2.5Δt_data included."""
-    from cnet_lib.pendulum.pendulum_presets import config_for
+    from cnet_lib.pendulum import config_for
     cfg = config_for("gpu")
     admitted = [k / 2 for k in range(5, 51) if abs(2000 / k - round(2000 / k)) < 1e-9]  # h = k/2, T/(h Δt) = 2000/k
     assert list(LS.LARGE_H) == admitted == [2.5, 4.0, 5.0, 8.0, 10.0, 12.5, 20.0, 25.0]
@@ -316,7 +316,7 @@ def test_the_paper_s_epochs_are_said_as_its_timings_and_the_command_lines_say_th
 def test_the_one_number_check_finds_an_unexplained_figure_and_accepts_an_explained_one():
     """The check of the built book (tests/test_book_build.py) on pages made for it: a sentence and a table row that
     quote a model with another accuracy fail unless the sentence or the table's note says why ("as trained: ...")."""
-    from cnet_lib.report.run_report import as_trained_note  # noqa: F401  (the words the pages use)
+    from cnet_lib.images.studies.study_cache import as_trained_note  # noqa: F401  (the words the pages use)
     from cnet_lib.runtime.rows import format_table
     from one_number import own_accuracy_mentions, trained_accuracies, unexplained
 

@@ -1,5 +1,5 @@
 """Every ODE-Net of a study trained at once (cnet_lib.pendulum.train_batched) equals each trained alone, and a
-study is trained once per machine (cnet_lib.pendulum.study_store, train_models with settings).
+study is trained once per machine (cnet_lib.pendulum.trained_models: train_models with settings).
 
 The tolerance: in float64 the batched training sums the same products in another order (blocks of pairs, a
 sigmoid for tanh), so each model's losses and weights after TRAINING_ITERS iterations are within TOLERANCE
@@ -17,9 +17,6 @@ import torch
 from cnet_lib import get_scheme
 from cnet_lib import pendulum as P
 from cnet_lib.pendulum import batched_training as BT
-from cnet_lib.pendulum import stacked_step as SS
-from cnet_lib.pendulum import study_store as STORE
-from cnet_lib.pendulum import study_training as ST
 from cnet_lib.pendulum import trained_models as TM
 from cnet_lib.runtime.cuda_graphs import EagerGraph
 from cnet_lib.runtime.settings import Settings
@@ -45,7 +42,7 @@ def _alone(job: P.TrainingJob, **kw):
 
 def test_fast_tanh_is_tanh_to_round_off():
     z = torch.cat([torch.linspace(-30, 30, 20001, dtype=torch.float64), torch.tensor([-800.0, 800.0, 0.0, 1e-300])])
-    assert float((SS.fast_tanh(2 * z) - torch.tanh(z)).abs().max()) <= 4e-16
+    assert float((BT.fast_tanh(2 * z) - torch.tanh(z)).abs().max()) <= 4e-16
 
 
 def test_gradients_by_hand_equal_autograd():
@@ -53,10 +50,10 @@ def test_gradients_by_hand_equal_autograd():
     model, with padded blocks, two groups per scheme and a scheme with a skipped stage (dopri5 as a fixed step)."""
     jobs = [dataclasses.replace(j, n_iters=1) for j in JOBS] + [P.TrainingJob("dopri5", 0.05, 1, T_data=1.0, seed=2)]
     models = [P.initial_odenet(j.seed, j.hidden) for j in jobs]
-    pairs = [SS.ModelPairs(i, get_scheme(j.scheme), j.dt_data, *j.data().pairs()) for i, j in enumerate(jobs)]
-    layout = SS.make_layout(pairs, len(jobs), torch.device("cpu"), r=30, group_rows=60)
+    pairs = [BT.ModelPairs(i, get_scheme(j.scheme), j.dt_data, *j.data().pairs()) for i, j in enumerate(jobs)]
+    layout = BT.make_layout(pairs, len(jobs), torch.device("cpu"), r=30, group_rows=60)
     assert len(layout.groups) > len({j.scheme for j in jobs}), "some scheme's blocks are split into several groups"
-    loss, (gWt, gb, gA) = SS.stacked_loss_and_grads(SS.StackedParams.from_models(models, torch.device("cpu")), layout)
+    loss, (gWt, gb, gA) = BT.stacked_loss_and_grads(BT.StackedParams.from_models(models, torch.device("cpu")), layout)
     for m, (job, model) in enumerate(zip(jobs, models)):
         x_in, x_out = job.data().pairs()
         ref = ((P.one_step(model, x_in, job.scheme, job.dt_data, backend="cnet") - x_out) ** 2).sum(-1).mean() / job.dt_data**2
@@ -105,24 +102,24 @@ def test_bad_batches_are_refused():
 
 
 def test_the_device_is_chosen_by_measurement_and_a_long_training_is_announced(monkeypatch):
-    device, estimates = ST.choose_device(JOBS, torch.device("cpu"))
+    device, estimates = BT.choose_device(JOBS, torch.device("cpu"))
     assert device == torch.device("cpu") and list(estimates) == ["cpu"] and 0 < estimates["cpu"] < 5
-    assert ST.choose_device(JOBS, torch.device("cpu"), cpu_seconds=1.25) == (torch.device("cpu"), {"cpu": 1.25})
-    text = ST.training_notice("paper", 9, torch.device("cpu"), {"cpu": 250.0, "cuda:0": 400.0})
+    assert BT.choose_device(JOBS, torch.device("cpu"), cpu_seconds=1.25) == (torch.device("cpu"), {"cpu": 1.25})
+    text = TM.training_notice("paper", 9, torch.device("cpu"), {"cpu": 250.0, "cuda:0": 400.0})
     assert "about 4.2 min" in text and "cuda:0: about 6.7 min" in text and "%env CNET_PRESET=gpu" in text
-    assert "%env" not in ST.training_notice("smoke", 5, torch.device("cpu"), {"cpu": 40.0})
+    assert "%env" not in TM.training_notice("smoke", 5, torch.device("cpu"), {"cpu": 40.0})
 
 
 def test_the_threads_are_chosen_by_measurement_and_change_no_bit(monkeypatch):
     """With the settings' threads, that count, unmeasured; without, one thread or every core, whichever the
     probe measures faster; and two threads train what one does to round-off (the stacked products split
     between them may sum in another order: the whole gpu preset differed in the 14th digit)."""
-    assert ST.choose_threads(JOBS, 3) == (3, {})
-    monkeypatch.setattr(ST, "available_cores", lambda: 1)
-    assert ST.choose_threads(JOBS) == (1, {})
-    monkeypatch.setattr(ST, "available_cores", lambda: 2)
-    monkeypatch.setattr(ST, "estimate_seconds", lambda jobs, device, n, graphs: {1: 2.0, 2: 1.5}[n])
-    assert ST.choose_threads(JOBS) == (2, {1: 2.0, 2: 1.5})
+    assert BT.choose_threads(JOBS, 3) == (3, {})
+    monkeypatch.setattr(BT, "available_cores", lambda: 1)
+    assert BT.choose_threads(JOBS) == (1, {})
+    monkeypatch.setattr(BT, "available_cores", lambda: 2)
+    monkeypatch.setattr(BT, "estimate_seconds", lambda jobs, device, n, graphs: {1: 2.0, 2: 1.5}[n])
+    assert BT.choose_threads(JOBS) == (2, {1: 2.0, 2: 1.5})
     one, two = (P.train_batched(JOBS, device="cpu", progress=False, threads=n) for n in (1, 2))
     for a, b in zip(one, two):
         assert max(abs(x - y) / y for x, y in zip(a.losses, b.losses)) < TOLERANCE
@@ -156,28 +153,28 @@ def test_a_damaged_or_foreign_study_file_is_set_aside_and_trained_again(small_st
     settings = Settings(runs_dir=tmp_path, device="cpu")
     fits = list(P.train_models(small_study, settings=settings, progress=False).values())
     (path,) = (tmp_path / "pendulum").glob("smoke-*.pt")
-    foreign = STORE.study_key(dataclasses.replace(small_study, seed=1), [(f.scheme, f.dt_data, f.n_iters) for f in fits])
-    assert STORE.store_path(small_study, foreign, tmp_path) != path, "another config, another file"
+    foreign = TM.study_key(dataclasses.replace(small_study, seed=1), [(f.scheme, f.dt_data, f.n_iters) for f in fits])
+    assert TM.store_path(small_study, foreign, tmp_path) != path, "another config, another file"
     for damage in (lambda: path.write_bytes(path.read_bytes()[:200]),  # cut off
-                   lambda: STORE.save_study(path, foreign, fits)):  # another study's key
+                   lambda: TM.save_study(path, foreign, fits)):  # another study's key
         damage()
         TM._TRAINED.clear()
         P.train_models(small_study, settings=settings, progress=False)
         assert "cannot be used" in capsys.readouterr().out and path.is_file()
     assert len(list(path.parent.glob("*.damaged-*"))) == 2, "both unusable files are kept beside it"
-    assert STORE.read_study(path, _key_of(small_study))[0][0].n_iters == 12
+    assert TM.read_study(path, _key_of(small_study))[0][0].n_iters == 12
 
 
 def _key_of(cfg) -> dict:
-    return STORE.study_key(cfg, [(s, c.dt_data, c.n_iters) for c, ss in TM.study_configs(cfg) for s in ss])
+    return TM.study_key(cfg, [(s, c.dt_data, c.n_iters) for c, ss in TM.study_configs(cfg) for s in ss])
 
 
 def test_the_shipped_study_is_loaded_unless_declined(small_study, tmp_path, monkeypatch, capsys):
     own = tmp_path / "own"
-    monkeypatch.setattr(STORE, "SHIPPED_PENDULUM", tmp_path / "shipped")
+    monkeypatch.setattr(TM, "SHIPPED_PENDULUM", tmp_path / "shipped")
     fits = TM.obtain_study(small_study, TM.study_configs(small_study), progress=False)
     key = _key_of(small_study)
-    STORE.save_study(tmp_path / "shipped" / f"smoke-{STORE.study_hash(key)}.pt", key, fits)
+    TM.save_study(tmp_path / "shipped" / f"smoke-{TM.study_hash(key)}.pt", key, fits)
     TM._TRAINED.clear()
     real = TM.train_batched
     monkeypatch.setattr(TM, "train_batched", lambda *a, **k: pytest.fail("trained instead of loading"))
@@ -192,12 +189,12 @@ def test_the_shipped_study_is_loaded_unless_declined(small_study, tmp_path, monk
 def test_the_gpu_preset_study_ships_and_is_the_one_the_chapters_ask_for():
     cfg = P.config_for("gpu")
     configs = TM.study_configs(cfg)
-    key = STORE.study_key(cfg, [(s, c.dt_data, c.n_iters) for c, ss in configs for s in ss])
-    path = STORE.shipped_study_path(cfg, key)
+    key = TM.study_key(cfg, [(s, c.dt_data, c.n_iters) for c, ss in configs for s in ss])
+    path = TM.shipped_study_path(cfg, key)
     assert path is not None, ("the gpu preset's pendulum study is not in cnet_lib/shipped/pendulum/ (or the preset "
                               "changed): python scripts/ship_pendulum.py gpu, and commit the file")
     assert os.path.getsize(path) < 1_500_000
-    fits, prov = STORE.read_study(path, key)
+    fits, prov = TM.read_study(path, key)
     assert [f.n_iters for f in fits] == [10000] * 3 + [6000] * 6 and prov["seconds"] > 0
     assert all(torch.isfinite(p).all() for f in fits for p in f.model.parameters())
 
@@ -283,5 +280,5 @@ def test_on_cuda_the_batch_graphed_and_eager_equals_the_cpu_and_the_device_is_me
         assert max(abs(x - y) / y for x, y in zip(c.losses, b.losses)) < 1e-13
         for p, q in zip(c.model.parameters(), a.model.parameters()):
             assert p.device.type == "cpu" and _rel(p.detach(), q.detach()) < TOLERANCE
-    device, estimates = ST.choose_device(JOBS, torch.device("cuda"))
+    device, estimates = BT.choose_device(JOBS, torch.device("cuda"))
     assert set(estimates) == {"cpu", "cuda:0"} and device == torch.device(min(estimates, key=estimates.get))

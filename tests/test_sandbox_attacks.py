@@ -273,7 +273,7 @@ def test_flags_cannot_be_pushed_out(attacked):
 def test_the_librarys_other_stage_loops_are_absent_too(attacked):
     row = _row(attacked, "k_absent")
     assert float(row["rk_step"]) == 0
-    assert any("library: calls cnet_lib.pendulum.scheme_batches.multi_scheme_rollout" in f for f in _flags(row, "rk_step"))
+    assert any("library: calls cnet_lib.pendulum.odenet.multi_scheme_rollout" in f for f in _flags(row, "rk_step"))
 
 
 def test_no_namespaces_inside_the_sandbox(attacked):

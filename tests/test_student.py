@@ -304,4 +304,4 @@ def test_the_copies_prose_names_what_the_copy_has(wheel_copies):
     assert 'grader.check("observed_order", hint=2)' in how and "its **solution**" not in how
     meta = read_notebook(wheel_copies / "how_to_use.ipynb")["metadata"]["cnet_student_copy"]
     assert "pip install -e" not in how and "clone of the" not in how, "issue 54: a clone holds the solutions"
-    assert f'`pip install "cnet-lib @ https://course.example.edu/ml/cnet_lib-{meta["build"].replace("+", "%2B")}' in how
+    assert f'`pip install "cnet-lib[book] @ https://course.example.edu/ml/cnet_lib-{meta["build"].replace("+", "%2B")}' in how

@@ -184,7 +184,10 @@ def preset_lines(preset: str, has_cuda: bool, colab: bool) -> list[str]:
         return ["preset: smoke (tiny runs that check that the chapter works: their numbers mean nothing)",
                 f"for the book's numbers: %env CNET_PRESET={PUBLISHED_PRESET}, then run this cell again"]
     if preset == PUBLISHED_PRESET:
-        return [f"preset: {preset} (the published book's sizes)"]
+        # the published preset is named for the GPU its models were trained on; it runs on a CPU too: said so, lest
+        # "preset: gpu" and "device: the CPU" read as a contradiction
+        where = "" if has_cuda else ", which runs on a CPU too"
+        return [f"preset: {preset} (the published book's sizes{where})"]
     gpu = " (for training of your own: Runtime > Change runtime type > GPU)" if colab and not has_cuda else ""
     return [f"preset: {preset} ({PRESET_WORDS.get(preset, 'not the published book')})",
             f"for the published book's numbers: %env CNET_PRESET={PUBLISHED_PRESET}, then run this cell again{gpu}"]

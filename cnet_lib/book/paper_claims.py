@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
+from ..images.studies.refinement_timing import schedule_ideal
 from ..images.runs.shipped import plain_description, read_manifest, shipped_run
 from ..images.studies.paired_stats import spread
 from ..runtime.rich_text import Rich, join_rich, paragraphs
@@ -81,13 +82,6 @@ def paper_schedule() -> list[int]:
     its refinement epochs (20, 40, 60, 70, 80; Sec. 5.2) up to 32, for the ``epochs_implied`` by its timings."""
     t = PAPER_SENTENCES["training_time"]
     return [2 ** sum(e >= r for r in t["refine_at"]) for e in range(PAPER_SCALE["epochs_implied"])]
-
-
-def schedule_ideal(n_steps_per_epoch) -> float:
-    """The ideal speed-up of a refinement schedule over training at its final N_t for as many epochs: epochs × final
-    N_t / Σ N_t (an epoch's cost proportional to its N_t)."""
-    n = list(n_steps_per_epoch)
-    return len(n) * n[-1] / sum(n)
 
 
 def _row(key: str) -> dict:

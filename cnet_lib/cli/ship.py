@@ -42,23 +42,22 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
-from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, sweep_grid
+from ..images.runs.image_presets import CONTROLS, image_runs, sweep_grid
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
 from ..images.runs.study_run import StudyRun
 from ..images.runs.theta_record import SNAPSHOTS
 from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
-from ..images.studies.robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
 from ..images.studies.seed_cached import SEEDS_FILE
 from ..images.studies.shipping import ShipError, copy_run_file, study_seconds, write_shipped
 from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
-from ..studies import manifestation
+from ..studies import manifestation, robustness
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "STUDY_PREFIXES", "ShipError", "ship", "ship_studied", "restudy", "add_arguments",
@@ -66,7 +65,7 @@ __all__ = ["SUMMARY", "INTERRUPTED", "STUDY_PREFIXES", "ShipError", "ship", "shi
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
-STUDY_PREFIXES = (manifestation.SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
+STUDY_PREFIXES = (manifestation.SWEEP_PREFIX, robustness.study.PREFIX, ADAPTIVE_PREFIX)
 """The names of the study files a shipped folder holds start with these."""
 
 
@@ -86,36 +85,38 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
                         progress=False)
     if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
         runs = shipping_copies(runs, weights)
-    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0)
+    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0,
+                        studies=(robustness.study.study_file,))
 
 
 def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: str, dest: Path,
-                 controls: bool = False, weights: str = "float32", started: Optional[float] = None) -> list[Path]:
-    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the robustness and
-    adaptive-step studies of all of them, beside the first: cached, so a study already computed is read) and write
-    their shipped folders ``dest/<preset>-<run>/`` (:func:`cnet_lib.images.studies.shipping.write_shipped`: all or
-    none).  ``weights`` is how their checkpoints store the weights (recorded in the manifests; the runs are already
-    stored so, see :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the
-    ``time.perf_counter()`` the command started at (its wall seconds go into the manifests)."""
+                 controls: bool = False, weights: str = "float32", started: Optional[float] = None,
+                 studies: Sequence[Callable[[Mapping[str, StudyRun]], Path]] = ()) -> list[Path]:
+    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the ``studies`` of all of them
+    and the adaptive-step study, beside the first: cached, so a study already computed is read) and write their
+    shipped folders ``dest/<preset>-<run>/`` (:func:`cnet_lib.images.studies.shipping.write_shipped`: all or none).
+    Each of ``studies`` computes its study of the runs (or reads its cache) and returns its file (the robustness
+    study's :func:`cnet_lib.studies.robustness.study.study_file`).  ``weights`` is how their checkpoints store the
+    weights (recorded in the manifests; the runs are already stored so, see
+    :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the command
+    started at (its wall seconds go into the manifests)."""
     first = next(iter(runs.values()))
     preset, dev = first.config.preset, first.settings.device
     t0 = time.perf_counter() if started is None else started
     sweeps_t0 = time.perf_counter()
     manifestation.run(runs, verbose=True)
-    studies = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
+    files = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
     if not controls:
-        robustness_runs(runs, verbose=True, progress=True)
-        robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
-        studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
+        files[next(iter(runs))] += [study(runs).name for study in studies]  # these studies live beside the first run
     finished = time.perf_counter()
     if not controls:
         adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-        studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+        files[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
     record = {"command": command, "description": data_description, "weights": weights,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
-    written = write_shipped([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE])
+    written = write_shipped([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *files[name], SEEDS_FILE])
                             for name, run in runs.items()], record)
     for name, folder in zip(runs, written):
         print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
@@ -149,10 +150,9 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
         raise ValueError(f"{', '.join(own)} did not come from the shipped models (a finished run of your own "
                          "was found first); give --root an empty folder")
     manifestation.run(runs, verbose=True)
-    robustness_runs(runs, verbose=True, progress=True)
     dev = settings.device
     studies = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
-    studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
+    studies[next(iter(runs))].append(robustness.study.study_file(runs))
     adaptive_runs(runs, verbose=True, progress=True, device=dev)
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}

@@ -1,5 +1,5 @@
 """What the image chapters' live apps share (the manifestation app is :func:`cnet_lib.studies.manifestation.live_app`;
-the robustness chapter's :mod:`cnet_lib.draw.robustness_app`): the held-out images an app evaluates
+the robustness chapter's :func:`cnet_lib.studies.robustness.show.live_app`): the held-out images an app evaluates
 (:func:`app_data`: :func:`cnet_lib.images.live_images` of the preset's, or as many as the data folder holds, and a note
 for the app's title then), the outcomes of a model on the rest of them in chunks that stop as soon as the answer is no
 longer wanted (:func:`evaluate_in_chunks`, for the refinement in the background), and images tiled into one

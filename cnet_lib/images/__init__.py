@@ -9,17 +9,17 @@ before it (``tests/test_layers.py``):
 * :mod:`.studies`: what is measured on the trained runs.  Each study has the same parts, named
   ``<study>_<part>``: ``_measure`` evaluates models and returns rows, ``_cached`` computes it once for the
   trained runs and caches it (all through one runner, :mod:`.studies.study_cache`), ``_verdict`` decides from
-  the numbers; for the robustness study and the adaptive steps, and over training seeds
-  (``seed_cached``, ``seed_verdict``).  Their tables and sentences are the ``<study>_report`` modules of
-  :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.  The studies that have moved
-  into :mod:`cnet_lib.studies` (the manifestation sweeps: :mod:`cnet_lib.studies.manifestation`) read the models and
-  the evaluations here (a sweep: :func:`cnet_lib.images.training.evaluation.manifestation_sweep`).
+  the numbers; for the adaptive steps, and over training seeds (``seed_cached``).  Their tables and sentences are
+  the ``<study>_report`` modules of :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.
+  The studies that have moved into :mod:`cnet_lib.studies` (the robustness study, :mod:`cnet_lib.studies.robustness`;
+  the manifestation sweeps, :mod:`cnet_lib.studies.manifestation`) read the models and the evaluations here (a
+  sweep: :func:`cnet_lib.images.training.evaluation.manifestation_sweep`).
 
 The names a chapter calls are re-exported here (explicitly, :data:`__all__`), so a chapter writes
 ``images.trained_runs(ctx.settings)``; everything else is imported from its module.
 """
 from . import data, runs, studies, training
-from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_runs, live_images, robustness_grid, sweep_grid, timing_grid
+from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_runs, live_images, sweep_grid, timing_grid
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
 from .runs.study_run import StudyRun
@@ -27,12 +27,8 @@ from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
 from .studies.refinement_timing import recorded_timing, time_refinement
-from .studies.robustness_cached import robustness_runs
-from .studies.robustness_measure import Condition, robustness_study
-from .studies.robustness_verdict import NOISE_DRAWS, PRIMARY, judge, judge_methods
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
 from .studies.paired_stats import KEEP_POINTS
-from .studies.seed_verdict import robustness_over_seeds
 from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
                             manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
                             theta_by_basis)
@@ -45,7 +41,7 @@ __all__ = [
     # the wings
     "data", "training", "runs", "studies",
     # presets and trained runs
-    "IMAGE_PRESETS", "CONTROLS", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid", "timing_grid", "live_images", "trained_runs",
+    "IMAGE_PRESETS", "CONTROLS", "image_runs", "sweep_grid", "adaptive_grid", "timing_grid", "live_images", "trained_runs",
     "StudyRun", "study_data", "sample_batch",
     # training
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
@@ -55,7 +51,6 @@ __all__ = [
     "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
     "manifestation_sweep", "KEEP_POINTS",
-    "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY", "NOISE_DRAWS",
     "adaptive_runs", "adaptive_study", "judge_adaptive",
-    "seed_record", "seed_sweeps", "seed_studies", "robustness_over_seeds",
+    "seed_record", "seed_sweeps", "seed_studies",
 ]

@@ -1,52 +1,36 @@
-"""The pendulum study behind the chapters "Numerical integrators" and "Is a ResNet a forward-Euler
-integrator?": the exact solution and data (:mod:`.physics`), the ODE-Net and its training
-(:mod:`.odenet`), the presets (:mod:`.pendulum_presets`), the integrators on the true rate
-(:mod:`.convergence`), the trained models, a study obtained whole, once per machine (:mod:`.trained_models`;
-every ODE-Net of a study trained at once: :mod:`.stacked_step`, :mod:`.batched_training`, on the device
-:mod:`.study_training` measures faster; on disk and shipped: :mod:`.study_store`), their rollouts
-(:mod:`.rollouts`, several schemes at once: :mod:`.scheme_batches`) and flows (:mod:`.rate_flows`), the
-adaptive solves of many rates and tolerances at once (:mod:`.batched_adaptive`), the flows of the trained rates
-integrated to a tolerance (:mod:`.adaptive_flows`) and the measures these share (:mod:`.path_errors`).  It returns
-numbers: the chapters' tables and what they say about the numbers are the reporting layer's
-(:mod:`cnet_lib.report.pendulum_report`, :mod:`cnet_lib.report.pendulum_claims_report`,
-:mod:`cnet_lib.report.pendulum_flows_report`), its figures and live app are in :mod:`cnet_lib.draw.pendulum_figures`.
+"""The pendulum of the paper's Section 3 and its ODE-Nets: the models the pendulum chapters read.
 
-Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
-a chapter writes ``pendulum.train_models(cfg)``.
+The exact solution and the data (:mod:`.physics`); the ODE-Net, its rollouts (several models and schemes at once
+too) and its training (:mod:`.odenet`); every ODE-Net of a study trained at once, on the device measured faster
+(:mod:`.batched_training`); the presets, the study on disk and as it ships, and the models obtained once per
+machine (:mod:`.trained_models`); the adaptive solves of many rates and tolerances at once
+(:mod:`.batched_adaptive`) and the flows of the trained rates integrated to a tolerance (:mod:`.adaptive_flows`).
+What the chapters measure with these models, and their tables, sentences and figures, are the pendulum study's
+(:mod:`cnet_lib.studies.pendulum`).
+
+Every public name of these modules is re-exported here, by name, so a reader writes ``pendulum.train_models(cfg)``.
 """
 from ..runtime.settings import require_extra
 
-require_extra("cnet_lib.pendulum")  # plotly, ipywidgets, ...: a clear message on the core install
+require_extra("cnet_lib.pendulum")  # scipy, torchdiffeq, ...: a clear message on the core install
 
-from . import (adaptive_flows, batched_adaptive, batched_training, convergence, odenet, path_errors, pendulum_presets,
-               physics, rate_flows, rollouts, scheme_batches, stacked_step, study_store, study_training, trained_models)
+from . import adaptive_flows, batched_adaptive, batched_training, odenet, physics, trained_models
 from .physics import (G, RHO0, PendulumData, exact_solution, true_rate, modified_rate, energy, period, make_data,
-                      n_intervals)
+                      n_intervals, steps_for)
 from .odenet import (TORCHDIFFEQ_METHODS, ODENet, ODENetFit, odenet_label, one_step, rollout, global_error,
-                     train_odenet, initial_odenet, check_training)
-from .pendulum_presets import (PendulumConfig, PENDULUM_PRESETS, config_for)
-from .path_errors import (steps_for, final_error, thin_indices, rms)
-from .convergence import (swing_facts, true_rate_rollout, true_rate_rollouts, local_errors, local_slopes,
-                          integrator_convergence, fit_slope, fit_slopes, halving_ratios)
-from .trained_models import (setup_facts, backend_agreement, training_summary, training_key, study_configs, job_for,
-                             train_models, obtain_study, study_source)
-from .rollouts import (StackedRate, rollout_rows, dip_rows, interchange_matrix, odenet_convergence,
-                       error_floor_rows, dt_data_control, summary)
-from .rate_flows import (euler_correction_rms, rate_distances, energy_gained, flow_periods, flow_period)
+                     train_odenet, initial_odenet, check_training, StackedRate, multi_scheme_rollout)
+from .batched_training import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout,
+                               fast_tanh, stacked_loss_and_grads, TrainingJob, StackedAdam, train_batched, PROBE_ITERS,
+                               estimate_seconds, choose_threads, choose_device)
+from .trained_models import (PendulumConfig, PENDULUM_PRESETS, config_for, STORE_FORMAT, SHIPPED_PENDULUM, study_key,
+                             study_hash, store_path, shipped_study_path, save_study, load_study, read_study,
+                             training_key, study_configs, job_for, train_models, obtain_study, study_source,
+                             NOTICE_SECONDS, training_notice)
 from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
                              torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows)
 from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
-from .scheme_batches import (multi_scheme_rollout)
-from .stacked_step import (StackedParams, ModelPairs, StepGroup, BlockLayout, block_rows_for, make_layout, fast_tanh,
-                           stacked_loss_and_grads)
-from .batched_training import (TrainingJob, StackedAdam, train_batched)
-from .study_store import (STORE_FORMAT, SHIPPED_PENDULUM, study_key, study_hash, store_path, shipped_study_path,
-                          save_study, load_study, read_study)
-from .study_training import (PROBE_ITERS, NOTICE_SECONDS, estimate_seconds, choose_device, choose_threads,
-                             training_notice)
 
-MODULES = (physics, odenet, pendulum_presets, path_errors, convergence, trained_models, rollouts, rate_flows,
-           adaptive_flows, batched_adaptive, scheme_batches, stacked_step, batched_training, study_store, study_training)
+MODULES = (physics, odenet, batched_training, trained_models, adaptive_flows, batched_adaptive)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -32,10 +32,8 @@ from ..runtime.settings import Settings
 from ..runtime.threads import torch_threads
 from .batched_adaptive import MemberRates, adaptive_solves, fixed_solves
 from .odenet import ODENetFit, odenet_label, rollout
-from .path_errors import steps_for
-from .pendulum_presets import PendulumConfig
-from .physics import exact_solution, true_rate
-from .trained_models import train_models
+from .physics import exact_solution, steps_for, true_rate
+from .trained_models import PendulumConfig, train_models
 
 __all__ = ["ADAPTIVE_PENDULUM", "adaptive_table_for", "PendulumFlow", "pendulum_flows", "flow_rows", "own_rows",
            "torchdiffeq_rows", "PendulumRule", "PENDULUM_RULE", "judge_flows"]

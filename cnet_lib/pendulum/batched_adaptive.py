@@ -26,8 +26,7 @@ from ..core.adaptive import MaxStepsError, check_pair
 from ..core.integrate import weighted_sum
 from ..core.schemes import get_scheme
 from ..core.step_control import FACMAX, propose_step
-from .odenet import ODENet
-from .rollouts import StackedRate
+from .odenet import ODENet, StackedRate
 
 __all__ = ["MemberRates", "adaptive_solves", "fixed_solves"]
 

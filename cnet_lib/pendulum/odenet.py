@@ -1,10 +1,19 @@
-"""The ODE-Net of the paper's Section 3: a learned rate inside one Runge–Kutta step, and its training.
+"""The ODE-Net of the paper's Section 3: a learned rate inside one Runge–Kutta step, its rollouts and its training.
 
 The paper learns a rate ``G(x) = A tanh(W x + b)`` (50 hidden units) and embeds it in one step of a
 Runge–Kutta scheme, ``F(x_k) = step(G, x_k, Δt_data)``, trained on the one-step loss
 ``Σ_k ‖F(x_k) − x_{k+1}‖²`` over states sampled every ``Δt_data`` (:mod:`cnet_lib.pendulum.physics`).
 The step is computed with torchdiffeq's fixed-grid ``odeint`` (as in the paper) when torchdiffeq
 has the scheme, otherwise with :func:`cnet_lib.integrate`; the two agree to round-off (tested).
+
+Several models and several schemes roll out at once: :class:`StackedRate` evaluates M ODE-Nets on M states in
+one batched product, and :func:`multi_scheme_rollout` advances row m of a state with its own scheme, at one
+shared Δt (every row evaluates as many stages as the longest scheme has, with its own tableau's coefficients,
+zero where its scheme has no such entry).  An added 0 is exact, so each row is the rollout
+:func:`cnet_lib.integrate` computes with its own scheme, given the same rate values: bit for bit where every row
+of the tableau is a single weight (Euler, midpoint), to rounding where integrate sums equal weights first
+(:func:`cnet_lib.core.integrate.combination`) and a row here takes the weights one by one
+(tests/test_pendulum_batched.py).
 """
 from __future__ import annotations
 
@@ -12,13 +21,13 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..core.integrate import integrate
+from ..core.integrate import check_n_steps, integrate
 from ..core.schemes import Tableau, get_scheme
 from ..core.validation import check_float, check_int
 from ..runtime.progress import progress_bar
@@ -27,7 +36,7 @@ from ..runtime.vocabulary import scheme_label
 from .physics import RHO0, G, PendulumData, exact_solution
 
 __all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "odenet_label", "one_step", "rollout", "global_error",
-           "train_odenet", "initial_odenet", "check_training"]
+           "train_odenet", "initial_odenet", "check_training", "StackedRate", "multi_scheme_rollout"]
 
 TORCHDIFFEQ_METHODS = {
     "euler": "euler",
@@ -306,3 +315,67 @@ def _fit(model: ODENet, opt: torch.optim.Optimizer, sched, data: PendulumData, t
             bar.refresh()
     if bar is not None:
         bar.close()
+
+
+# --------------------------------------------------------------------------- several models and schemes at once
+class StackedRate(nn.Module):
+    """Several ODE-Nets evaluated at once: state ``x`` of shape (M, 2) -> ``[G_m(x_m)]`` (M, 2).
+
+    Rolling M models out together costs about as much as rolling out one (the work is tiny,
+    the per-call overhead is what counts).
+    """
+
+    def __init__(self, models: Sequence[ODENet]):
+        super().__init__()
+        with torch.no_grad():
+            self.W = torch.stack([m.inner.weight for m in models]).double()  # (M, H, 2)
+            self.b = torch.stack([m.inner.bias for m in models]).double().unsqueeze(-1)  # (M, H, 1)
+            self.A = torch.stack([m.outer.weight for m in models]).double()  # (M, 2, H)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = torch.baddbmm(self.b, self.W, x.unsqueeze(-1))
+        return torch.bmm(self.A, torch.tanh(z)).squeeze(-1)
+
+
+def _coefficients(schemes: Sequence[str], dtype) -> tuple:
+    """``(a, b, stages)``: ``a[i]`` the ``(j, column (M, 1))`` of stage i's non-zero columns over all rows,
+    ``b`` likewise for the weights, ``stages`` the most used stages of any row."""
+    tabs = [get_scheme(s) for s in schemes]
+    stages = max(max(t.used_stages) + 1 for t in tabs)
+
+    def column(values: list):
+        return torch.tensor(values, dtype=dtype).unsqueeze(1)
+
+    a = []
+    for i in range(stages):
+        rows = [[float(t.a[i][j]) if i < t.stages and j < len(t.a[i]) else 0.0 for t in tabs] for j in range(i)]
+        a.append([(j, column(r)) for j, r in enumerate(rows) if any(r)])
+    b_rows = [[float(t.b[j]) if j < t.stages else 0.0 for t in tabs] for j in range(stages)]
+    return a, [(j, column(r)) for j, r in enumerate(b_rows) if any(r)], stages
+
+
+def _combine(pairs: list, ks: list) -> torch.Tensor:
+    acc = pairs[0][1] * ks[pairs[0][0]]
+    for j, w in pairs[1:]:
+        acc = acc + w * ks[j]
+    return acc
+
+
+def multi_scheme_rollout(rate: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor, schemes: Sequence[str],
+                         dt: float, n_steps: int) -> torch.Tensor:
+    """Row m of ``x0`` (M, 2) rolled out with ``schemes[m]`` for ``n_steps`` steps of ``dt`` (the step
+    :func:`rollout` takes: ``(dt · N_t) / N_t``); returns the path (n_steps + 1, M, 2),
+    without gradients.  ``rate`` maps the states of all rows (M, 2) to their rates."""
+    check_n_steps(n_steps)
+    a, b, stages = _coefficients(schemes, x0.dtype)
+    h = (float(dt) * n_steps - 0.0) / n_steps
+    x = x0
+    path = [x0]
+    with torch.no_grad():
+        for _ in range(n_steps):
+            ks: list = [None] * stages
+            for i in range(stages):
+                ks[i] = rate(x + h * _combine(a[i], ks) if a[i] else x)
+            x = x + h * _combine(b, ks)
+            path.append(x)
+    return torch.stack(path)

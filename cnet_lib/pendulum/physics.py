@@ -33,7 +33,7 @@ import torch
 from ..core.validation import check_float
 
 __all__ = ["G", "RHO0", "PendulumData", "exact_solution", "true_rate", "modified_rate", "energy", "period",
-           "make_data", "n_intervals"]
+           "make_data", "n_intervals", "steps_for"]
 
 G = 9.81
 """Gravitational acceleration g (unit pendulum length); the paper writes it as −9.81 in ρ̈ = g sin ρ."""
@@ -126,6 +126,11 @@ def n_intervals(T: float, dt: float, what: str = "T_data / Δt_data", names: tup
     if N < 1 or abs(n - N) > 1e-9 * max(1.0, n):
         raise ValueError(f"{what} = {T!r} / {dt!r} = {n!r} must be a positive integer")
     return N
+
+
+def steps_for(t_final: float, dt: float) -> int:
+    """N_t = t_final / Δt, which must be a whole number."""
+    return n_intervals(t_final, dt, "t_final / Δt (the number of steps N_t)", names=("t_final", "Δt"))
 
 
 @dataclass(frozen=True)

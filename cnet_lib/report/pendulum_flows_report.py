@@ -8,7 +8,7 @@ import math
 from typing import Mapping, Sequence
 
 from ..pendulum.adaptive_flows import PENDULUM_RULE, PendulumRule
-from ..pendulum.pendulum_presets import PendulumConfig
+from ..pendulum.trained_models import PendulumConfig
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 

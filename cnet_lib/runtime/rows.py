@@ -87,8 +87,9 @@ def _number(fmt: str, v: float) -> str:
 
 
 def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
-    """A value over training seeds (``{"n", "mean", "min", "max"}``) as ``mean [min, max]``; the value alone for one
-    seed; ``None`` (a dash) for none."""
+    """A cell of a value over training seeds (``s``: ``{"n", "mean", "min", "max"}``,
+    :func:`cnet_lib.images.studies.paired_stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
+    (a dash) for none."""
     if not s or not s["n"]:
         return None
     if s["n"] == 1:
@@ -97,7 +98,7 @@ def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
 
 
 def seeds_phrase(seeds: Sequence[int]) -> str:
-    """``3 training seeds per method (seeds 0, 1, 2)``: how many trained models stand behind a table."""
+    """How many training seeds stand behind a table: ``3 training seeds per method (seeds 0, 1, 2)``."""
     k = len(seeds)
     return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
            f"{', '.join(map(str, seeds))})"

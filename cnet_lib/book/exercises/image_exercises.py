@@ -16,10 +16,9 @@ from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
 from ...images.studies import refinement_timing as image_timing
-from ...images.studies import robustness_verdict, seed_verdict
-from ...report import refinement_report, robustness_report, seed_report
+from ...report import refinement_report
 from ...runtime import rows as row_tables
-from ...studies import manifestation
+from ...studies import manifestation, robustness
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -258,8 +257,7 @@ IDENTITY_GAP_NEAR_MISSES = (
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS, near_misses=IDENTITY_GAP_NEAR_MISSES,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(manifestation, row_tables, robustness_verdict, seed_verdict, robustness_report,
-                                          seed_report),
+    forbidden=lambda: [Forbidden(modules=(manifestation, robustness, row_tables),
                                  why="the library's row readers (find_row, which other chapters use) find the rows "
                                      "for you; here, find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),

@@ -17,13 +17,15 @@ from typing import Callable, Optional
 from ...core import adaptive
 from ...core import integrate as integrate_module
 from ...core.schemes import get_scheme
-from ...pendulum import convergence, odenet, path_errors, rate_flows, rollouts, trained_models
+from ...pendulum import odenet, physics, trained_models
+from ...studies.pendulum import study
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import recipe
 
-STUDY = (convergence, path_errors, rollouts, rate_flows, trained_models)
-"""The pendulum study's measurement modules: the exercises ask for code they hold."""
+STUDY = (study, trained_models)
+"""The pendulum study's measurements and the module that obtains its trained models: the exercises ask for code
+they hold."""
 
 __all__ = ["STUDY", "RK_STEP", "RK_STEP_HINTS", "check_rk_step", "rk_step_cases", "EMBEDDED_STEP", "EMBEDDED_STEP_HINTS",
            "check_embedded_step", "embedded_step_cases", "GLOBAL_ERROR", "GLOBAL_ERROR_HINTS", "check_global_error",
@@ -203,11 +205,11 @@ GLOBAL_ERROR = Exercise(
                                        (123, "midpoint", 0.005, 0.25), ("true_rate", "rk4_classic", 0.1, 0.3),
                                        (123, "euler", 0.1, 0.7), ("true_rate", "rk4_classic", 0.3, 2.1),
                                        (123, "midpoint", 0.01, 0.07)]),
-    forbidden=lambda: [Forbidden(functions=(odenet.global_error,), modules=STUDY,
+    forbidden=lambda: [Forbidden(functions=(odenet.global_error, physics.steps_for), modules=STUDY,
                                  why="Compare the last state with exact_solution(t_final) yourself.")],
     rules=Rules(allowed_imports=("cnet_lib.pendulum.exact_solution", "cnet_lib.pendulum.rollout",
                                  "cnet_lib.pendulum.physics.exact_solution", "cnet_lib.pendulum.odenet.rollout"),
-                banned_names=("global_error", "path_errors", "global_errors", "convergence")),
+                banned_names=("global_error", "final_error", "global_errors", "convergence")),
     # rtol 1e-6: the error of a rollout of a fixed random ODENet moves by up to 5e-9 of itself between CPU kernels
     # (float64 tanh in ATen's plain loops against its AVX2/AVX-512 ones, measured); a step too few or too many moves
     # it by far more than 1e-6

@@ -154,3 +154,4 @@ def two_proportions(p_a: float, n_a: int, p_b: float, n_b: int, alpha: float = 0
     half = float(stats.norm.ppf(1 - alpha / 2)) * se
     diff = p_b - p_a
     return {"diff": diff, "se": se, "ci95": (diff - half, diff + half)}
+

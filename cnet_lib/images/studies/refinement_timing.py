@@ -46,7 +46,7 @@ from ..training.train_config import TrainConfig, build_model
 from ..training.train_loop import SGDStep
 
 __all__ = ["MIN_ROUNDS", "schedule_n_steps", "time_refinement", "fit_budget", "log_spread", "recorded_timing",
-           "refinement_cost"]
+           "refinement_cost", "schedule_ideal"]
 
 MIN_ROUNDS = 3
 """The fewest rounds a budget leaves: the spread over the rounds needs a few of them."""
@@ -143,6 +143,13 @@ def time_refinement(cfg: TrainConfig, rounds: int = 5, steps: int = 3, warmup: i
     return {**_summary(cfg, device, schedule, per_round, threads, rounds, steps), "budget_s": budget_s}
 
 
+def schedule_ideal(schedule: Sequence[int]) -> float:
+    """The ideal speed-up ``S*`` of a refinement schedule (N_t of every epoch) over training at its last N_t for as
+    many epochs: epochs × final N_t / Σ N_t, an epoch's cost taken proportional to its N_t."""
+    schedule = list(schedule)
+    return len(schedule) * schedule[-1] / sum(schedule)
+
+
 def _speedup(schedule: Sequence[int], t: Mapping[int, float]) -> float:
     return len(schedule) * t[schedule[-1]] / sum(t[n] for n in schedule)
 
@@ -152,7 +159,7 @@ def _summary(cfg: TrainConfig, device: torch.device, schedule: list, per_round: 
     """The numbers :func:`time_refinement` returns, from the timings of every round."""
     median = {n: statistics.median(v) for n, v in per_round.items()}
     by_round = [_speedup(schedule, {n: v[r] for n, v in per_round.items()}) for r in range(rounds)]
-    ideal = len(schedule) * schedule[-1] / sum(schedule)
+    ideal = schedule_ideal(schedule)
     speedup = _speedup(schedule, median)
     return {"n_steps_per_epoch": schedule, "seconds_per_step": median, "per_round": per_round,
             "speedup": speedup, "speedup_range": (min(by_round), max(by_round)), "ideal": ideal,
@@ -184,7 +191,7 @@ def recorded_timing(run) -> dict:
                  for n in sorted(set(schedule))}
     record = read_results(Path(run.out_dir)) or {}
     return {"n_steps_per_epoch": schedule, "seconds_per_epoch": per_epoch, "speedup": _speedup(schedule, per_epoch),
-            "ideal": len(schedule) * schedule[-1] / sum(schedule), "machine": dict(record.get("environment") or {})}
+            "ideal": schedule_ideal(schedule), "machine": dict(record.get("environment") or {})}
 
 
 def refinement_cost(history: Sequence[dict]) -> dict:
@@ -203,4 +210,4 @@ def refinement_cost(history: Sequence[dict]) -> dict:
     return {"epochs": len(history), "n_steps_per_epoch": nts, "final_n_steps": final, "sum_n_steps": sum(nts),
             "train_seconds": total, "seconds_per_epoch_at_final": per_epoch, "epochs_at_final": len(at_final),
             "fixed_depth_estimate": estimate, "speedup": estimate / total if total > 0 else float("nan"),
-            "ideal": len(history) * final / sum(nts)}
+            "ideal": schedule_ideal(nts)}

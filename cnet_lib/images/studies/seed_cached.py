@@ -8,8 +8,8 @@ adaptive-step study's rows (:func:`adaptive_record`; only the main runs have the
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'
 numbers: :func:`seed_sweeps` and :func:`seed_studies` give the inputs of
-:func:`cnet_lib.studies.manifestation.over_seeds` and :mod:`cnet_lib.images.studies.seed_verdict`, or the loaded models alone (one seed) when there is no such file or
-it was written for other models.
+:func:`cnet_lib.studies.manifestation.over_seeds` and :func:`cnet_lib.studies.robustness.robustness_over_seeds`, or the
+loaded models alone (one seed) when there is no such file or it was written for other models.
 """
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def seed_sweeps(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict
 
 
 def seed_studies(runs: Mapping[str, StudyRun], study: Mapping[str, Sequence], verbose: bool = True) -> dict:
-    """``{training seed: {label: conditions}}`` for :func:`cnet_lib.images.studies.seed_verdict.robustness_over_seeds`:
+    """``{training seed: {label: conditions}}`` for :func:`cnet_lib.studies.robustness.robustness_over_seeds`:
     the loaded seed's ``study`` and every other seed of the seeds file that stands with ``runs`` and has
     a robustness study of the same labels, else ``{seed: study}`` alone."""
     seed = next(iter(runs.values())).config.seed
