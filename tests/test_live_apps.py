@@ -301,8 +301,9 @@ def _exact(t):
 def book_apps():
     """Every live app of the book, built from what its chapter computes in the smoke preset (the models trained
     once into the runs folder the chapters use, the data copy as the tests set it)."""
-    from cnet_lib import images, pendulum
+    from cnet_lib import images
     from cnet_lib.book import demos
+    from cnet_lib.studies import pendulum
     from smoke_data import smoke_settings
 
     settings = smoke_settings()
@@ -313,7 +314,7 @@ def book_apps():
     apps = {
         "how_to_use": demos.live_solver_app(_rate, _exact, ["euler", "midpoint", "rk4_classic"], 2.0, go.Figure(),
                                             max_steps=64, n_steps=4),
-        "resnet_euler": draw.live_rollout_app(models, cfg, go.Figure(), rows=rows),
+        "resnet_euler": pendulum.live_rollout_app(models, cfg, go.Figure(), rows=rows),
         "manifestation_invariance": draw.live_sweep_app(runs, go.Figure(), device=settings.device,
                                                         sweeps=images.sweep_runs(runs)),
         "robustness": robustness.live_app(runs, go.Figure(), robustness.preset_grid("smoke"), device=settings.device,
