@@ -15,15 +15,14 @@ require_extra("cnet_lib.draw")  # plotly, ipywidgets, ...: a clear message on th
 
 from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, plotting,
                progressive, robustness_app, robustness_figures, widget_view, widgets)
-from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
+from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, line_styles, reference_slope, book_layout,
                        LEGEND_RIGHT, LEGEND_BELOW)
 from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
                            wrap_title, below_modebar, lean, figure_html, plotlyjs_html)
 from .progressive import Progressive, Refiner, display_data, error_output
 from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
 from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE, SLIDER_PX, controls_row
-from .image_figures import (fig_basis_functions, fig_theta_bases, fig_training_curves, fig_theta_refinement,
-                            fig_manifestations, fig_accuracy_vs_nt, fig_sweep_explorer)
+from .image_figures import fig_accuracy_vs_nt, fig_sweep_explorer
 from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fig_quantization, fig_input_noise,
                                  fig_drops, fig_robustness_explorer)
 from .image_apps import live_sweep_app, app_data, swept_images, evaluate_in_chunks, mosaic

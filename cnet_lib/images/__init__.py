@@ -26,7 +26,6 @@ from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
 from .studies.factorial import factorial_over_seeds, shipped_factorial
 from .studies.graph_rule import KEEP_POINTS, graph_kind
-from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.robustness_cached import robustness_runs
 from .studies.robustness_measure import Condition, robustness_study
 from .studies.robustness_verdict import NOISE_DRAWS, PRIMARY, judge, judge_methods
@@ -35,9 +34,6 @@ from .studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
 from .studies.sweep_cached import sweep_runs
 from .studies.sweep_measure import manifestation_sweep, table1_rows, sweep_images
 from .studies.sweep_verdict import judge_sweeps
-from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
-                            manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
-                            theta_by_basis)
 from .training.train_config import TrainConfig, build_model
 from .training.train_loop import SGDStep, train
 from .training.train_state import load_model
@@ -50,10 +46,6 @@ __all__ = [
     "StudyRun", "study_data", "sample_batch",
     # training
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
-    # θ(t) and the graphs of one model
-    "theta_by_basis", "change_from_initial", "change_per_epoch", "stage_rows", "manifestation_reads",
-    "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
-    "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
     "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY", "NOISE_DRAWS",

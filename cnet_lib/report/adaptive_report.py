@@ -11,7 +11,7 @@ from ..images.studies.adaptive_verdict import AdaptiveRule, AdaptiveVerdict, Mod
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label, scheme_label
-from .run_report import as_trained_note
+from ..images.runs.study_run import as_trained_note
 
 __all__ = ["adaptive_table", "equal_cost_table", "word_adaptive"]
 

@@ -15,7 +15,7 @@ from ..images.studies.robustness_verdict import (FAMILIES, MC_HALF_WIDTH, NOISE_
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label
-from .run_report import as_trained_note
+from ..images.runs.study_run import as_trained_note
 
 __all__ = ["word_verdict", "outcome_phrase", "floor_sentences", "HURTS", "STUDY_HOW", "FOOTING", "DRAWS_NOTE", "draws_cell",
            "drops_table", "word_methods", "quantization_error_table", "size_table"]

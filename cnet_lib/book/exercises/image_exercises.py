@@ -15,13 +15,13 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
-from ...images.studies import refinement_timing as image_timing
 from ...images.studies import robustness_verdict, seed_verdict
 from ...images.studies import sweep_cached as image_study
 from ...images.studies import sweep_measure as image_sweeps
 from ...images.studies import sweep_verdict as image_verdict
-from ...report import refinement_report, robustness_report, seed_report, sweep_report
+from ...report import robustness_report, seed_report, sweep_report
 from ...runtime import rows as row_tables
+from ...studies import refinement
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -219,7 +219,7 @@ IDEAL_SPEEDUP = Exercise(
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
-    forbidden=lambda: [Forbidden(modules=(image_timing, image_study, refinement_report),
+    forbidden=lambda: [Forbidden(modules=(refinement, image_study),
                                  why="the image study computes the measured and ideal speed-ups; compute it yourself.")],
     rules=Rules(banned_names=("refinement_cost",)),
 )

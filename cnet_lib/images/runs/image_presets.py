@@ -41,7 +41,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "robustness": dict(sigmas=(0.1,), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"),
                            float_formats=("bf16",), input_noise=(0.2,), noise_seeds=(0, 1)),
         "training_time": "seconds",
-        # refinement's speed-up, timed in turn (cnet_lib.images.studies.refinement_timing)
+        # refinement's speed-up, timed in turn (cnet_lib.studies.refinement.time_refinement)
         "timing": dict(rounds=2, steps=1, warmup=1),
     },
     # the default without a GPU: the models ship with the book (cnet_lib/shipped/)
@@ -95,7 +95,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # the T4 estimate computed from them (book.measurements.t4_estimate)
         "training_time": ("both models in {total} on {machine} "
                           "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
     # The paper's scale (Queiruga et al., arXiv 2008.02389) on the schedule of the authors' published command
@@ -127,7 +127,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
                            quantization=("theta", "weights"), float_formats=("bf16", "fp16"), input_noise=(0.1, 0.2, 0.4),
                            noise_seeds=tuple(range(8))),
         "training_time": "hours on a GPU (not measured)",
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
 }
@@ -167,7 +167,7 @@ def sweep_grid(preset: str) -> dict:
 
 def timing_grid(preset: str) -> dict:
     """How refinement's training time is timed in ``preset`` (rounds, steps, warmup and the budget in seconds of
-    :func:`cnet_lib.images.studies.refinement_timing.time_refinement`)."""
+    :func:`cnet_lib.studies.refinement.time_refinement`)."""
     return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
 
 

@@ -16,14 +16,14 @@ beside their checkpoints, through the one runner :mod:`.study_cache`; ``_verdict
 file) and :mod:`.seed_verdict`; which graphs judge a model (:mod:`.graph_rule`, the manifestation verdict's rule);
 integrator x refinement, the main runs with their controls (:mod:`.factorial`); the studies that ship with the book,
 read on any machine (:mod:`.shipped_studies`).  Shared: paired statistics (:mod:`.paired_stats`), checks of a study's inputs
-(:mod:`.checks`), θ(t) and the graphs of one model (:mod:`.theta`), and refinement's training time measured
-fairly (:mod:`.refinement_timing`).  Imports every other wing.
+(:mod:`.checks`).  (θ(t) and the graphs of one model, and refinement's training time, are the studies
+:mod:`cnet_lib.studies.continuousnet` and :mod:`cnet_lib.studies.refinement`.)  Imports every other wing.
 """
 from . import (adaptive_cached, adaptive_measure, adaptive_verdict, checks, factorial, graph_rule, paired_stats,
-               refinement_timing, robustness_cached, robustness_measure, robustness_perturbations, robustness_verdict,
-               seed_cached, seed_verdict, shipped_studies, study_cache, sweep_cached, sweep_measure, sweep_verdict, theta)
+               robustness_cached, robustness_measure, robustness_perturbations, robustness_verdict,
+               seed_cached, seed_verdict, shipped_studies, study_cache, sweep_cached, sweep_measure, sweep_verdict)
 
-__all__ = ["study_cache", "checks", "paired_stats", "theta", "refinement_timing",
+__all__ = ["study_cache", "checks", "paired_stats",
            "sweep_measure", "sweep_cached", "graph_rule", "sweep_verdict", "shipped_studies",
            "robustness_perturbations", "robustness_measure", "robustness_cached", "robustness_verdict",
            "adaptive_measure", "adaptive_cached", "adaptive_verdict",
