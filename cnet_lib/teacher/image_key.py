@@ -16,7 +16,7 @@ import torch
 from ..book.exercises.image_exercises import euler_block_cases, hat_cases, model_cases, schedule_cases, sweep_cases
 from ..book.exercises.recipes import recipe
 from ..core import bases
-from ..images.studies import robustness_perturbations as perturbations
+from ..studies.robustness import study as perturbations
 
 __all__ = ["reference_euler_block_as_resnet", "hidden_euler_block_as_resnet", "reference_parameters_after_refinement",
            "hidden_parameters_after_refinement", "reference_refine_piecewise_linear", "hidden_refine_piecewise_linear",

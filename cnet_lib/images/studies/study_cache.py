@@ -1,6 +1,6 @@
 """A study of the trained runs computed once and cached beside their checkpoints: :func:`cached_study`, the one
-runner every study uses (the sweeps, :mod:`.sweep_cached`; the robustness study, :mod:`.robustness_cached`; the
-adaptive steps, :mod:`.adaptive_cached`).
+runner every study uses (the sweeps, :mod:`.sweep_cached`; the robustness study,
+:func:`cnet_lib.studies.robustness.study.run`; the adaptive steps, :mod:`.adaptive_cached`).
 
 A study's cache file is named by a hash of everything its numbers depend on (its *key*: the checkpoints'
 SHA-256, the grid, the test split, the device type), and it records that key.  The runner
@@ -13,6 +13,9 @@ SHA-256, the grid, the test split, the device type), and it records that key.  T
 3. otherwise computes the study, an out-of-memory error said in one sentence with the batch size to try;
 4. stamps the record with the machine it ran on, its seconds and the date, and writes it atomically (a
    folder that refuses is said in one sentence, and the results are used all the same).
+
+Where a study ran, in what arithmetic, are said from
+its record (:func:`provenance`, :func:`ran_on`, :func:`precision`).
 """
 from __future__ import annotations
 
