@@ -1,8 +1,9 @@
 """The numbers of the published book (the ``gpu`` preset, :data:`cnet_lib.book.project.PUBLISHED_PRESET`), computed
 the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets (their adaptive flows), the
 image models' studies (sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
-(The pendulum chapters, the robustness chapter and *Manifestation invariance* glue their numbers from their cells:
-``tests/test_pendulum.py``, ``tests/test_robustness.py``, ``tests/test_manifestation.py``.)
+(The chapters whose studies have their own folder glue their numbers from their cells: ``tests/test_pendulum.py``,
+``tests/test_robustness.py``, ``tests/test_manifestation.py``, ``tests/test_continuousnet.py``,
+``tests/test_refinement.py``.)
 
 ``tests/test_prose_numbers.py`` checks that every number the chapters' prose states is one of these, formatted as the
 prose prints it.  Everything here is computed on the CPU in float64 (the pendulum) or read from the shipped study
@@ -10,19 +11,15 @@ files (the image models), so the numbers are the same on every machine.
 """
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
 
 from cnet_lib import images, pendulum, report
-from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1, paper_schedule, schedule_ideal
+from cnet_lib.book.paper_claims import PAPER_TABLE1
 from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
-from cnet_lib.images.runs.shipped import SHIPPED, read_manifest
-from cnet_lib.images.studies.paired_stats import two_proportions
 from cnet_lib.studies.pendulum.show import times
-from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
 from cnet_lib.studies import manifestation, robustness
 from smoke_data import smoke_settings
@@ -75,10 +72,9 @@ def image_numbers(runs_dir: str) -> dict:
     adaptive = images.adaptive_runs(runs, verbose=False)
     a = images.judge_adaptive(adaptive, "rk4_refined", "euler_fixed")
     rk4, euler = find_row(sweeps["rk4_refined"], kind="trained"), find_row(sweeps["euler_fixed"], kind="trained")
-    m = read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-rk4_refined")
     out = {
         "acc_rk4": pct(rk4["accuracy"]), "acc_euler": pct(euler["accuracy"]), "params": f"{rk4['n_parameters']:,}",
-        "epochs": str(len(m["history"])), "n_test": f"{r.n:,}",
+        "n_test": f"{r.n:,}",
         "live_images": f"{images.live_images(PUBLISHED_PRESET):,}",
         "sweep_n": f"{manifestation.sweep_images(sweeps['rk4_refined']):,}",
         "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
@@ -86,10 +82,6 @@ def image_numbers(runs_dir: str) -> dict:
                                      if row["run"] == run and row["pair"] is None)["accuracy"])
            for run, key in (("rk4_refined", "rk4"), ("euler_fixed", "euler"))},
     }
-    for i, block in enumerate(images.skip_gains(runs["rk4_refined"].model), 1):
-        gains = [float(g) for g in block["gains"]]
-        out[f"gain{i}_hi"], out[f"gain{i}_lo"] = (f"{max(gains):.2f}".replace("-", "−"),
-                                                  f"{min(gains):.2f}".replace("-", "−"))
     for name, key in (("rk4_refined", "ad_rk4"), ("euler_fixed", "ad_euler")):
         k = a.classes[name]
         out.update({f"{key}_class": k.klass, f"{key}_drop": minus(f"{k.drop:+.2f}"), f"{key}_drop_plain": f"{k.drop:.2f}",
@@ -111,53 +103,3 @@ def paper_numbers() -> dict:
             "probe_rk4": probe["RK4-classic, refined"]["accuracy"], "probe_euler": probe["Euler (ResNet-like)"]["accuracy"],
             "probe_params": f"{probe['RK4-classic, refined']['parameters'] / 1e6:.2f}",
             "probe_epochs": str(probe["RK4-classic, refined"]["epochs"])}
-
-
-def _median(values) -> float:
-    v = sorted(values)
-    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
-
-
-def history_numbers() -> dict:
-    """The shipped models' training logs (their manifests): the median seconds of an epoch at each N_t, and the
-    speed-up of refinement those medians give against its ideal."""
-    out = {}
-    for run in ("rk4_refined", "euler_fixed"):
-        h = read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["history"]
-        out[f"{run}_total"] = f"{sum(e['train_seconds'] for e in h):.1f}"
-        out[f"_{run}_seconds"] = sum(e["train_seconds"] for e in h)
-        medians = {n: _median(e["train_seconds"] for e in h if e["n_steps"][0] == n) for n in {e["n_steps"][0] for e in h}}
-        for n, seconds in sorted(medians.items()):
-            out[f"{run}_epoch_{n}"] = f"{seconds:.1f}"
-        schedule = [e["n_steps"][0] for e in h]  # refinement's speed-up read from the log (its median epochs)
-        out[f"{run}_log_speedup"] = f"{len(h) * medians[schedule[-1]] / sum(medians[n] for n in schedule):.2f}"
-        out[f"{run}_log_ideal"] = f"{len(h) * schedule[-1] / sum(schedule):.2f}"
-    out["rk4_over_euler"] = f"{out.pop('_rk4_refined_seconds') / out.pop('_euler_fixed_seconds'):.1f}"
-    return out
-
-
-def training_numbers() -> dict:
-    """What training the published preset's image models took (their manifests: seed 0, on the GPU they trained on)
-    and the T4 estimate from their records (:func:`cnet_lib.book.measurements.t4_estimate`), as the book rounds a
-    duration."""
-    from cnet_lib.book.measurements import t4_estimate
-
-    seconds = sum(read_manifest(SHIPPED / f"{PUBLISHED_PRESET}-{run}")["train_seconds"] for run in ("rk4_refined", "euler_fixed"))
-    return {"both_train": duration(seconds), "t4_chapters": duration(60 * t4_estimate(PUBLISHED_PRESET))}
-
-
-def refinement_numbers() -> dict:
-    """What refinement saved, measured against fixed-depth RK4 (``benchmarks/bench_refinement.py``)."""
-    r = json.loads((ROOT / "benchmarks" / "results" / "bench_refinement.json").read_text(encoding="utf-8"))
-    n = r["settings"]["n_test"]
-    d = two_proportions(r["runs"]["fixed"]["final_test_acc"], n, r["runs"]["refined"]["final_test_acc"], n)
-    t = PAPER_SENTENCES["training_time"]
-    return {"speedup": f"{r['speedup']:.2f}", "ideal": f"{r['ideal']:.2f}",
-            "refined_diff": minus(f"{100 * d['diff']:+.1f}"), "refined_lo": minus(f"{100 * d['ci95'][0]:+.1f}"),
-            "refined_hi": minus(f"{100 * d['ci95'][1]:+.1f}"), "paper_min_refined": f"{t['minutes_refined']:,}",
-            "paper_min_fixed": f"{t['minutes_fixed']:,}", "paper_speedup": f"{t['minutes_fixed'] / t['minutes_refined']:.2f}",
-            "paper_ideal": f"{schedule_ideal(paper_schedule()):.2f}", "paper_epochs": str(len(paper_schedule())),
-            "refined_acc": pct(r["runs"]["refined"]["final_test_acc"]), "fixed_acc": pct(r["runs"]["fixed"]["final_test_acc"]),
-            "refined_min": f"{r['runs']['refined']['train_seconds'] / 60:.0f}",
-            "fixed_min": f"{r['runs']['fixed']['train_seconds'] / 60:.0f}", "bench_epochs": str(r["settings"]["epochs"]),
-            "bench_train": f"{r['settings']['n_train']:,}", "bench_test": f"{r['settings']['n_test']:,}"}

@@ -138,7 +138,8 @@ def test_right_answers_pass(capsys, check, fn):
 # ----------------------------------------------------------------------------- shortcuts
 def _shortcuts():
     from cnet_lib import integrate
-    from cnet_lib.images.studies import refinement_timing as RT
+    from cnet_lib.book import paper_claims as PC
+    from cnet_lib.studies.refinement import study as RT
     from cnet_lib.runtime.rows import find_row
     from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
 
@@ -210,7 +211,8 @@ def _shortcuts():
         (I.check_euler_block_as_resnet, block_manifested, "OdeBlock.forward"),
         (I.check_parameters_after_refinement, refine_a_copy, "refine"),
         (I.check_parameters_after_refinement, IK.reference_parameters_after_refinement, "reference_parameters"),
-        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.studies.refinement_timing.refinement_cost"),
+        (I.check_ideal_speedup, speedup_by_study, "cnet_lib.studies.refinement.study.refinement_cost"),
+        (I.check_ideal_speedup, PC.schedule_ideal, "cnet_lib.studies.refinement.study.schedule_ideal"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
         (I.check_identity_gap, IK.reference_identity_gap, "reference_identity_gap"),
         (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.studies.robustness.study.quantize_per_channel"),
@@ -221,10 +223,10 @@ def _shortcuts():
     ]
 
 
-@pytest.mark.parametrize("case", range(21))
+@pytest.mark.parametrize("case", range(22))
 def test_shortcuts_into_the_library_are_rejected(capsys, case):
     shortcuts = _shortcuts()
-    assert len(shortcuts) == 21
+    assert len(shortcuts) == 22
     check, fn, named = shortcuts[case]
     ok, out = _verdict(capsys, check, fn)
     assert not ok, f"{check.__name__} accepted a call into {named}"

@@ -1,6 +1,6 @@
-"""cnet_lib.images (+ cnet_lib.draw.image_figures): train once and reload, hashed run folders, θ(t) and its figures, and
-the image chapters' exercise checks (the manifestation sweeps: tests/test_manifestation.py).  Tiny models on fake
-CIFAR: seconds."""
+"""cnet_lib.images: train once and reload, hashed run folders, and the image chapters' exercise checks (the
+manifestation sweeps: tests/test_manifestation.py; θ(t) and refinement: tests/test_continuousnet.py and
+tests/test_refinement.py).  Tiny models on fake CIFAR: seconds."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import draw as imf
 from cnet_lib.images.runs import run_folders as RF
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import study_inputs as SI
 from cnet_lib.images.runs import theta_record as TR
-from cnet_lib.images.studies import refinement_timing as RT
-from cnet_lib.images.studies import theta as TH
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.runtime.files import shown_path
-from cnet_lib.runtime.vocabulary import SERIES_COLORS, run_color
 from cnet_lib.runtime.settings import Settings
 
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
@@ -108,63 +104,6 @@ def test_fake_data_fallback_is_announced(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- tables and figures
-def test_refinement_cost():
-    hist = [{"n_steps": [n] * 3, "train_seconds": s} for n, s in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.2))]
-    c = RT.refinement_cost(hist)
-    assert c["sum_n_steps"] == 11 and c["ideal"] == pytest.approx(16 / 11)
-    assert c["seconds_per_epoch_at_final"] == pytest.approx(4.1) and c["fixed_depth_estimate"] == pytest.approx(16.4)
-    assert c["speedup"] == pytest.approx(16.4 / 11.2)
-
-
-def test_theta_curves_and_bases(study):
-    t, v = TH.theta_curve([1.0, 3.0], "piecewise_constant")
-    assert t == [0.0, 0.5, 0.5, 1.0] and v == [1.0, 1.0, 3.0, 3.0], "jumps drawn with both one-sided limits"
-    t, v = TH.theta_curve([0.0, 2.0], "piecewise_linear")
-    assert v == [0.0, 2.0]
-    _, runs = study
-    curves = TH.theta_by_basis(runs["rk4_refined"].model)
-    assert set(curves) == {"piecewise_constant", "piecewise_linear", "legendre"}
-    assert all(set(c) == {"untrained", "trained"} and len(c["trained"]) == 4 for c in curves.values())
-    fig = imf.fig_theta_bases(curves)
-    assert len(fig.data) == 2 + 3 * 4 * 2 and len(fig.layout.sliders[0].steps) == 3  # + 2 legend entries: solid, dashed
-    shown = [t.name for t in fig.data if t.visible and t.showlegend is not False]
-    assert shown == ["solid: trained", "dashed: untrained", "θ(0, 0, 1, 1)", "θ(0, 1, 1, 1)", "θ(1, 0, 1, 1)", "θ(1, 1, 1, 1)"], \
-        "one legend entry per weight, and one per line style"
-
-    fig = imf.fig_basis_functions(3)
-    assert [s.label for s in fig.layout.sliders[0].steps] == ["piecewise constant", "piecewise linear (hats)",
-                                                              "Legendre polynomials"]
-    assert [list(t.y) for t in fig.data[:3]] == [[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]]
-
-
-def test_figures_have_the_expected_traces(study):
-    _, runs = study
-    fig = imf.fig_training_curves(runs)
-    assert len(fig.data) == 2 * 3 and {t.name for t in fig.data} == {r.label for r in runs.values()}
-    assert {t.name: t.line.color for t in fig.data} == {r.label: run_color(n) for n, r in runs.items()}, "colours of the vocabulary"
-    assert any(s.line.dash == "dot" for s in fig.layout.shapes), "the refinement epoch is marked"
-    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top", "the legend sits below the panels"
-    assert "refinement before epoch 2" in fig.layout.title.text and "<br>" not in fig.layout.title.text
-
-    fig = imf.fig_theta_refinement(runs["rk4_refined"].snapshots)
-    assert len(fig.layout.sliders[0].steps) == 3
-    assert fig.layout.sliders[0].steps[2].label.startswith("epoch 2, M=2")
-    last = [t.name for t in fig.data if t.visible and t.showlegend is not False]
-    entries = [f"θ{e}" for e in runs["rk4_refined"].snapshots[-1]["blocks"][0]["entries"]]
-    assert last == ["solid: after the epoch", "dashed: the epoch before", *entries, "s(t), skip gain (lower panel)"], \
-        "the dashed curves of the epoch before share their weight's legend entry"
-
-    fig = imf.fig_manifestations(2, [("euler", 2), ("rk4_classic", 1)])
-    assert [len(t.x) for t in fig.data] == [2, 4, 1, 1]  # + one legend entry per piece
-    assert [t.name for t in fig.data if t.showlegend is not False] == ["θ̂_1", "θ̂_2"]
-    assert [c for c in fig.data[1].marker.color] == [SERIES_COLORS[b] for b in (0, 1, 1, 1)]
-
-
-def test_stage_table_reads_exact_pieces():
-    rows = TH.stage_rows("rk4_classic", 1, 2)
-    assert [r["pieces"][0][0] for r in rows] == [0, 1, 1, 1]  # t = 0, 1/2, 1/2, 1 (right limits; last: left of 1)
-    rows = TH.stage_rows("euler", 3, 3)
-    assert [r["pieces"] for r in rows] == [((0, 1.0),), ((1, 1.0),), ((2, 1.0),)]
 
 
 # ----------------------------------------------------------------------------- exercises

@@ -50,36 +50,11 @@ CLAIMS: dict[str, list[str]] = {
         "(its accuracy changes by {ad_rk4_drop} points at the tightest tolerance) and the Euler-trained one discrete (it "
         "loses {ad_euler_drop_plain} points)",
     ],
-    "book/refinement_training": [
-        "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "
-        "chapters in about {t4_chapters} on a T4 (an estimate)",
-        "trained with RK4-classic on {bench_train} training images for {bench_epochs} epochs",
-        "from a median {rk4_refined_epoch_1} s an epoch at $N_t = 1$ to {rk4_refined_epoch_2} s at $N_t = 2$ and "
-        "{rk4_refined_epoch_4} s at $N_t = 4$",
-        "{euler_fixed_epoch_4} s an epoch at $N_t = 4$",
-        "trained for {rk4_refined_total} s in all against the Euler model's {euler_fixed_total} s, {rk4_over_euler} "
-        "times as long",
-        "Its median epochs give a speed-up of {rk4_refined_log_speedup}× against the ideal {rk4_refined_log_ideal}×",
-        "Refinement trained in {refined_min} min, fixed depth in {fixed_min} min: a speed-up of {speedup} against the "
-        "ideal {ideal}.",
-        "{paper_min_refined} minutes with refinement against {paper_min_fixed} at fixed depth, a speed-up of "
-        "{paper_speedup}, against its own schedule's ideal of {paper_ideal} (refined at epochs 20, 40, 60, 70 and 80, "
-        "for the {paper_epochs} epochs that its timings imply",
-        "The refined model ended at {refined_acc}% on {bench_test} held-out images, the fixed-depth one at {fixed_acc}%: "
-        "a difference of {refined_diff} points with a 95% interval of [{refined_lo}, {refined_hi}]",
-    ],
-    "book/continuousnet": [
-        "both models have {params} parameters and were trained for {epochs} epochs; they reach {acc_rk4}% (RK4) and "
-        "{acc_euler}% (Euler) on {n_test} images held out",
-        "lie between {gain1_hi} and {gain1_lo} in the first block, {gain2_hi} and {gain2_lo} in the second and {gain3_hi} "
-        "and {gain3_lo} in the third",
-    ],
 }
 """Per page (``book/<name>``), fragments of its prose with ``{placeholders}`` for the computed numbers
 (:mod:`published_numbers`); whitespace and line breaks do not matter."""
 
 CONSTANTS: dict[str, set] = {
-    "book/refinement_training": {"45,000"},  # the training images of the data the models were trained on
     "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
     # thresholds; a data spacing of the pendulum's controls
 }
@@ -104,9 +79,7 @@ def _prose(page: str) -> str:
 @pytest.fixture(scope="module")
 def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
-    return {**P.image_numbers(runs), **P.paper_numbers(),
-            **P.adaptive_pendulum_numbers(runs),
-            **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers()}
+    return {**P.image_numbers(runs), **P.paper_numbers(), **P.adaptive_pendulum_numbers(runs)}
 
 
 @pytest.mark.parametrize("page", sorted(CLAIMS))

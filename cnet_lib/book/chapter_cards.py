@@ -85,7 +85,8 @@ CARDS: dict[str, Card] = {
     "refinement_training": Card(
         assumes="*ContinuousNet*; SGD with momentum.",
         learn="how refinement (M → 2M, N_t → 2N_t) keeps θ(t) exactly, how the two image models were trained, "
-              "and what refinement saves in training time, measured fairly against its ideal.",
+              "what refinement saves in training time, measured fairly against its ideal, and what a confidence "
+              "interval for a difference of two accuracies says.",
         image_models=True),
     "manifestation_invariance": Card(
         assumes="*Refinement training*; accuracy on a test set and its sampling error.",

@@ -22,11 +22,10 @@ from types import SimpleNamespace
 from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
+from ..images.runs.theta_record import theta_roughness
 from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.paired_stats import KEEP_POINTS, spread, two_proportions, welch
-from ..images.studies.refinement_timing import recorded_timing
 from ..images.studies.shipped_studies import shipped_seeds
-from ..images.studies.theta import theta_roughness
 from ..images.training.results_file import read_results
 from ..images.training.train_state import CHECKPOINT, load_model
 from ..pendulum import config_for, train_models
@@ -36,6 +35,7 @@ from ..runtime.vocabulary import run_label
 from ..studies.manifestation import CELLS, over_seeds
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
                                       large_step_slopes, rollout_rows)
+from ..studies.refinement.study import recorded_timing
 from ..studies.robustness import PRIMARY, robustness_over_seeds
 from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal

@@ -6,6 +6,8 @@ stands in the paper; the pages quote it from here, so a number is typed once.  W
 paper's own.  Three tables set the book's models beside the paper, each computed from the book's own models (the
 session's runs or their sweeps, so a page shows one number per model):
 
+* :func:`runs_table`: the chapter's trained models themselves, one column each (width, scheme, basis, M, N_t, ε,
+  parameters, epochs, held-out accuracy), the table :func:`paper_beside` follows;
 * :func:`paper_beside`: the Table 1 rows a chapter corresponds to, beside the chapter's models, with the gap in
   points and why the book is below (schedule, depth, parameters, data, evaluation set), in one sentence;
 * :func:`cheaper_graphs_table`: the paper's own compression rows (the *same* trained weights on fewer steps and
@@ -19,16 +21,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from ..images.studies.refinement_timing import schedule_ideal
 from ..images.runs.shipped import plain_description, read_manifest, shipped_run
 from ..images.studies.paired_stats import spread
 from ..runtime.rich_text import Rich, join_rich, paragraphs
-from ..runtime.rows import find_row, format_table, seeds_phrase, spread_cell
-from ..runtime.vocabulary import run_label
+from ..runtime.rows import by_column_table, find_row, format_table, seeds_phrase, spread_cell, uniform
+from ..runtime.vocabulary import basis_label, run_label
+from ..studies.refinement.study import schedule_ideal
 
-__all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "paper_beside", "cheaper_graphs", "cheaper_graphs_table",
-           "invariance_claims", "invariance_claims_table", "paper_facts", "gap_reasons", "paper_schedule",
-           "schedule_ideal"]
+__all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "runs_table", "paper_beside", "cheaper_graphs",
+           "cheaper_graphs_table", "invariance_claims", "invariance_claims_table", "paper_facts", "gap_reasons",
+           "paper_schedule", "schedule_ideal"]
 
 PAPER_SCALE = {"widths": "16-32-64", "units": "32-32-32", "parameters": 3.19e6, "train_images": 50_000,
                "test_images": 10_000, "epochs_command_lines": 120, "epochs_implied": 160}
@@ -113,6 +115,27 @@ def gap_reasons(run: Any, n_test: Optional[int] = None) -> str:
             f"{run.model.n_parameters():,} parameters against {PAPER_SCALE['parameters'] / 1e6:.2f} million), and other "
             f"data: the paper trains on CIFAR-10's {PAPER_SCALE['train_images']:,} training images and measures on its "
             f"{PAPER_SCALE['test_images']:,} test images, these models on {_data_words(run, n_test)}")
+
+
+def runs_table(runs: Mapping[str, Any]) -> Rich:
+    """The trained runs (``{run name: StudyRun}``), one column per run: the model (width, scheme, basis, M, N_t, ε,
+    parameters) and its training (epochs, images, final held-out accuracy)."""
+    fields = {}
+    for run in runs.values():
+        cfg, blocks = run.config, run.model.blocks
+        fields[run.label] = {
+            "channels": list(cfg.channels),
+            "scheme": uniform(b.scheme.name for b in blocks),
+            "basis": basis_label(blocks[0].basis.name),
+            "M (pieces per block)": uniform(b.n_basis for b in blocks),
+            "N_t (steps per block)": uniform(b.n_steps for b in blocks),
+            "ε": uniform(b.epsilon for b in blocks),
+            "parameters": run.model.n_parameters(),
+            "epochs": len(run.history),
+            "training images": cfg.n_train or "all",
+            "held-out accuracy": f"{run.final_accuracy:.3f}",
+        }
+    return by_column_table(fields)
 
 
 def paper_beside(runs: Mapping[str, Any], n_test: Optional[int] = None) -> Rich:

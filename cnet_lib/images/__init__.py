@@ -26,12 +26,8 @@ from .runs.study_run import StudyRun
 from .studies.adaptive_cached import adaptive_runs
 from .studies.adaptive_measure import adaptive_study
 from .studies.adaptive_verdict import judge_adaptive
-from .studies.refinement_timing import recorded_timing, time_refinement
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
 from .studies.paired_stats import KEEP_POINTS
-from .studies.theta import (blocks_are_identity, bn_statistics, change_from_initial, change_per_epoch, feature_shapes,
-                            manifestation_reads, refinement_check, resnet_manifestation, skip_gains, stage_rows,
-                            theta_by_basis)
 from .training.train_config import TrainConfig, build_model
 from .training.train_loop import SGDStep, train
 from .training.evaluation import manifestation_sweep
@@ -45,10 +41,6 @@ __all__ = [
     "StudyRun", "study_data", "sample_batch",
     # training
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
-    # θ(t) and the graphs of one model
-    "theta_by_basis", "change_from_initial", "change_per_epoch", "stage_rows", "manifestation_reads",
-    "resnet_manifestation", "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity",
-    "time_refinement", "recorded_timing",
     # the studies of the trained runs and their verdicts
     "manifestation_sweep", "KEEP_POINTS",
     "adaptive_runs", "adaptive_study", "judge_adaptive",

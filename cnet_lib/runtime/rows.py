@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .rich_text import Rich, rich_table
 
-__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "spread_cell", "seeds_phrase"]
+__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "uniform", "by_column_table", "spread_cell",
+           "seeds_phrase"]
 
 
 def matches(row: Mapping, **match) -> bool:
@@ -78,6 +79,22 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
     if caption:
         lines.insert(0, caption)
     return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
+
+
+def uniform(values: Iterable) -> Any:
+    """One value when all are equal (one per block, say), else the list."""
+    values = list(values)
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def by_column_table(fields: Mapping[str, Mapping[str, Any]]) -> Rich:
+    """A table with one column per item (a trained run, say): ``fields[label][what]`` becomes the cell of row
+    ``what`` under column ``label``; the rows in the order they first appear."""
+    labels = list(fields)
+    whats = list(dict.fromkeys(w for f in fields.values() for w in f))
+    rows = [{"what": w, **{lab: fields[lab].get(w) for lab in labels}} for w in whats]
+    columns = [("", "what", "{}")] + [(lab, (lambda r, lab=lab: r[lab]), "{}") for lab in labels]
+    return format_table(rows, columns, left=len(columns))
 
 
 def _number(fmt: str, v: float) -> str:

@@ -15,10 +15,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
-from ...images.studies import refinement_timing as image_timing
-from ...report import refinement_report
 from ...runtime import rows as row_tables
-from ...studies import manifestation, robustness
+from ...studies import manifestation, refinement, robustness
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -216,7 +214,7 @@ IDEAL_SPEEDUP = Exercise(
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
-    forbidden=lambda: [Forbidden(modules=(image_timing, manifestation, refinement_report),
+    forbidden=lambda: [Forbidden(modules=(refinement, manifestation),
                                  why="the image study computes the measured and ideal speed-ups; compute it yourself.")],
     rules=Rules(banned_names=("refinement_cost",)),
 )

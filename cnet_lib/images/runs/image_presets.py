@@ -39,7 +39,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
         "training_time": "seconds",
-        # refinement's speed-up, timed in turn (cnet_lib.images.studies.refinement_timing)
+        # refinement's speed-up, timed in turn (cnet_lib.studies.refinement.time_refinement)
         "timing": dict(rounds=2, steps=1, warmup=1),
     },
     # the default without a GPU: the models ship with the book (cnet_lib/shipped/)
@@ -86,7 +86,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # the T4 estimate computed from them (book.measurements.t4_estimate)
         "training_time": ("both models in {total} on {machine} "
                           "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
     # The paper's scale (Queiruga et al., arXiv 2008.02389) on the schedule of the authors' published command
@@ -115,7 +115,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
                       compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
         "training_time": "hours on a GPU (not measured)",
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
 }
@@ -155,7 +155,7 @@ def sweep_grid(preset: str) -> dict:
 
 def timing_grid(preset: str) -> dict:
     """How refinement's training time is timed in ``preset`` (rounds, steps, warmup and the budget in seconds of
-    :func:`cnet_lib.images.studies.refinement_timing.time_refinement`)."""
+    :func:`cnet_lib.studies.refinement.time_refinement`)."""
     return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
 
 

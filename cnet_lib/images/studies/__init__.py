@@ -15,12 +15,12 @@ beside their checkpoints, through the one runner :mod:`.study_cache`; ``_verdict
 each live in one folder, :mod:`cnet_lib.studies.robustness` and :mod:`cnet_lib.studies.manifestation`, on this
 wing's runner.)  Over several training seeds: :mod:`.seed_cached` (their numbers, kept in one file); the studies
 that ship with the book, read on any machine (:mod:`.shipped_studies`).  Shared: paired statistics
-(:mod:`.paired_stats`), checks of a study's inputs (:mod:`.checks`), θ(t) and the graphs of one model
-(:mod:`.theta`), and refinement's training time measured fairly (:mod:`.refinement_timing`).  Imports every other
-wing.
+(:mod:`.paired_stats`), checks of a study's inputs (:mod:`.checks`).  (θ(t) and the graphs of one model, and
+refinement's training time, are the studies :mod:`cnet_lib.studies.continuousnet` and
+:mod:`cnet_lib.studies.refinement`.)  Imports every other wing.
 """
-from . import (adaptive_cached, adaptive_measure, adaptive_verdict, checks, paired_stats, refinement_timing,
-               seed_cached, shipped_studies, study_cache, theta)
+from . import (adaptive_cached, adaptive_measure, adaptive_verdict, checks, paired_stats, seed_cached, shipped_studies,
+               study_cache)
 
-__all__ = ["study_cache", "checks", "paired_stats", "theta", "refinement_timing", "shipped_studies",
-           "adaptive_measure", "adaptive_cached", "adaptive_verdict", "seed_cached"]
+__all__ = ["study_cache", "checks", "paired_stats", "shipped_studies", "adaptive_measure", "adaptive_cached",
+           "adaptive_verdict", "seed_cached"]

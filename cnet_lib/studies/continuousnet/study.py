@@ -1,26 +1,24 @@
-"""θ(t) of a trained ContinuousNet as plain values: coefficients of a few weights, curves, the
-stages that read them, and the graphs of one θ(t) compared.
+"""The study of the chapter *ContinuousNet*, as numbers: the weight functions θ(t) of a trained model and the graphs
+its parameters have.
 
-* :func:`theta_curve`: (t, θ(t)) of a scalar weight function, exact at the break points;
-* :func:`theta_by_basis`: a trained block's θ(t) projected onto each of the three bases;
+* :func:`theta_by_basis`: a trained block's θ(t) of a few weights, projected onto each of the three bases, beside a
+  freshly initialised block's;
 * :func:`change_from_initial`: how far training moved θ(t) from where it started, per piece;
-* :func:`change_per_epoch`: the largest change of the recorded θ(t) during each epoch;
 * :func:`stage_rows`, :func:`manifestation_reads`: where every stage of a manifestation reads θ;
 * :func:`resnet_manifestation`: a model's Euler, N_t = M graph against its ResNet and its own graph;
-* :func:`refinement_check`: a refined model's θ(t) and outputs against the original's;
-* :func:`feature_shapes`, :func:`bn_statistics`, :func:`skip_gains`, :func:`blocks_are_identity`:
-  a batch through the stem, stitches and blocks; the BatchNorm statistics per piece; the gains.
+* :func:`feature_shapes`, :func:`bn_statistics`, :func:`skip_gains`, :func:`blocks_are_identity`: a batch through the
+  stem, stitches and blocks; the BatchNorm statistics per piece; the gains ε s(t); whether a block is the identity;
+* :func:`model_numbers`: what the chapter says of its two trained models (parameters, epochs, accuracies, where they
+  were trained).
 
-Every function returns plain values (numbers, lists, dicts); :mod:`cnet_lib.report.theta_report` words them.  The
-snapshots of θ̂ recorded while a run trains are :func:`cnet_lib.images.runs.theta_record.theta_snapshot`.
+Every function returns plain values (numbers, lists, dicts); :mod:`.show` draws and words them.  θ(t) as a curve
+and as recorded while a run trains are :mod:`cnet_lib.images.runs.theta_record`'s.
 """
 from __future__ import annotations
 
 import copy
-from fractions import Fraction
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-import numpy as np
 import torch
 
 from ...core.bases import make_basis
@@ -28,35 +26,14 @@ from ...core.integrate import stage_positions
 from ...core.models import ContinuousNet
 from ...core.resnet import resnet_from_continuousnet
 from ...core.schemes import get_scheme
-from ..runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_entries
+from ...images.runs.study_run import provenance
+from ...images.runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_curve, theta_entries
 
-__all__ = ["theta_roughness", "theta_curve", "theta_by_basis", "change_from_initial", "largest_change", "change_per_epoch", "stage_rows", "manifestation_reads", "resnet_manifestation",
-           "refinement_check", "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity"]
-
-
-def _curve_points(basis) -> list[tuple[Fraction, int]]:
-    pts = basis.breakpoints
-    if basis.degree <= 1:
-        out = []
-        for lo, hi in zip(pts[:-1], pts[1:]):
-            out += [(lo, 1), (hi, -1)]
-        return out
-    n = 120
-    return [(Fraction(k, n), 1 if k < n else -1) for k in range(n + 1)]
+__all__ = ["theta_by_basis", "change_from_initial", "stage_rows", "manifestation_reads", "resnet_manifestation",
+           "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity", "model_numbers"]
 
 
-def theta_curve(coeffs: Sequence[float], basis: str = "piecewise_constant", T: float = 1.0) -> tuple[list, list]:
-    """(t, θ(t)) of a scalar weight function Σ_β φ_β(t/T) θ̂_β, exact at the break points
-    (both one-sided limits, so jumps of the piecewise-constant basis are drawn as jumps)."""
-    coeffs = [float(c) for c in coeffs]
-    b = make_basis(basis, len(coeffs))
-    ts, vs = [], []
-    for tau, side in _curve_points(b):
-        ts.append(float(tau) * T)
-        vs.append(sum(w * coeffs[beta] for beta, w in b.weights(tau, side)))
-    return ts, vs
-
-
+# --------------------------------------------------------------------------- θ(t) of a trained block
 def _fresh_block(cfg_channels, block: int, basis: str, n_basis: int, seed: int):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -109,31 +86,7 @@ def change_from_initial(model: ContinuousNet, initial: ContinuousNet, block: int
     return rows
 
 
-def largest_change(before: dict, after: dict, n_grid: int = 256) -> float:
-    """The largest |θ_after(t) − θ_before(t)| over the recorded entries of one block of two
-    :func:`theta_snapshot` s (``snapshot["blocks"][b]``), on ``n_grid`` interior points of [0, 1]
-    (midpoints of a uniform grid: no break point is hit); the curves are those of :func:`theta_curve`."""
-    grid = (np.arange(n_grid) + 0.5) / n_grid
-    worst = 0.0
-    for entry, coeffs in after["entries"].items():
-        ta, va = theta_curve(coeffs, after["basis"])
-        tb, vb = theta_curve(before["entries"][entry], before["basis"])
-        worst = max(worst, float(np.max(np.abs(np.interp(grid, ta, va) - np.interp(grid, tb, vb)))))
-    return worst
-
-
-def change_per_epoch(snapshots: Sequence[dict], block: int = 0, n_grid: int = 256) -> list[dict]:
-    """The largest change of the recorded θ(t) of one block during each epoch (:func:`largest_change`
-    between consecutive snapshots): one row ``{"epoch", "n_basis_before", "n_basis_after", "refined",
-    "largest_change"}`` per epoch; ``refined``: the model was refined before this epoch."""
-    rows = []
-    for prev, snap in zip(snapshots[:-1], snapshots[1:]):
-        a, b = prev["blocks"][block], snap["blocks"][block]
-        rows.append({"epoch": snap["epoch"], "n_basis_before": a["n_basis"], "n_basis_after": b["n_basis"],
-                     "refined": bool(snap.get("refined")), "largest_change": largest_change(a, b, n_grid)})
-    return rows
-
-
+# --------------------------------------------------------------------------- graphs: where the stages read θ(t)
 def stage_rows(scheme: str, n_steps: int, n_basis: int, basis: str = "piecewise_constant") -> list[dict]:
     """Where every stage of a manifestation reads θ: ``{"step", "stage", "t", "pieces"}`` per stage
     evaluation, ``pieces`` being the non-zero (β, φ_β) pairs of the basis at that exact position."""
@@ -180,31 +133,7 @@ def resnet_manifestation(model: ContinuousNet, x: torch.Tensor) -> dict:
             "same_class": (own.argmax(1) == euler.argmax(1)).double().mean().item()}
 
 
-@torch.no_grad()
-def refinement_check(model: ContinuousNet, x: torch.Tensor, n_times: int = 16) -> dict:
-    """What ``model.refine()`` keeps, on a refined deep copy (``model`` is not changed).
-
-    Returns ``{"n_basis": (M before, after), "n_steps": (N_t before, after), "n_parameters":
-    (before, after)`` (first block's M and N_t), ``"n_times", "theta_identical"`` (every weight of
-    every block equal bit for bit at ``n_times`` times t = k / n_times), ``"old_graph_identical"``
-    (the refined model on the old N_t gives the original's logits bit for bit on ``x``),
-    ``"new_graph_max_change"`` (largest logit change on the refined graph)``}``.
-    """
-    refined = copy.deepcopy(model).refine()
-    ts = [k / n_times for k in range(n_times)]
-    same = all(torch.equal(a.theta(t)[n], b.theta(t)[n])
-               for a, b in zip(model.blocks, refined.blocks) for t in ts for n in a.theta(t))
-    before = model(x)
-    with refined.manifested(n_steps=[b.n_steps for b in model.blocks]):
-        old_graph = refined(x)
-    new_graph = refined(x)
-    m0, m1 = model.blocks[0], refined.blocks[0]
-    return {"n_basis": (m0.n_basis, m1.n_basis), "n_steps": (m0.n_steps, m1.n_steps),
-            "n_parameters": (model.n_parameters(), refined.n_parameters()), "n_times": n_times,
-            "theta_identical": same, "old_graph_identical": torch.equal(before, old_graph),
-            "new_graph_max_change": (before - new_graph).abs().max().item()}
-
-
+# --------------------------------------------------------------------------- a batch through the model; BatchNorm; gains
 @torch.no_grad()
 def feature_shapes(model: ContinuousNet, x: torch.Tensor) -> list[dict]:
     """A batch through the model, layer by layer: one row ``{"layer", "shape"}`` for the input, the
@@ -266,23 +195,12 @@ def blocks_are_identity(model: ContinuousNet, x: torch.Tensor) -> list[bool]:
     return out
 
 
-@torch.no_grad()
-def theta_roughness(model: ContinuousNet) -> list[dict]:
-    """How far apart neighbouring pieces of θ(t) are, per OdeBlock: over its convolution coefficients, the norm of
-    the jump between pieces β and β + 1 relative to the two pieces' mean norm, ‖θ̂_{β+1} − θ̂_β‖ / ((‖θ̂_β‖ + ‖θ̂_{β+1}‖)/2),
-    averaged over the jumps (one row ``{"block", "n_basis", "roughness", "largest"}`` per block; ``None`` for a block
-    of one piece).  0 for a θ(t) that is one constant; about 1.4 for independent pieces of equal size (a freshly
-    initialised block); small for a θ(t) whose pieces are samples of a smooth function.  The paper's Figure 8 reads
-    the smoothness of its trained weights by eye; this is a number for it."""
-    rows = []
-    for i, b in enumerate(model.blocks):
-        jumps = []
-        for name, c in getattr(b, "coeffs", {}).items():
-            if c.dim() < 3 or c.shape[0] < 2:  # convolution weights only (M, out, in, k, k)
-                continue
-            flat = c.detach().double().flatten(1)
-            norms = flat.norm(dim=1)
-            jumps += ((flat[1:] - flat[:-1]).norm(dim=1) / ((norms[1:] + norms[:-1]) / 2)).tolist()
-        rows.append({"block": i + 1, "n_basis": getattr(b, "n_basis", None),
-                     "roughness": sum(jumps) / len(jumps) if jumps else None, "largest": max(jumps) if jumps else None})
-    return rows
+# --------------------------------------------------------------------------- the chapter's two models
+def model_numbers(runs: Mapping[str, Any]) -> dict:
+    """What the chapter says of its trained models (``runs``: ``{run name: StudyRun}``, ``rk4_refined`` and
+    ``euler_fixed``): ``{"parameters": {run: count}, "epochs": {run: epochs}, "accuracy": {run: final held-out
+    accuracy}, "provenance": {run: :func:`cnet_lib.images.runs.study_run.provenance`}}``."""
+    return {"parameters": {n: r.model.n_parameters() for n, r in runs.items()},
+            "epochs": {n: len(r.history) for n, r in runs.items()},
+            "accuracy": {n: r.final_accuracy for n, r in runs.items()},
+            "provenance": {n: provenance(r) for n, r in runs.items()}}
