@@ -12,7 +12,7 @@ import io
 import re
 import zipfile
 
-from cnet_lib.images.studies import robustness_perturbations as perturbations
+from cnet_lib.studies.robustness import study as perturbations
 
 # ----------------------------------------------------------------------------- the library by computed names
 COMPUTED_NAMES = '''import sys

@@ -20,7 +20,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from cnet_lib.images.studies import robustness_perturbations as perturbations
+from cnet_lib.studies.robustness import study as perturbations
 
 # ----------------------------------------------------------------------------- exercise cells
 RATE_BOMB = '''import json

@@ -1,7 +1,8 @@
 """The numbers of the published book (the ``gpu`` preset, :data:`cnet_lib.book.project.PUBLISHED_PRESET`), computed
 the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets (their adaptive flows), the
 image models' studies (sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
-(The pendulum chapters glue their numbers from their cells: ``tests/test_pendulum.py``.)
+(The pendulum chapters and the robustness chapter glue their numbers from their cells: ``tests/test_pendulum.py``,
+``tests/test_robustness.py``; the introduction's one robustness number is computed here.)
 
 ``tests/test_prose_numbers.py`` checks that every number the chapters' prose states is one of these, formatted as the
 prose prints it.  Everything here is computed on the CPU in float64 (the pendulum) or read from the shipped study
@@ -23,6 +24,7 @@ from cnet_lib.images.studies.paired_stats import two_proportions
 from cnet_lib.studies.pendulum.show import times
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.rows import find_row
+from cnet_lib.studies import robustness
 from smoke_data import smoke_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,13 +74,10 @@ def image_numbers(runs_dir: str) -> dict:
     v = images.judge_sweeps(sweeps)
     by_seed = images.seed_sweeps(runs, sweeps)
     c = images.contrast_over_seeds(by_seed)
-    study = images.robustness_runs(runs, verbose=False)
-    r = images.judge(study, "rk4_refined", "euler_fixed")
-    over = images.robustness_over_seeds(images.seed_studies(runs, study))
+    r = robustness.judge(robustness.run(runs, verbose=False), "rk4_refined", "euler_fixed")
     adaptive = images.adaptive_runs(runs, verbose=False)
     a = images.judge_adaptive(adaptive, "rk4_refined", "euler_fixed")
     rk4, euler = find_row(sweeps["rk4_refined"], kind="trained"), find_row(sweeps["euler_fixed"], kind="trained")
-    primary = next(row for row in over.rows if row["role"] == "primary")
     t1 = {(row["model"], row["kind"], row.get("scheme"), row.get("n_steps"), row.get("n_basis")): row
           for row in images.table1_rows(sweeps)}
     comp2 = next(row for k, row in t1.items() if k[1] == "compressed" and k[2] == "rk4_classic" and k[4] == 2
@@ -103,8 +102,6 @@ def image_numbers(runs_dir: str) -> dict:
                                     and k[4] == 2 and "Euler" in k[0])["accuracy"]),
         "live_images": f"{images.live_images(PUBLISHED_PRESET):,}", "sweep_n": f"{images.sweep_images(sweeps['rk4_refined']):,}",
         "comp2_params": f"{comp2['n_parameters']:,}",
-        "over_primary_diff": f"{primary['diff']:+.2f}", "over_primary_lo": f"{primary['ci95'][0]:+.2f}",
-        "over_primary_hi": f"{primary['ci95'][1]:+.2f}",
         "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
         **{f"ad_own_{key}": pct(next(row for row in images.studies.adaptive_measure.adaptive_rows(adaptive)
                                      if row["run"] == run and row["pair"] is None)["accuracy"])
@@ -122,23 +119,8 @@ def image_numbers(runs_dir: str) -> dict:
                 "eu8": f"{claims[('euler_fixed', 8)]:.2f}", "eu16": f"{claims[('euler_fixed', 16)]:.2f}",
                 "rke4": f"{claims[('rk4_refined', 4)]:.2f}", "rke8": f"{claims[('rk4_refined', 8)]:.2f}",
                 "rke16": f"{claims[('rk4_refined', 16)]:.2f}"})
-    over_rows = {(row["kind"], row["level"]): row for row in over.rows}
-    sizes = {(c.kind, c.level): c.bytes for c in study["rk4_refined"]}
-    out.update({"wn3_a": f"{over_rows[('weight_noise', 0.3)]['a']['mean']:.2f}",
-                "wn3_b": f"{over_rows[('weight_noise', 0.3)]['b']['mean']:.2f}",
-                "in3_a": f"{over_rows[('input_noise', 0.3)]['a']['mean']:.2f}",
-                "in3_b": f"{over_rows[('input_noise', 0.3)]['b']['mean']:.2f}",
-                "bytes_w4": f"{sizes[('quantized_weights', 4)]:,}", "bytes_f32": f"{sizes[('clean', None)]:,}"})
-    pr = r.primary
     w4 = next(row for row in r.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
-    w4s = next(row for row in over.rows if row["kind"] == "quantized_weights" and row["level"] == 4)
-    out.update({"rob_a": f"{pr['drop_a']:.2f}", "rob_b": f"{pr['drop_b']:.2f}", "rob_diff": minus(f"{pr['diff']:+.2f}"),
-                "rob_lo": minus(f"{pr['ci95'][0]:+.2f}"), "rob_hi": minus(f"{pr['ci95'][1]:+.2f}"),
-                "over_a": f"{primary['a']['mean']:.2f}", "over_b": f"{primary['b']['mean']:.2f}",
-                "over_diff": minus(f"{primary['diff']:+.2f}"), "over_lo": minus(f"{primary['ci95'][0]:+.2f}"),
-                "over_hi": minus(f"{primary['ci95'][1]:+.2f}"), "w4_diff": f"{w4['diff']:.2f}",
-                "w4_holm": f"{w4['p_holm']:.2g}", "w4s_diff": minus(f"{w4s['diff']:+.2f}"),
-                "w4s_lo": minus(f"{w4s['ci95'][0]:+.2f}"), "w4s_hi": minus(f"{w4s['ci95'][1]:+.2f}")})
+    out["w4_diff"] = f"{w4['diff']:.2f}"  # the introduction's (the robustness chapter glues its own numbers)
     for i, block in enumerate(images.skip_gains(runs["rk4_refined"].model), 1):
         gains = [float(g) for g in block["gains"]]
         out[f"gain{i}_hi"], out[f"gain{i}_lo"] = (f"{max(gains):.2f}".replace("-", "−"),

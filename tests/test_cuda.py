@@ -15,7 +15,7 @@ import torch
 from cnet_lib import draw as imf
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.images.studies import robustness_cached as RC
+from cnet_lib.studies import robustness
 from cnet_lib.images.studies import sweep_cached as ST
 from cnet_lib.cli import sweep as sweep_cli
 from cnet_lib.images.studies import sweep_measure as S
@@ -165,5 +165,5 @@ def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
     with torch.no_grad():
         d = SI.study_data(run.config, settings, device="cuda", with_train=False)
         assert run.model(normalize(d.test_x[:4], d.mean, d.std)).is_cuda
-    study = RC.robustness_runs(runs, verbose=False)  # weight noise drawn on the CPU, added on the GPU
+    study = robustness.run(runs, verbose=False)  # weight noise drawn on the CPU, added on the GPU
     assert set(study) == set(runs) | {"euler_fixed on rk4_classic"} and all(study.values())

@@ -170,7 +170,7 @@ def _shortcuts():
         return RT.refinement_cost(history)["ideal"]
 
     def quant_by_library(w, bits):
-        from cnet_lib.images.studies.robustness_perturbations import quantize_per_channel as q
+        from cnet_lib.studies.robustness.study import quantize_per_channel as q
 
         return q(w, bits)
 
@@ -212,7 +212,7 @@ def _shortcuts():
         (I.check_ideal_speedup, speedup_by_study, "cnet_lib.images.studies.refinement_timing.refinement_cost"),
         (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
         (I.check_identity_gap, keys.reference_identity_gap, "reference_identity_gap"),
-        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.images.studies.robustness_perturbations.quantize_per_channel"),
+        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.studies.robustness.study.quantize_per_channel"),
         (P.check_rk_step, rk_in_a_thread, "integrate"),
         (P.check_embedded_step, embedded_by_integrate, "integrate"),
         (P.check_embedded_step, keys.reference_embedded_step, "reference_embedded_step"),

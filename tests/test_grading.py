@@ -31,7 +31,7 @@ from cnet_lib.book.student_cells import bib_labels, roles_to_text
 from cnet_lib.book.toc import toc_notebooks
 from cnet_lib.cli.grade import main as grade_command
 from cnet_lib.core import adaptive, bases, integrate, step_control
-from cnet_lib.images.studies import robustness_perturbations as perturbations
+from cnet_lib.studies.robustness import study as perturbations
 from cnet_lib.teacher import keys
 from cnet_lib.teacher.absent import absent_message, kept_in, plan, stale_kept, stub_source
 from cnet_lib.teacher.absent import GradingLibrary, installed_package
@@ -430,7 +430,7 @@ def test_nothing_an_exercises_sandbox_keeps_computes_its_answer():
     control = subprocess.run(trial + ["--control", "quantize_per_channel", "error_ratio"], capture_output=True,
                              text=True, timeout=600)
     assert json.loads(control.stdout) == {
-        "quantize_per_channel": ["cnet_lib.images.studies.robustness_perturbations.quantize_per_channel"],
+        "quantize_per_channel": ["cnet_lib.studies.robustness.study.quantize_per_channel"],
         "error_ratio": ["cnet_lib.core.step_control.error_norm"]}, control.stderr[-2000:]
     kept = subprocess.run(trial, capture_output=True, text=True, timeout=600)
     found = json.loads(kept.stdout)

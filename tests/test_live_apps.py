@@ -20,7 +20,8 @@ from cnet_lib.draw.progressive import Progressive, Refiner
 from cnet_lib.draw import quick_answers as QA
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.images.studies.robustness_measure import Condition
+from cnet_lib.studies import robustness
+from cnet_lib.studies.robustness.study import Condition
 from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
 
@@ -126,7 +127,7 @@ def _study(runs):
 
 def test_the_robustness_app_answers_a_measured_condition_from_the_study(runs, counted):
     grid = dict(sigmas=(0.1,), input_noise=(0.2,))
-    app = _settled(draw.live_robustness_app(runs, go.Figure(), grid, n_images=N_IMAGES, study=_study(runs)))
+    app = _settled(robustness.live_app(runs, go.Figure(), grid, n_images=N_IMAGES, study=_study(runs)))
     own = runs["euler_fixed"].model.blocks[0]
     counted["images"] = 0
     fig = app.render(model="euler_fixed", sigma=0.1, fmt="float32", scheme=own.scheme.name, n_steps=own.n_steps, noise=0.0)
@@ -238,7 +239,7 @@ def test_an_app_fits_the_data_it_has(runs):
     short = {name: dataclasses.replace(r, config=dataclasses.replace(r.config, n_test=2 * N_IMAGES)) for name, r in runs.items()}
     grid = dict(sigmas=(0.1,), input_noise=(0.2,))
     sweep_app = _settled(draw.live_sweep_app(short, go.Figure(), n_images=2 * N_IMAGES, n_show=N_SHOW))
-    for app in (sweep_app, _settled(draw.live_robustness_app(short, go.Figure(), grid, n_images=64)),
+    for app in (sweep_app, _settled(robustness.live_app(short, go.Figure(), grid, n_images=64)),
                 draw.live_adaptive_app(short, go.Figure(), n_images=64)):
         header = html.unescape(app.widget.children[0].value)
         assert f"the {N_IMAGES} test images this data copy holds" in header and f"of the preset's {2 * N_IMAGES}" in header
@@ -300,8 +301,9 @@ def _exact(t):
 def book_apps():
     """Every live app of the book, built from what its chapter computes in the smoke preset (the models trained
     once into the runs folder the chapters use, the data copy as the tests set it)."""
-    from cnet_lib import images, pendulum
+    from cnet_lib import images
     from cnet_lib.book import demos
+    from cnet_lib.studies import pendulum
     from smoke_data import smoke_settings
 
     settings = smoke_settings()
@@ -312,11 +314,11 @@ def book_apps():
     apps = {
         "how_to_use": demos.live_solver_app(_rate, _exact, ["euler", "midpoint", "rk4_classic"], 2.0, go.Figure(),
                                             max_steps=64, n_steps=4),
-        "resnet_euler": draw.live_rollout_app(models, cfg, go.Figure(), rows=rows),
+        "resnet_euler": pendulum.live_rollout_app(models, cfg, go.Figure(), rows=rows),
         "manifestation_invariance": draw.live_sweep_app(runs, go.Figure(), device=settings.device,
                                                         sweeps=images.sweep_runs(runs)),
-        "robustness": draw.live_robustness_app(runs, go.Figure(), images.robustness_grid("smoke"), device=settings.device,
-                                               study=images.robustness_runs(runs)),
+        "robustness": robustness.live_app(runs, go.Figure(), robustness.preset_grid("smoke"), device=settings.device,
+                                               study=robustness.run(runs)),
         "adaptive": draw.live_adaptive_app(runs, go.Figure(), device=settings.device),
     }
     Refiner.pool().submit(lambda: None).result(120)  # the first answers' refinements, done

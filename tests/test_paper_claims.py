@@ -314,7 +314,7 @@ def test_the_paper_s_epochs_are_said_as_its_timings_and_the_command_lines_say_th
 def test_the_one_number_check_finds_an_unexplained_figure_and_accepts_an_explained_one():
     """The check of the built book (tests/test_book_build.py) on pages made for it: a sentence and a table row that
     quote a model with another accuracy fail unless the sentence or the table's note says why ("as trained: ...")."""
-    from cnet_lib.report.run_report import as_trained_note  # noqa: F401  (the words the pages use)
+    from cnet_lib.images.studies.study_cache import as_trained_note  # noqa: F401  (the words the pages use)
     from cnet_lib.runtime.rows import format_table
     from one_number import own_accuracy_mentions, trained_accuracies, unexplained
 

@@ -50,17 +50,6 @@ CLAIMS: dict[str, list[str]] = {
         "(its accuracy changes by {ad_rk4_drop} points at the tightest tolerance) and the Euler-trained one discrete (it "
         "loses {ad_euler_drop_plain} points)",
     ],
-    "book/robustness": [
-        "4 bits costs the RK4-trained model {rob_a} points and the Euler-trained model {rob_b}, a difference of "
-        "{rob_diff} points with a 95% interval of [{rob_lo}, {rob_hi}]",
-        "the drops are {over_a} and {over_b} points on average, difference {over_diff}, interval [{over_lo}, {over_hi}]",
-        "costs the Euler model {w4_diff} points more than the RK4 model (Holm p = {w4_holm}), while over the three seeds "
-        "that difference is {w4s_diff} points with an interval of [{w4s_lo}, {w4s_hi}]",
-        "the first {live_images} in the `gpu` preset, where the study used all {sweep_n}",
-        "weight noise of σ = 0.3 costs the RK4-trained models {wn3_a} points and the Euler-trained ones {wn3_b}, and "
-        "input noise of τ = 0.3 costs them {in3_a} and {in3_b} points",
-        "Every weight in 4 bits stores the book's model in {bytes_w4} bytes instead of {bytes_f32}",
-    ],
     "book/manifestation_invariance": [
         "removing them costs the RK4-trained model {gap_rk4} points and the Euler-trained model {gap_euler}",
         "the Euler-trained model of training seed 0 loses up to {drop_euler} points and the RK4-trained model at most "
@@ -133,8 +122,6 @@ CLAIMS: dict[str, list[str]] = {
 
 CONSTANTS: dict[str, set] = {
     "book/refinement_training": {"45,000"},  # the training images of the data the models were trained on
-    "book/robustness": {"0.05", "0.3", "1.8"},  # the significance level fixed in advance; a noise level of the grid; the
-    # noise-draw rule's standard deviation (robustness_verdict.WIDE_SD)
     "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
     # thresholds; a data spacing of the pendulum's controls
 }

@@ -291,7 +291,7 @@ def test_a_rate_cannot_be_evaluated_behind_its_counter(attacked):
 def test_pasted_library_code_earns_its_points_and_a_similarity_flag(attacked):
     row, key = _row(attacked, "c_paste"), attacked["key"]
     assert float(row["quantize_per_channel"]) == key.points["quantize_per_channel"]
-    assert any("similarity: " in f and "perturbations.quantize_per_channel" in f for f in _flags(row, "quantize_per_channel"))
+    assert any("similarity: " in f and "robustness.study.quantize_per_channel" in f for f in _flags(row, "quantize_per_channel"))
 
 
 def test_nothing_of_the_teachers_is_there_to_read_or_write(attacked):
@@ -380,7 +380,7 @@ def test_flags_cannot_be_pushed_out(attacked):
     order = [f.split(": ", 2)[1] for f in row["flags"].split(" | ")]
     assert order.index("tampering") < order.index("library"), "the most serious first"
     paste = _row(attacked, "j_paste")
-    assert any("similarity: " in f and "perturbations.quantize_per_channel" in f for f in _flags(paste, "quantize_per_channel"))
+    assert any("similarity: " in f and "robustness.study.quantize_per_channel" in f for f in _flags(paste, "quantize_per_channel"))
 
 
 def test_the_librarys_other_stage_loops_are_absent_too(attacked):

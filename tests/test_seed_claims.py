@@ -1,6 +1,7 @@
-"""Claims about training methods over several training seeds (:mod:`cnet_lib.images.studies.seed_verdict`), the
-seeds' file (:mod:`cnet_lib.images.studies.seed_cached`), and what a training seed changes (its run folder, not the
-test images).  Synthetic studies: the numbers are chosen so that each outcome is known in advance."""
+"""Claims about training methods over several training seeds (:mod:`cnet_lib.images.studies.seed_verdict`; the
+robustness study's rows over seeds are in ``tests/test_robustness.py``), the seeds' file
+(:mod:`cnet_lib.images.studies.seed_cached`), and what a training seed changes (its run folder, not the test images).
+Synthetic studies: the numbers are chosen so that each outcome is known in advance."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +16,6 @@ from cnet_lib.images.studies import seed_cached as SF
 from cnet_lib.report import seed_report as SR
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.images.studies.robustness_measure import Condition
 from cnet_lib.images.runs.study_inputs import study_data
 from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.images.training.train_config import TrainConfig
@@ -96,68 +96,6 @@ def test_overlapping_seeds_show_no_contrast_and_one_seed_makes_no_claim():
     opposite = SC.contrast_over_seeds({0: _pair(0.0, 0.05), 1: _pair(0.01, 0.06), 2: _pair(0.0, 0.055)})
     assert opposite.outcome == "contradicted" and opposite.methods["ci95"][1] < 0
     assert "the opposite of the paper's contrast" in SR.word_contrast_over_seeds(opposite).splitlines()[-1]
-
-
-def _study(clean_a, clean_b, theta4_a, theta4_b, noise_a, noise_b):
-    """One seed's study: the clean, θ̂-in-4-bits, weight-noise (two draws) and blocks-removed rows, as
-    accuracies (the drops follow from them)."""
-    def model(clean, theta4, noise):
-        return [{"kind": "clean", "level": None, "accuracies": [clean]},
-                {"kind": "quantized_theta", "level": 4, "accuracies": [theta4]},
-                {"kind": "weight_noise", "level": 0.1, "accuracies": list(noise)},
-                {"kind": "weight_noise", "level": 0.3, "accuracies": [noise[0] - 0.1, noise[1] - 0.3 * theta4]},
-                {"kind": "float_format", "level": "bf16", "accuracies": [clean - 0.001]},
-                {"kind": "identity", "level": None, "accuracies": [0.2]}]
-    return {"rk4_refined": model(clean_a, theta4_a, noise_a), "euler_fixed": model(clean_b, theta4_b, noise_b)}
-
-
-def _studies():
-    return {0: _study(0.72, 0.70, 0.715, 0.66, (0.70, 0.69), (0.66, 0.65)),
-            1: _study(0.73, 0.71, 0.722, 0.68, (0.71, 0.70), (0.68, 0.66)),
-            2: _study(0.71, 0.70, 0.705, 0.665, (0.69, 0.70), (0.65, 0.66))}
-
-
-def test_robustness_rows_over_seeds_use_the_trained_model_as_the_unit():
-    r = SC.robustness_over_seeds(_studies())
-    assert r.seeds == [0, 1, 2] and r.blocks_matter
-    primary = r.rows[0]
-    assert primary["role"] == "primary" and primary["name"] == "θ̂ in 4 bits"
-    da, db = [0.5, 0.8, 0.5], [4.0, 3.0, 3.5]
-    assert primary["drops_a"] == pytest.approx(da) and primary["drops_b"] == pytest.approx(db)
-    assert primary["p"] == pytest.approx(stats.ttest_ind(db, da, equal_var=False).pvalue)
-    assert r.outcome == "supported"
-    from statsmodels.stats.multitest import multipletests
-
-    quant = [row for row in r.rows if row["family"] == "quantization" and row["role"] == "secondary"]
-    assert len(quant) == 1 and quant[0]["p_holm"] == pytest.approx(quant[0]["p"])  # alone in its family here
-    noise = next(row for row in r.rows if row["kind"] == "weight_noise")
-    assert noise["drops_a"][0] == pytest.approx(100 * (0.72 - 0.695))  # the noise draws averaged inside the model
-    for family in ("weight noise", "quantization"):
-        members = [row for row in r.rows if row["family"] == family and row["role"] == "secondary"]
-        adjusted = multipletests([row["p"] for row in members], method="holm")[1]
-        assert [row["p_holm"] for row in members] == pytest.approx(list(adjusted)), family
-    assert len([row for row in r.rows if row["family"] == "weight noise"]) == 2
-    table = str(SR.robustness_over_seeds_table(r))
-    assert "3 training seeds per method" in table and "PRIMARY" in table and "the training seed as the unit" in table
-    primary_line = next(line for line in table.splitlines() if "PRIMARY" in line)
-    assert "one test" in primary_line, "the primary row's p is unadjusted: its Holm column says so (issue 30)"
-    assert "supported" in SR.word_robustness_over_seeds(r) and "3 training seeds per method" in SR.word_robustness_over_seeds(r)
-
-
-def test_condition_objects_and_their_compact_form_agree_and_one_seed_has_no_p():
-    def as_conditions(study):
-        return {label: [Condition(c["kind"], c["level"], [torch.tensor([1.0] * round(10000 * a) + [0.0] * (10000 - round(10000 * a)))
-                                                          for a in c["accuracies"]]) for c in conds]
-                for label, conds in study.items()}
-    compact = SC.robustness_over_seeds(_studies())
-    objects = SC.robustness_over_seeds({s: as_conditions(v) for s, v in _studies().items()})
-    assert [r["p"] for r in compact.rows] == pytest.approx([r["p"] for r in objects.rows])
-    one = SC.robustness_over_seeds({0: _studies()[0]})
-    assert one.outcome == "one seed" and all(r["p"] is None for r in one.rows)
-    assert "1 training seed per method" in str(SR.robustness_over_seeds_table(one))
-    assert "no claim about the training methods" in SR.word_robustness_over_seeds(one)
-    with pytest.raises(ValueError, match="at least one training seed"):
-        SC.robustness_over_seeds({})
 
 
 def _run(tmp_path, seed: int, digest: str, name: str = "rk4_refined") -> StudyRun:

@@ -30,7 +30,6 @@ from cnet_lib.images.data import datasets as DS
 from cnet_lib.images.data import download as DL
 from cnet_lib.images.data import fake_data as FD
 from cnet_lib.images.data import image_data as ID
-from cnet_lib.images.studies import robustness_cached as RC
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP
@@ -46,6 +45,7 @@ from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_sta
 from cnet_lib.runtime.locks import folder_lock, lock_files
 from cnet_lib.runtime.memory import OutOfMemory, out_of_memory_hint
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies import robustness
 from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained  # noqa: F401 (fixtures)
 from smoke_data import SHARED_DATA as SHARED
 
@@ -432,11 +432,11 @@ def test_a_damaged_sweep_cache_is_set_aside_and_computed_again(runs_copy, data_d
 def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, data_dir, capsys):
     runs = _runs(runs_copy, data_dir)
     grid = dict(sigmas=(0.1,), seeds=(0,), bits=(), float_formats=(), input_noise=(), noise_seeds=(0,))
-    first = RC.robustness_runs(runs, grid, verbose=False)
-    path = RC.robustness_cache(runs, grid, torch.device("cpu"))[0]
+    first = robustness.run(runs, grid, verbose=False)
+    path = robustness.study.cache_path(runs, grid, torch.device("cpu"))[0]
     path.write_text(path.read_text()[: len(path.read_text()) // 2])
     capsys.readouterr()
-    again = RC.robustness_runs(runs, grid, verbose=False)
+    again = robustness.run(runs, grid, verbose=False)
     assert f"{path} cannot be used: it is cut off or not JSON" in capsys.readouterr().out
     assert {k: [c.accuracies() for c in v] for k, v in again.items()} == {
         k: [c.accuracies() for c in v] for k, v in first.items()}
@@ -445,7 +445,7 @@ def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, d
 def test_an_empty_seed_list_is_refused_before_any_evaluation(runs_copy, data_dir):
     runs = _runs(runs_copy, data_dir)
     with pytest.raises(ValueError, match="seeds is empty, but weight noise is drawn at random"):
-        RC.robustness_runs(runs, dict(sigmas=(0.1,), seeds=()), verbose=False)
+        robustness.run(runs, dict(sigmas=(0.1,), seeds=()), verbose=False)
 
 
 def test_damaged_theta_snapshots_are_set_aside_and_rebuilt_from_the_checkpoint(runs_copy, data_dir, capsys):

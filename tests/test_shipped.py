@@ -19,11 +19,11 @@ from cnet_lib.book import measurements as M
 from cnet_lib.images.runs import run_folders as RF
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP
-from cnet_lib.images.studies import robustness_cached as RC
 from cnet_lib.images.runs.image_presets import image_runs, sweep_grid as image_presets_sweep
 from cnet_lib.images.training.train_state import CHECKPOINT
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies import robustness
 from shipped_checks import check_preset_folders
 from smoke_data import smoke_settings
 
@@ -97,7 +97,7 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     capsys.readouterr()
     cpu = torch.device("cpu")
     sweeps = CS.sweep_runs(runs, device="cpu")
-    study = RC.robustness_runs(runs, device="cpu")
+    study = robustness.run(runs, device="cpu")
     adaptive = AC.adaptive_runs(runs, device="cpu")
     out = capsys.readouterr().out
     assert out.count("shipped with the book, so its numbers are shown here") == len(runs) + 2, out
@@ -108,7 +108,7 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
         assert key["device"] == "cpu" and not path.exists(), "nothing was swept or written on the CPU"
         shipped = [f for f in SS.shipped_stand_ins(runs[name], CS.SWEEP_PREFIX, key)]
         assert len(shipped) == 1 and rows == json.loads(shipped[0].path.read_text())["rows"]
-    assert set(study) == set(RC.ROBUSTNESS_GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
+    assert set(study) == set(robustness.study.GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
     own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
     assert SS.shipped_stand_ins(own["rk4_refined"], CS.SWEEP_PREFIX, key) == ()
     SS.announce_recompute(runs["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
@@ -294,7 +294,7 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
     from cnet_lib.images.studies import sweep_cached as CS
     from cnet_lib.images.studies.adaptive_cached import adaptive_cache, adaptive_key_grid
-    from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
+    from cnet_lib.images.runs.image_presets import sweep_grid
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     assert all(run.shipped for run in runs.values())
@@ -304,15 +304,14 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     for name, run in runs.items():
         assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
     first = next(iter(runs))
-    assert RC.robustness_cache(runs, robustness_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
+    assert robustness.study.cache_path(runs, robustness.preset_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
     assert adaptive_cache(runs, adaptive_key_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
 
 
 def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     """A study whose grid, graphs or key changed since shipping would be recomputed in the chapters
     (minutes on a CPU): each run's sweep and the robustness study must be the current ones."""
-    from cnet_lib.images.runs.image_presets import robustness_grid, sweep_grid
-    from cnet_lib.images.studies.robustness_cached import robustness_cache
+    from cnet_lib.images.runs.image_presets import sweep_grid
     from cnet_lib.images.studies.sweep_cached import sweep_cache
 
     runs = RS.trained_runs(smoke_settings(preset=PRESET, runs_dir=tmp_path), verbose=False)
@@ -320,7 +319,7 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     for name, run in runs.items():
         path = sweep_cache(run, sweep_grid(PRESET), cpu)[0]
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
-    path = robustness_cache(runs, robustness_grid(PRESET), cpu)[0]
+    path = robustness.study.cache_path(runs, robustness.preset_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
     from cnet_lib.images.studies.adaptive_cached import adaptive_study_path
 
@@ -343,14 +342,14 @@ def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypat
     tiny = {**smoke, "data": dict(dataset="cifar10", n_train=64, n_test=32),
             "common": {**smoke["common"], "channels": (2, 4, 4), "epochs": 1},
             "runs": {"rk4_refined": dict(scheme="rk4_classic", n_basis=1, refine_at=()),
-                     "euler_fixed": dict(scheme="euler", n_basis=2)},
-            "robustness": dict(smoke["robustness"], sigmas=(0.1,), bits=(8,))}
+                     "euler_fixed": dict(scheme="euler", n_basis=2)}}
     monkeypatch.setitem(P.IMAGE_PRESETS, "smoke", tiny)
+    monkeypatch.setitem(robustness.study.GRIDS, "smoke", dict(robustness.study.GRIDS["smoke"], sigmas=(0.1,), bits=(8,)))
     settings = Settings(preset="smoke", data_dir=data, device="cpu")
     SH.ship(settings.replace(runs_dir=tmp_path / "train"), "fake data", "python -m cnet_lib ship smoke", dest=shipped)
     before = {run: json.loads((shipped / f"smoke-{run}" / SHP.MANIFEST).read_text()) for run in tiny["runs"]}
     old_study = [f for f in before["rk4_refined"]["files"] if f.startswith("robustness-")]
-    monkeypatch.setitem(tiny, "robustness", dict(tiny["robustness"], sigmas=(0.2,)))
+    monkeypatch.setitem(robustness.study.GRIDS, "smoke", dict(robustness.study.GRIDS["smoke"], sigmas=(0.2,)))
     SH.restudy(settings.replace(runs_dir=tmp_path / "fresh"), "python -m cnet_lib ship smoke --restudy", dest=shipped)
     for run in tiny["runs"]:
         folder = shipped / f"smoke-{run}"

@@ -93,9 +93,11 @@ CARDS: dict[str, Card] = {
               "from a verdict computed from the numbers, and a table like the paper's Table 1.",
         image_models=True),
     "robustness": Card(
-        assumes="*Manifestation invariance*; paired comparisons, p-values and confidence intervals.",
-        learn="how to test a robustness claim: weight noise, quantization and input noise, one primary test "
-              "fixed in advance, secondary tests adjusted with Holm's method.", image_models=True),
+        assumes="*Manifestation invariance*; accuracy on a test set and its sampling error.",
+        learn="how to test a robustness claim (weight noise, quantization, input noise) with the statistics it needs: "
+              "a paired confidence interval for a difference of drops and McNemar's test, one primary test fixed in "
+              "advance, Holm's correction for the secondary tests, the Monte-Carlo error of random draws, and "
+              "Welch's t-test over training seeds.", image_models=True),
     "adaptive": Card(
         assumes="*Numerical integrators* (Butcher tableaux, order) and *Beyond the paper: robustness* (paired "
                 "comparisons, a rule fixed in advance).",

@@ -25,10 +25,9 @@ from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.factorial import CELLS
 from ..images.studies.graph_rule import KEEP_POINTS
-from ..images.studies.paired_stats import two_proportions, welch
+from ..images.studies.paired_stats import spread, two_proportions, welch
 from ..images.studies.refinement_timing import recorded_timing
-from ..images.studies.robustness_verdict import PRIMARY
-from ..images.studies.seed_verdict import contrast_over_seeds, robustness_over_seeds, spread
+from ..images.studies.seed_verdict import contrast_over_seeds
 from ..images.studies.shipped_studies import shipped_seeds
 from ..images.studies.theta import theta_roughness
 from ..images.training.results_file import read_results
@@ -39,6 +38,7 @@ from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import run_label
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
                                       large_step_slopes, rollout_rows)
+from ..studies.robustness import PRIMARY, robustness_over_seeds
 from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
 from .shipped_tables import shipped_study

@@ -20,10 +20,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..images.studies.refinement_timing import schedule_ideal
 from ..images.runs.shipped import plain_description, read_manifest, shipped_run
-from ..images.studies.seed_verdict import spread
-from ..report.seed_report import seeds_phrase, spread_cell
+from ..images.studies.paired_stats import spread
 from ..runtime.rich_text import Rich, join_rich, paragraphs
-from ..runtime.rows import find_row, format_table
+from ..runtime.rows import find_row, format_table, seeds_phrase, spread_cell
 from ..runtime.vocabulary import run_label
 
 __all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "paper_beside", "cheaper_graphs", "cheaper_graphs_table",

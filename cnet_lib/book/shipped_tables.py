@@ -13,18 +13,15 @@ from typing import Callable, Optional
 
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest, shipped_training_record
 from ..images.studies.adaptive_verdict import judge_adaptive
-from ..images.studies.robustness_measure import conditions_from_json
-from ..images.studies.robustness_verdict import judge
 from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
-from ..images.studies.seed_verdict import contrast_over_seeds, robustness_over_seeds
+from ..images.studies.seed_verdict import contrast_over_seeds
 from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adaptive
-from ..report.robustness_report import drops_table, word_verdict
-from ..report.seed_report import (contrast_over_seeds_table, robustness_over_seeds_table, word_contrast_over_seeds,
-                                  word_robustness_over_seeds)
+from ..report.seed_report import contrast_over_seeds_table, word_contrast_over_seeds
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
+from ..studies import robustness
 from .measurements import machine_words
 
 __all__ = ["shipped_study", "shipped_models_table", "seeds_training_table", "t4_estimate_table", "SHIPPED_TABLES"]
@@ -40,8 +37,9 @@ def shipped_study(preset: str, prefix: str) -> dict:
 
 
 def _robustness(preset: str):
-    study = {label: conditions_from_json(rows) for label, rows in shipped_study(preset, "robustness-")["study"].items()}
-    return judge(study, "rk4_refined", "euler_fixed")
+    study = {label: robustness.study.conditions_from_json(rows)
+             for label, rows in shipped_study(preset, robustness.study.PREFIX)["study"].items()}
+    return robustness.judge(study, "rk4_refined", "euler_fixed")
 
 
 def _seeds(preset: str) -> dict:
@@ -56,7 +54,7 @@ def _contrast(preset: str):
 
 
 def _robust_seeds(preset: str):
-    return robustness_over_seeds({seed: r["robustness"] for seed, r in _seeds(preset).items()})
+    return robustness.robustness_over_seeds({seed: r["robustness"] for seed, r in _seeds(preset).items()})
 
 
 def shipped_models_table(root: Optional[Path] = None) -> Rich:
@@ -126,15 +124,15 @@ SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "shipped_models": shipped_models_table,
     "training_seeds_gpu": lambda root=None: seeds_training_table("gpu"),
     "t4_estimate_gpu": lambda root=None: t4_estimate_table("gpu"),
-    "robustness_cpu": lambda root=None: drops_table(_robustness("cpu")),
-    "robustness_cpu_verdict": lambda root=None: word_verdict(_robustness("cpu")),
+    "robustness_cpu": lambda root=None: robustness.drops_table(_robustness("cpu")),
+    "robustness_cpu_verdict": lambda root=None: robustness.word_verdict(_robustness("cpu")),
     "adaptive_cpu": lambda root=None: adaptive_table(shipped_study("cpu", "adaptive-")),
     "adaptive_cpu_equal_cost": lambda root=None: equal_cost_table(shipped_study("cpu", "adaptive-")),
     "adaptive_cpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("cpu", "adaptive-"))),
     "adaptive_gpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("gpu", "adaptive-"))),
     "seeds_contrast_gpu": lambda root=None: contrast_over_seeds_table(_contrast("gpu")),
     "seeds_contrast_gpu_verdict": lambda root=None: word_contrast_over_seeds(_contrast("gpu")),
-    "seeds_robustness_gpu": lambda root=None: robustness_over_seeds_table(_robust_seeds("gpu")),
-    "seeds_robustness_gpu_verdict": lambda root=None: word_robustness_over_seeds(_robust_seeds("gpu")),
+    "seeds_robustness_gpu": lambda root=None: robustness.over_seeds_table(_robust_seeds("gpu")),
+    "seeds_robustness_gpu_verdict": lambda root=None: robustness.word_over_seeds(_robust_seeds("gpu")),
 }
 """The shipped studies a page shows with ``{measured-table} <name>``: each preset's tables and verdicts."""

@@ -1,5 +1,5 @@
 """``cnet robustness`` (or ``python -m cnet_lib robustness``): the robustness study of trained ContinuousNets
-(:mod:`cnet_lib.images.studies.robustness_measure`).
+(:mod:`cnet_lib.studies.robustness`).
 
     python -m cnet_lib robustness RK4_CHECKPOINT EULER_CHECKPOINT --graph rk4_classic --out robustness.json
 
@@ -20,17 +20,14 @@ from typing import Optional, Sequence
 
 from ..core.validation import check_int
 from ..images.data.image_data import load_dataset
-from ..images.runs.image_presets import IMAGE_PRESETS, robustness_grid
-from ..images.studies.checks import check_robustness_grid
-from ..images.studies.robustness_measure import DEFAULT_GRID, conditions_to_json, robustness_study, summarise
-from ..images.studies.robustness_verdict import judge
 from ..images.training.train_state import load_model
-from ..report.robustness_report import word_verdict
 from ..runtime.checkpoint import atomic_write_text
 from ..runtime.device import environment
 from ..runtime.memory import out_of_memory_hint
 from ..runtime.rows import format_table
+from ..runtime.preset_names import PRESETS
 from ..runtime.settings import Settings
+from ..studies import robustness
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]
@@ -46,9 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sigmas", type=float, nargs="+", help="relative weight noise levels")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds of the weight noise")
     p.add_argument("--bits", type=int, nargs="*", help="integer bit widths")
-    p.add_argument("--quantization", nargs="*", choices=("theta", "weights"),
+    p.add_argument("--quantization", nargs="*", choices=robustness.study.QUANTIZATION_SCHEMES,
                    help="integer schemes: theta (the blocks' coefficients only), weights (every conv and linear weight)")
-    p.add_argument("--float-formats", nargs="*", choices=("bf16", "fp16"))
+    p.add_argument("--float-formats", nargs="*", choices=tuple(robustness.study.FLOAT_FORMATS))
     p.add_argument("--input-noise", type=float, nargs="*", help="input noise levels (normalised pixel units)")
     p.add_argument("--noise-seeds", type=int, nargs="+")
     p.add_argument("--n-test", type=int, help="test images (default: the first run's subset)")
@@ -76,10 +73,9 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
         raise ValueError("give checkpoints of differently named run folders (the folder names label the rows)")
     run = loaded[0][1]["extra"].get("run_config", {})
     preset = run.get("preset")
-    grid = robustness_grid(preset) if preset in IMAGE_PRESETS else dict(DEFAULT_GRID)
-    grid.update({k: getattr(args, k) for k in ("sigmas", "seeds", "bits", "quantization", "float_formats",
-                                               "input_noise", "noise_seeds") if getattr(args, k) is not None})
-    check_robustness_grid(grid)
+    grid = robustness.preset_grid(preset) if preset in PRESETS else dict(robustness.study.DEFAULT_GRID)
+    grid.update({k: getattr(args, k) for k in robustness.study.DEFAULT_GRID if getattr(args, k, None) is not None})
+    robustness.study.check_grid(grid)
     dataset = run.get("dataset", "cifar10")
     data_dir = args.data_dir or run.get("data_dir") or settings.data_dir
     data = load_dataset(dataset, data_dir, n_train=None, n_test=args.n_test if args.n_test else run.get("n_test"),
@@ -90,7 +86,7 @@ def _study(args: argparse.Namespace, paths: list, settings: Settings) -> tuple:
         scheme, n_steps = args.graph[0], (int(args.graph[1]) if len(args.graph) > 1 else None)
         graphs.update({f"{name} on {scheme}": (name, scheme, n_steps) for name in models})
     say = None if args.quiet else (lambda what: print(f"  {what}", flush=True))
-    study = robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
+    study = robustness.study.robustness_study(models, data.test_x, data.test_y, data.mean, data.std, graphs=graphs, grid=grid,
                              batch_size=args.batch_size, progress=say)
     return models, grid, graphs, data, study
 
@@ -109,17 +105,17 @@ def run(args: argparse.Namespace) -> int:
         models, grid, graphs, data, study = _study(args, paths, Settings.from_environment())
     for label, conds in study.items():
         print(f"\n{label}")
-        print(format_table(summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
+        print(format_table(robustness.study.summarise(conds), [("kind", "kind", "{}"), ("level", "level", "{}"),
                                               ("accuracy", "accuracy", "{:.4f}"), ("min", "min", "{:.4f}"),
                                               ("max", "max", "{:.4f}"), ("seeds", "seeds", "{}"),
                                               ("bytes", "bytes", "{}")], left=2))
     names = list(models)
     if len(names) == 2:
-        print("\n" + word_verdict(judge(study, names[0], names[1]), width=None))
+        print("\n" + robustness.word_verdict(robustness.judge(study, names[0], names[1]), width=None))
     out = Path(args.out) if args.out else (paths[0] if paths[0].is_dir() else paths[0].parent) / "robustness.json"
     payload = {"checkpoints": [str(p) for p in paths], "grid": grid, "graphs": graphs, "n_test": len(data.test_y),
-               "environment": environment(data.test_x.device), "rows": {k: summarise(v) for k, v in study.items()},
-               "study": {k: conditions_to_json(v) for k, v in study.items()}}
+               "environment": environment(data.test_x.device), "rows": {k: robustness.study.summarise(v) for k, v in study.items()},
+               "study": {k: robustness.study.conditions_to_json(v) for k, v in study.items()}}
     atomic_write_text(out, json.dumps(payload, indent=1))
     print(f"rows written to {out}")
     return 0

@@ -44,17 +44,17 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, sweep_grid
+from ..images.runs.image_presets import CONTROLS, image_runs, sweep_grid
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
 from ..images.studies.adaptive_cached import adaptive_runs, adaptive_study_path
-from ..images.studies.robustness_cached import robustness_cache, robustness_runs
 from ..images.studies.shipping import STUDY_PREFIXES, ShipError, copy_run_file, ship_studied, study_seconds
 from ..images.studies.sweep_cached import sweep_cache, sweep_runs
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
+from ..studies import robustness
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "ShipError", "ship", "restudy", "add_arguments", "run", "main"]
@@ -78,7 +78,8 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
                         progress=False)
     if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
         runs = shipping_copies(runs, weights)
-    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0)
+    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0,
+                        studies=(robustness.study.study_file,))
 
 
 def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
@@ -108,10 +109,9 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
         raise ValueError(f"{', '.join(own)} did not come from the shipped models (a finished run of your own "
                          "was found first); give --root an empty folder")
     sweep_runs(runs, verbose=True)
-    robustness_runs(runs, verbose=True, progress=True)
     dev = settings.device
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
-    studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
+    studies[next(iter(runs))].append(robustness.study.study_file(runs))
     adaptive_runs(runs, verbose=True, progress=True, device=dev)
     studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
@@ -119,7 +119,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     for name, run in runs.items():
         folder, manifest = dest / f"{preset}-{name}", manifests[name]
         for old in folder.iterdir():
-            if old.name.startswith(STUDY_PREFIXES):
+            if old.name.startswith((*STUDY_PREFIXES, robustness.study.PREFIX)):
                 old.unlink()
         for f in studies[name]:
             copy_run_file(f, folder / f.name)

@@ -1,6 +1,6 @@
 """The live app of the manifestation chapter: a trained ContinuousNet evaluated on any graph
-(:func:`live_sweep_app`) while the reader moves the controls; the robustness chapter's app is in
-:mod:`cnet_lib.draw.robustness_app`.  :func:`cnet_lib.draw.widgets.live_app` turns the controls into
+(:func:`live_sweep_app`) while the reader moves the controls; the robustness chapter's app is
+:func:`cnet_lib.studies.robustness.show.live_app`.  :func:`cnet_lib.draw.widgets.live_app` turns the controls into
 widgets, and the static book shows the figure given as ``static_fallback_fig`` in their place.
 
 Every interaction answers at once (:mod:`cnet_lib.draw.quick_answers`): from the run's cached sweep

@@ -8,10 +8,10 @@ from typing import Any, Mapping, Optional
 
 from ..images.studies.adaptive_measure import adaptive_rows, equal_cost_rows
 from ..images.studies.adaptive_verdict import AdaptiveRule, AdaptiveVerdict, ModelClass
+from ..images.studies.study_cache import as_trained_note
 from ..runtime.rich_text import Rich, paragraphs
 from ..runtime.rows import format_table
 from ..runtime.vocabulary import run_label, scheme_label
-from .run_report import as_trained_note
 
 __all__ = ["adaptive_table", "equal_cost_table", "word_adaptive"]
 

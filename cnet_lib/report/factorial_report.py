@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from ..images.studies.factorial import CELLS, Factorial
-from ..images.studies.seed_verdict import spread
+from ..images.studies.paired_stats import spread
 from ..runtime.rich_text import Rich, paragraphs
-from ..runtime.rows import format_table
+from ..runtime.rows import format_table, seeds_phrase, spread_cell
 from ..runtime.vocabulary import run_label, scheme_label
-from .seed_report import seeds_phrase, spread_cell
 
 __all__ = ["factorial_table", "word_factorial"]
 

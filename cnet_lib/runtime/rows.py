@@ -9,11 +9,12 @@ an HTML table that wraps to the page when displayed in a notebook or the book.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .rich_text import Rich, rich_table
 
-__all__ = ["matches", "select_rows", "find_row", "Column", "format_table"]
+__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "spread_cell", "seeds_phrase"]
 
 
 def matches(row: Mapping, **match) -> bool:
@@ -76,3 +77,27 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
     if caption:
         lines.insert(0, caption)
     return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
+
+
+def _number(fmt: str, v: float) -> str:
+    """``fmt.format(v)``, without the minus sign of a value that rounds to zero (``-0.0``)."""
+    text = fmt.format(v)
+    return text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text
+
+
+def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
+    """A cell of a value over training seeds (``s``: ``{"n", "mean", "min", "max"}``,
+    :func:`cnet_lib.images.studies.paired_stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
+    (a dash) for none."""
+    if not s or not s["n"]:
+        return None
+    if s["n"] == 1:
+        return _number(fmt, s["mean"])
+    return f"{_number(fmt, s['mean'])} [{_number(fmt, s['min'])}, {_number(fmt, s['max'])}]"
+
+
+def seeds_phrase(seeds: Sequence[int]) -> str:
+    """How many training seeds stand behind a table: ``3 training seeds per method (seeds 0, 1, 2)``."""
+    k = len(seeds)
+    return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
+           f"{', '.join(map(str, seeds))})"

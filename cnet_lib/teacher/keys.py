@@ -54,7 +54,7 @@ from ..book.toc import toc_notebooks
 from ..core import bases
 from ..core.integrate import integrate
 from ..core.step_control import error_norm
-from ..images.studies import robustness_perturbations as perturbations
+from ..studies.robustness import study as perturbations
 from ..pendulum import odenet, physics
 from .submissions import name_bytes
 

@@ -16,12 +16,13 @@ from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
 from ...images.studies import refinement_timing as image_timing
-from ...images.studies import robustness_verdict, seed_verdict
+from ...images.studies import seed_verdict
 from ...images.studies import sweep_cached as image_study
 from ...images.studies import sweep_measure as image_sweeps
 from ...images.studies import sweep_verdict as image_verdict
-from ...report import refinement_report, robustness_report, seed_report, sweep_report
+from ...report import refinement_report, seed_report, sweep_report
 from ...runtime import rows as row_tables
+from ...studies.robustness import study as robustness_study
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -260,8 +261,8 @@ IDENTITY_GAP_NEAR_MISSES = (
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS, near_misses=IDENTITY_GAP_NEAR_MISSES,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(image_study, image_sweeps, image_verdict, row_tables, robustness_verdict,
-                                          seed_verdict, sweep_report, robustness_report, seed_report),
+    forbidden=lambda: [Forbidden(modules=(image_study, image_sweeps, image_verdict, row_tables, robustness_study,
+                                          seed_verdict, sweep_report, seed_report),
                                  why="the library's row readers (find_row, which other chapters use) find the rows "
                                      "for you; here, find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...images.studies import paired_stats as image_stats
-from ...images.studies import robustness_measure as image_robustness
-from ...images.studies import robustness_perturbations as image_perturbations
+from ...studies.robustness import study as robustness_study
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import recipe
@@ -59,7 +58,7 @@ QUANTIZE_PER_CHANNEL = Exercise(
         ("a (3, 5) weight whose second row is all zeros, 8 bits", (3, 5), 13, None, (1,), "float64", 8),
         ("a float32 weight, 8 bits: the result keeps float32", (4, 6), 11, _SPREAD, (), "float32", 8),
     ]),
-    forbidden=lambda: [Forbidden(modules=(image_robustness, image_perturbations, image_stats),
+    forbidden=lambda: [Forbidden(modules=(robustness_study, image_stats),
                                  why="the robustness study quantizes for you; write the three lines yourself.")],
     rules=Rules(banned_names=("quantize_per_channel", "quantize_per_tensor", "fake_quantize_per_channel_affine",
                               "fake_quantize_per_tensor_affine", "quantize_weights", "quantize_theta", "quantization",

@@ -1,12 +1,12 @@
 """What each run-size preset means for the image chapters: the two training runs, the sweep grid,
-the robustness grid, and how the time training takes is worded (the times themselves are the shipped models'
+the adaptive-step grid, and how the time training takes is worded (the times themselves are the shipped models'
 records).  Calibration edits numbers here only (how each preset was calibrated, and what it measured, is in
 ``CHANGELOG.md``: "Calibration history").
 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
-fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on, and
-``robustness`` the grid of :mod:`cnet_lib.images.studies.robustness_measure`.  (The pendulum chapters keep their
-own table in :mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
+fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on.  (The
+robustness study keeps its grid per preset beside its code, :data:`cnet_lib.studies.robustness.study.GRIDS`; the
+pendulum chapters keep their own table in :mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
 :class:`cnet_lib.runtime.settings.Settings`.)
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from ...runtime.preset_names import preset_name, select_preset
 from ..training.train_config import TrainConfig
 
-__all__ = ["IMAGE_PRESETS", "CONTROLS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "robustness_grid", "adaptive_grid",
+__all__ = ["IMAGE_PRESETS", "CONTROLS", "ADAPTIVE_GRIDS", "LIVE_IMAGES", "image_runs", "sweep_grid", "adaptive_grid",
            "live_images", "timing_grid", "training_time_template"]
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
@@ -37,9 +37,6 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
-        # two seeds of each random perturbation: with one, the verdict marks it unmeasured
-        "robustness": dict(sigmas=(0.1,), seeds=(0, 1), bits=(8, 4), quantization=("theta", "weights"),
-                           float_formats=("bf16",), input_noise=(0.2,), noise_seeds=(0, 1)),
         "training_time": "seconds",
         # refinement's speed-up, timed in turn (cnet_lib.images.studies.refinement_timing)
         "timing": dict(rounds=2, steps=1, warmup=1),
@@ -60,9 +57,6 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (graph_rule)
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
-        # the noise draws of the analysis plan's rule (ROBUSTNESS_DRAWS): 16 per weight-noise level, 8 per input-noise level
-        "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=tuple(range(16)), bits=(8, 4), quantization=("theta", "weights"),
-                           float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=tuple(range(8))),
         # the words; the times and the machine are the shipped models' records (shipped.expected_training)
         "training_time": ("about {total} for both models on {machine} "
                           "(measured: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
@@ -86,10 +80,6 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8, 16),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
-        # sized for three training seeds, each with this study: 3 σ × 3 draws and 2 τ × 2 draws, about half the
-        # evaluations of the paper preset's grid
-        "robustness": dict(sigmas=(0.03, 0.1, 0.3), seeds=(0, 1, 2), bits=(8, 4), quantization=("theta", "weights"),
-                           float_formats=("bf16", "fp16"), input_noise=(0.1, 0.3), noise_seeds=(0, 1)),
         # words only: not part of a run's identity hash (run_folders.identity_hash), so the shipped models stay valid;
         # the times, the machine and the seed are the shipped models' records (shipped.expected_training), and so is
         # the T4 estimate computed from them (book.measurements.t4_estimate)
@@ -123,9 +113,6 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         },
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
                       compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
-        "robustness": dict(sigmas=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(16)), bits=(8, 4),
-                           quantization=("theta", "weights"), float_formats=("bf16", "fp16"), input_noise=(0.1, 0.2, 0.4),
-                           noise_seeds=tuple(range(8))),
         "training_time": "hours on a GPU (not measured)",
         # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
@@ -176,12 +163,6 @@ def training_time_template(preset: str) -> str:
     ``{machine}``, ``{seed}`` and ``{<run>}`` the shipped models' records fill
     (:func:`cnet_lib.images.runs.shipped.expected_training`)."""
     return select_preset(IMAGE_PRESETS, preset)["training_time"]
-
-
-def robustness_grid(preset: str) -> dict:
-    """The robustness grid of ``preset`` (sigmas, seeds, bits, quantization, float_formats, input_noise,
-    noise_seeds)."""
-    return dict(select_preset(IMAGE_PRESETS, preset)["robustness"])
 
 
 ADAPTIVE_GRIDS = {

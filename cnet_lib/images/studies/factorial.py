@@ -29,8 +29,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.rows import find_row
 from ..runs.image_presets import IMAGE_PRESETS
-from .paired_stats import holm, welch
-from .seed_verdict import spread
+from .paired_stats import holm, spread, welch
 from .shipped_studies import shipped_seeds, shipped_sweep_file
 from .sweep_verdict import worst_loss
 

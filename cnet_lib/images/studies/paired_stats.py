@@ -9,7 +9,8 @@ get right or both get wrong says nothing about their difference.
 * :func:`with_seed_variance`: the same, widened by the spread over seeds of a random perturbation;
 * :func:`mcnemar`: McNemar's exact test of two binary outcomes;
 * :func:`holm`: Holm's adjustment of several p-values tested together;
-* :func:`welch`: two groups of independent values (one per trained model) compared by Welch's t-test.
+* :func:`welch`: two groups of independent values (one per trained model) compared by Welch's t-test;
+* :func:`spread`: the mean and range of one value over training seeds.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Mapping, Sequence
 
 import torch
 
-__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch", "two_proportions"]
+__all__ = ["paired_difference", "with_seed_variance", "mcnemar", "holm", "welch", "two_proportions", "spread"]
 
 
 def paired_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
@@ -130,3 +131,11 @@ def two_proportions(p_a: float, n_a: int, p_b: float, n_b: int, alpha: float = 0
     half = float(stats.norm.ppf(1 - alpha / 2)) * se
     diff = p_b - p_a
     return {"diff": diff, "se": se, "ci95": (diff - half, diff + half)}
+
+
+def spread(values: Sequence[float]) -> dict:
+    """``{"n", "mean", "min", "max"}`` of ``values`` (``None`` for an empty list)."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return {"n": 0, "mean": None, "min": None, "max": None}
+    return {"n": len(vals), "mean": sum(vals) / len(vals), "min": min(vals), "max": max(vals)}

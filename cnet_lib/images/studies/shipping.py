@@ -1,8 +1,8 @@
 """Shipped folders written: a preset's trained runs, their studies and a manifest, in ``cnet_lib/shipped/<preset>-<run>/``
 (what ``python -m cnet_lib ship`` writes; :mod:`cnet_lib.images.runs.shipped` reads them).
 
-:func:`ship_studied` studies the runs (sweeps; the robustness and adaptive-step studies beside the first run) and
-writes their folders with :func:`write_shipped`: every file a chapter reads, checked first (the library's readers: no
+:func:`ship_studied` studies the runs (sweeps; the studies of all the runs, such as the robustness study, and the
+adaptive-step study beside the first run) and writes their folders with :func:`write_shipped`: every file a chapter reads, checked first (the library's readers: no
 link followed, never blocking, bounded; a damaged file is one sentence, :class:`ShipError`), and a ``manifest.json``
 with the command, the run's identity hash, the machine, the training time, the accuracies, the data, how the
 checkpoint stores its weights and the SHA-256 of every file.  All folders or none are replaced.
@@ -16,12 +16,12 @@ import shutil
 import stat
 import time
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ...runtime.checkpoint import atomic_write_text, file_digest
 from ...runtime.device import environment
 from ...runtime.records import DamagedRecord, kind_of, load_json, open_regular
-from ..runs.image_presets import robustness_grid, sweep_grid
+from ..runs.image_presets import sweep_grid
 from ..runs.run_folders import identity_hash
 from ..runs.shipped import MANIFEST
 from ..runs.study_run import StudyRun
@@ -29,14 +29,14 @@ from ..runs.theta_record import SNAPSHOTS
 from ..training.results_file import results_problem
 from ..training.train_state import CHECKPOINT, RESULTS
 from .adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
-from .robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
 from .seed_cached import SEEDS_FILE
 from .sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
 
 __all__ = ["STUDY_PREFIXES", "ShipError", "copy_run_file", "study_seconds", "write_shipped", "ship_run",
            "ship_studied"]
 
-STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
+STUDY_PREFIXES = (SWEEP_PREFIX, ADAPTIVE_PREFIX)
+"""The names of this wing's study files (a study folder adds its own: ``cnet ship --restudy`` replaces them all)."""
 
 
 class ShipError(ValueError):
@@ -178,32 +178,33 @@ def ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> 
 
 
 def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: str, dest: Path,
-                 controls: bool = False, weights: str = "float32", started: Optional[float] = None) -> list[Path]:
-    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the robustness and
-    adaptive-step studies of all of them, beside the first: cached, so a study already computed is read) and write
-    their shipped folders ``dest/<preset>-<run>/`` (:func:`write_shipped`: all or none).  ``weights`` is how their
-    checkpoints store the weights (recorded in the manifests; the runs are already stored so, see
-    :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the
-    command started at (its wall seconds go into the manifests)."""
+                 controls: bool = False, weights: str = "float32", started: Optional[float] = None,
+                 studies: Sequence[Callable[[Mapping[str, StudyRun]], Path]] = ()) -> list[Path]:
+    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the ``studies`` of all of them
+    and the adaptive-step study, beside the first: cached, so a study already computed is read) and write their
+    shipped folders ``dest/<preset>-<run>/`` (:func:`write_shipped`: all or none).  Each of ``studies`` computes its
+    study of the runs (or reads its cache) and returns its file (the robustness study's
+    :func:`cnet_lib.studies.robustness.study.study_file`).  ``weights`` is how their checkpoints store the weights
+    (recorded in the manifests; the runs are already stored so, see
+    :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the command
+    started at (its wall seconds go into the manifests)."""
     first = next(iter(runs.values()))
     preset, dev = first.config.preset, first.settings.device
     t0 = time.perf_counter() if started is None else started
     sweeps_t0 = time.perf_counter()
     sweep_runs(runs, verbose=True)
-    studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
+    files = {name: [sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
     if not controls:
-        robustness_runs(runs, verbose=True, progress=True)
-        robustness_file = robustness_cache(runs, robustness_grid(preset), dev)[0]
-        studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
+        files[next(iter(runs))] += [study(runs).name for study in studies]  # these studies live beside the first run
     finished = time.perf_counter()
     if not controls:
         adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-        studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+        files[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
     record = {"command": command, "description": data_description, "weights": weights,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
-    written = write_shipped([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *studies[name], SEEDS_FILE])
+    written = write_shipped([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *files[name], SEEDS_FILE])
                             for name, run in runs.items()], record)
     for name, folder in zip(runs, written):
         print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")

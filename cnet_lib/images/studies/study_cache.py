@@ -1,6 +1,6 @@
 """A study of the trained runs computed once and cached beside their checkpoints: :func:`cached_study`, the one
-runner every study uses (the sweeps, :mod:`.sweep_cached`; the robustness study, :mod:`.robustness_cached`; the
-adaptive steps, :mod:`.adaptive_cached`).
+runner every study uses (the sweeps, :mod:`.sweep_cached`; the robustness study,
+:func:`cnet_lib.studies.robustness.study.run`; the adaptive steps, :mod:`.adaptive_cached`).
 
 A study's cache file is named by a hash of everything its numbers depend on (its *key*: the checkpoints'
 SHA-256, the grid, the test split, the device type), and it records that key.  The runner
@@ -13,6 +13,9 @@ SHA-256, the grid, the test split, the device type), and it records that key.  T
 3. otherwise computes the study, an out-of-memory error said in one sentence with the batch size to try;
 4. stamps the record with the machine it ran on, its seconds and the date, and writes it atomically (a
    folder that refuses is said in one sentence, and the results are used all the same).
+
+Where a study ran, in what arithmetic, and why its accuracies may differ from the runs' as trained are said from
+its record (:func:`provenance`, :func:`ran_on`, :func:`precision`, :func:`as_trained_note`).
 """
 from __future__ import annotations
 
@@ -29,8 +32,10 @@ from ...runtime.device import environment
 from ...runtime.json_cache import keyed, read_cache, write_cache
 from ...runtime.locks import folder_lock
 from ...runtime.memory import out_of_memory_hint
+from ..runs.study_run import trained_arithmetic
 
-__all__ = ["StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on", "precision", "utc_now"]
+__all__ = ["StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on", "precision", "utc_now",
+           "as_trained_note"]
 
 _UNREADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
 
@@ -144,3 +149,18 @@ def cached_study(file: StudyFile, compute: Callable[[], tuple], described: Descr
                   "seconds": time.perf_counter() - t0, "created_utc": utc_now()}
         kept = write_cache(file.path, json.dumps(record, indent=indent), described.what)
     return Cached(value, record, computed=True, kept=kept)
+
+
+def as_trained_note(figures: Mapping[str, float], runs: Optional[Mapping[str, Any]], how: str) -> str:
+    """Why a study shows other accuracies of the same models than the one each has everywhere else (its accuracy on
+    its own graph as trained, :attr:`StudyRun.final_accuracy`): ``figures`` the study's ({label: %}), ``how`` what
+    the study did differently (its images, its arithmetic).  ``""`` when every figure rounds to the trained one (to
+    one decimal) or no ``runs`` are given; labels that are no run (another graph of a model) are left out."""
+    if not runs:
+        return ""
+    pairs = [(label, f, 100 * runs[label].final_accuracy) for label, f in figures.items() if label in runs]
+    if not pairs or all(f"{f:.1f}" == f"{t:.1f}" for _, f, t in pairs):
+        return ""
+    arith = {trained_arithmetic(runs[label]) for label, _, _ in pairs}
+    trained = " and ".join(f"{t:.1f}%" for _, _, t in pairs)
+    return f"as trained: {trained} ({' or '.join(sorted(arith))}, on all the held-out images); here {how}"
