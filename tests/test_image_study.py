@@ -109,7 +109,7 @@ def test_fake_data_fallback_is_announced(tmp_path, capsys):
 # ----------------------------------------------------------------------------- exercises
 def test_exercise_checks(capsys):
     from cnet_lib.book.exercises import image_exercises as E
-    from cnet_lib.teacher import image_key as K
+    from cnet_lib.teacher import keys as K
 
     # the references are not answers: the checks reject a call into them (right answers pass in
     # tests/test_exercises.py)

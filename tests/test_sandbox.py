@@ -1,5 +1,7 @@
-"""CI rehearses the attacks of issue 29 on the grader: each is a submission (tests/attacks.py) graded by
-``python -m cnet_lib grade`` in one run, with the outcome it must get; then the grader itself is killed mid-run.
+"""The grader's sandbox: its command line (every namespace unshared, nobody's uid, the runtime of the grader's
+environment only), the refusal where none can start and the unsafe mode said and recorded, one sandbox per job that
+spoils only itself; then the attacks of issue 29 on the grader, each a submission (tests/attacks.py) graded by
+``python -m cnet_lib grade`` in one run with the outcome it must get, and the grader itself killed mid-run.
 
 * computed names, ``exec`` of base64, ``__import__`` by string, torch's own fake quantization and interpolation:
   what they reach is absent in the sandbox, so zero and a flag naming it;
@@ -19,6 +21,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 import signal
@@ -37,18 +40,128 @@ from hostile_class import EXTRA_CELLS, MEMFD, NAMES, NAMESPACES, RUN_ATTACKERS, 
 from cnet_lib.book.exercises import EXERCISES
 from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.cli.grade import main as grade
-from cnet_lib.teacher import isolation, sandbox_client
-from cnet_lib.teacher.answer_key import AnswerKey
-from cnet_lib.teacher.gradebook import feedback_name
-from cnet_lib.teacher.grading_library import installed_package
-from cnet_lib.teacher.keys import expected_outputs, hidden_cases
-from cnet_lib.teacher.sandbox_client import Job
+from cnet_lib.teacher import isolation, sandbox
+from cnet_lib.teacher.absent import installed_package
+from cnet_lib.teacher.grading import feedback_name
+from cnet_lib.teacher.keys import AnswerKey, expected_outputs, hidden_cases, solution_sources
+from cnet_lib.teacher.sandbox import Job, Limits, Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "424242"
 VICTIM = ("parameters_after_refinement", "refine_piecewise_linear", "ideal_speedup")
 
 
+# ----------------------------------------------------------------------------- the sandbox itself
+def test_the_command_line_unshares_everything_and_drops_to_nobody(tmp_path):
+    for mode in ("root", "user"):
+        iso = isolation.Isolation(mode, "/usr/bin/bwrap", "/usr/bin/setpriv", frozenset({"--size", "--disable-userns"}))
+        cmd = isolation.bwrap_command(iso, library=(tmp_path, installed_package()), overlays=(), hidden=[tmp_path / "h"],
+                                      files=[(tmp_path / "job", "/grader/job.json")], empty=tmp_path / "e",
+                                      tmp_bytes=2**20, env={"A": "1"}, argv=["python", "-I", "x"], seccomp_fd=7)
+        for flag in ("--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--die-with-parent",
+                     "--new-session", "--clearenv", "--size"):
+            assert flag in cmd, (mode, flag)
+        assert cmd[-3:] == ["python", "-I", "x"] and "--ro-bind" in cmd and str(installed_package()) in cmd
+        assert cmd[cmd.index("--seccomp") + 1] == "7", "the system call filter, in both modes"
+        shm = cmd.index("/dev/shm")
+        assert cmd[shm - 5:shm] == ["--size", "1048576", "--perms", "1777", "--tmpfs"], "/dev/shm is capped as /tmp is"
+        if mode == "root":
+            assert "--reuid=65534" in cmd and "--no-new-privs" in cmd and "--unshare-user" not in cmd
+        else:
+            assert cmd[cmd.index("--uid") + 1] == "65534" and "--disable-userns" in cmd
+
+
+def test_a_runtime_under_tmp_is_bound_on_top_of_the_sandboxs_own_tmp(monkeypatch, tmp_path):
+    """CI may check the project out under /tmp (a clean clone in /tmp/...: its .venv is the runtime). The sandbox's
+    private /tmp is mounted first and the runtime, the library and the job's files on top of it; mounted last, the
+    tmpfs hid them (bwrap: 'execvp /tmp/.../.venv/bin/python: No such file or directory')."""
+    venv = tmp_path / "clone" / ".venv"
+    monkeypatch.setattr(isolation, "runtime_paths", lambda: [venv])
+    iso = isolation.Isolation("user", "/usr/bin/bwrap", "", frozenset({"--size"}))
+    cmd = isolation.bwrap_command(iso, library=(tmp_path / "students", tmp_path / "clone" / "cnet_lib"), overlays=(),
+                                  hidden=(), files=[(tmp_path / "job.json", "/grader/job.json")], empty=tmp_path / "empty",
+                                  tmp_bytes=2**20, env={}, argv=[str(venv / "bin" / "python")])
+    tmpfs = cmd.index("--tmpfs")
+    assert cmd[tmpfs + 1] == "/tmp" and [cmd[i + 1] for i, a in enumerate(cmd) if a == "--tmpfs"] == ["/tmp", "/dev/shm"]
+    binds = [i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 2].startswith(str(tmp_path))]
+    assert binds and all(i > tmpfs for i in binds), (tmpfs, [cmd[i + 2] for i in binds])
+
+
+def test_only_the_environment_the_grader_runs_in_is_in_the_sandbox(tmp_path, monkeypatch):
+    """Issue 56: the sandbox mounted the base interpreter whole, and its own scipy with it, where nothing is taken
+    out for an exercise (a cell loaded scipy's rk_step from there).  Every folder of Python packages the runtime's
+    mounts and /usr would show, other than the environment's own, is covered by an empty folder."""
+    base, venv = tmp_path / "base", tmp_path / "venv"
+    for folder in (base / "lib" / "python3.11" / "site-packages" / "scipy", venv / "lib" / "python3.11" / "site-packages"):
+        folder.mkdir(parents=True)
+    own = venv / "lib" / "python3.11" / "site-packages"
+    monkeypatch.setattr(isolation, "runtime_paths", lambda: [base, venv])
+    monkeypatch.setattr(isolation.site, "getsitepackages", lambda: [str(own)])
+    monkeypatch.setattr(isolation.sys, "path", [str(base / "lib" / "python3.11"), str(own)])
+    hidden = isolation.other_site_packages()
+    assert base / "lib" / "python3.11" / "site-packages" in hidden and own not in hidden
+    iso = isolation.Isolation("user", "/usr/bin/bwrap", "", frozenset())
+    cmd = isolation.bwrap_command(iso, library=None, overlays=(), hidden=(), files=(), empty=tmp_path / "empty",
+                                  tmp_bytes=2**20, env={}, argv=["python"])
+    covered = [cmd[i + 2] for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 1] == str(tmp_path / "empty")]
+    assert str(base / "lib" / "python3.11" / "site-packages") in covered and str(own) not in covered, covered
+    mounted = cmd.index(str(base))
+    assert all(cmd.index(c) > mounted for c in covered), "covered after the runtime is mounted"
+
+
+def test_numbers_in_the_limits_are_checked():
+    with pytest.raises(ValueError, match="512 MiB"):
+        Limits(memory_bytes=2**20)
+    assert math.isclose(Limits().memory_bytes / 2**30, 2.0)
+
+
+def test_where_no_sandbox_can_start_grade_refuses_in_one_sentence(class_export, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
+    subs = tmp_path / "subs"
+    (subs / "s").mkdir(parents=True)
+    (subs / "s" / "how_to_use.ipynb").write_bytes((class_export["copies"] / "how_to_use.ipynb").read_bytes())
+    assert grade([str(subs), "--key", str(class_export["key"]), "--out", str(tmp_path / "g.csv")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "bwrap is not installed" in err and "WSL" in err and "--unsafe-no-sandbox" in err
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_grading_without_a_sandbox_is_said_and_recorded(class_export, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    (subs / "s").mkdir(parents=True)
+    fill(class_export["copies"] / "refinement_training.ipynb", subs / "s" / "refinement_training.ipynb",
+         {"ideal_speedup": solution_sources()["ideal_speedup"]})
+    out = tmp_path / "g.csv"
+    assert grade([str(subs), "--key", str(class_export["key"]), "--out", str(out), "--unsafe-no-sandbox"]) == 0
+    assert "--unsafe-no-sandbox: the students' code runs as you" in capsys.readouterr().err
+    (row,) = csv.DictReader(out.open(encoding="utf-8"))
+    assert row["ideal_speedup"] == "1" and row["isolation"].startswith("NONE (--unsafe-no-sandbox")
+
+
+def test_the_sandbox_survives_a_crash_and_keeps_exercises_apart(tmp_path):
+    """Each job is a sandbox of its own: one that dies, one that patches a built-in, one that loops and one that
+    prints without end spoil only themselves, and the clean one beside them is right."""
+    require_sandbox(tmp_path)
+    cases = EXERCISES["ideal_speedup"].public()
+    right = "def ideal_speedup(n):\n    n = list(n)\n    return len(n) * n[-1] / sum(n)"
+    cells = {"crash": "import os\ndef ideal_speedup(n):\n    os._exit(7)",
+             "patch": "import builtins\nbuiltins.sum = lambda v: 1\n" + right, "clean": right,
+             "loop": "def ideal_speedup(n):\n    while True:\n        pass",
+             "print": 'def ideal_speedup(n):\n    while True:\n        print("x" * 2**20)'}
+    with Sandbox(tmp_path / "work", Limits(time_limit=3, tmp_bytes=64 * 2**20)) as box:
+        done = {job.key: o for job, o in box.run_many(Job("ideal_speedup", c, cases, key=k) for k, c in cells.items())}
+    assert done["crash"].status == "crashed" and "exit status 7" in done["crash"].detail, done["crash"]
+    assert done["patch"].status == done["clean"].status == "ok"
+    assert done["patch"].result["cases"] != done["clean"].result["cases"], "the patch spoils its own outputs"
+    assert done["clean"].result["cases"][0]["value"] == 1.2, "and nothing of the other jobs'"
+    assert done["loop"].status == "timeout" and 3 <= done["loop"].seconds < 10
+    printed = done["print"]
+    assert printed.status == "ok" and ("No space left" in printed.result["cases"][0]["error"]
+                                       or "File too large" in printed.result["cases"][0]["error"]), printed
+    assert len(printed.output) <= 4000 and printed.output.startswith("x")
+
+
+# ----------------------------------------------------------------------------- the attack run (issue 29)
 def _listen() -> tuple[socket.socket, list]:
     """A TCP server on 127.0.0.1 that records every connection."""
     server = socket.socket()
@@ -432,7 +545,7 @@ def test_no_kernel_object_is_a_channel_between_sandboxes(tmp_path):
     require_sandbox(tmp_path)
     case = EXERCISES["ideal_speedup"].public()[:1]
     writer, reader = Job("ideal_speedup", CHANNEL_WRITER, case, key="writer"), Job("ideal_speedup", CHANNEL_READER, case)
-    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20), jobs=2) as box:
+    with Sandbox(tmp_path / "work", Limits(time_limit=20), jobs=2) as box:
         beside = {job.key: outcome for job, outcome in box.run_many([writer, reader])}
         after = next(outcome for _, outcome in box.run_many([reader]))
     wrote = beside["writer"].result["cases"][0]["error"]
@@ -473,7 +586,7 @@ def test_a_second_copy_of_a_package_loaded_from_a_file_path_is_flagged(tmp_path)
 
     require_sandbox(tmp_path)
     cases = EXERCISES["ideal_speedup"].public()
-    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20)) as box:
+    with Sandbox(tmp_path / "work", Limits(time_limit=20)) as box:
         (job, outcome), = box.run_many([Job("ideal_speedup", LOADED_AGAIN, cases, key=("s", "ideal_speedup", 0))])
     grade = finish(ExerciseGrade("ideal_speedup", 1), job, outcome)
     copies = [f for f in grade.flags if "a second copy of a package, loaded from a file path" in f]
@@ -579,14 +692,14 @@ def test_without_cgroups_the_sandbox_as_a_whole_is_still_capped(tmp_path, monkey
     its kind (memfds no process maps included), and processes across the sandbox's processes; and no namespace
     can be made inside."""
     require_sandbox(tmp_path)
-    monkeypatch.setattr(sandbox_client.Cgroups, "find", classmethod(lambda cls, name: None))
+    monkeypatch.setattr(sandbox.Cgroups, "find", classmethod(lambda cls, name: None))
     monkeypatch.setattr(isolation.os, "geteuid", lambda: 1000)
     one = {name: EXERCISES[name].public()[:1] for name in ("error_ratio", "global_error")}
     jobs = [Job("error_ratio", cell(MEMORY, {}), one["error_ratio"], key="memory"),
             Job("error_ratio", MEMFD, one["error_ratio"], key="memfd"),
             Job("error_ratio", NAMESPACES, one["error_ratio"], key="namespaces"),
             Job("global_error", cell(PROCESSES, {}), one["global_error"], key="processes")]
-    with sandbox_client.Sandbox(tmp_path / "work", sandbox_client.Limits(time_limit=20, memory_bytes=2**30)) as box:
+    with Sandbox(tmp_path / "work", Limits(time_limit=20, memory_bytes=2**30)) as box:
         assert box.cgroups is None and "(rlimits and a watchdog)" in box.describe()
         assert box.isolation.mode == "user" and "system calls filtered" in box.describe()
         done = {job.key: outcome for job, outcome in box.run_many(jobs)}

@@ -1,9 +1,9 @@
-"""What a submission's code uses, read from its source in the grading process: library code an exercise asks the
-student to write, and what reads like tampering.  Feedback only, never the barrier: a computed name walks past any
-reading of source, so what stops it is the sandbox, where that code is absent (:mod:`.absent`).
+"""What an exercise cell's source shows, read in the grading process: feedback and flags for the teacher, never
+points and never the barrier (a computed name walks past any reading of source; what stops it is the sandbox, where
+that code is absent: :mod:`.absent`).
 
-:func:`audit_exercise_cell` reads one exercise cell (with the imports of the cells above it, which the grader runs
-first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
+**The audit** (:func:`audit_exercise_cell`) reads one exercise cell (with the imports of the cells above it, which
+the grader runs first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
 
 * **library** findings: a ``cnet_lib`` name the exercise does not allow (through any alias or attribute chain),
   a banned module (``torchdiffeq``), a banned name or attribute that does the exercise (``odeint``,
@@ -14,25 +14,43 @@ first) against the exercise's :class:`cnet_lib.book.exercises.Rules`:
   attribute of anything imported); each on the attribute a chain reaches, not only the name it starts from
   (``numpy.ctypeslib.ctypes.CDLL``, ``pkgutil.os.system``, ``pkgutil.importlib.import_module``: :data:`REACHED`).
 
-The audit is advisory.  It reads names, and a name can be computed (``getattr(m, "sys" + "tem")``), so what it
-misses the sandbox must hold: the operating system's boundary (:mod:`.isolation`), where the code an exercise
-asks for is absent, is what grading relies on; a finding here is a line for the teacher to look at.
-
 :func:`audit_other_cell` reads every other cell for tampering with the public checks (the checks' internals
 imported, ``grader`` or an imported module patched, the call tracer switched off).  The grader turns library
-findings into a note for the student ("you called X") and tampering findings into a flag for the teacher to look
-at; neither takes points (:mod:`.grading`).
+findings into a note for the student ("you called X") and tampering findings into a flag to look at.
+
+**Similarity** (:func:`compare`): how much of a cell is the library's own code for the exercise, pasted, by
+winnowing (Schleimer, Wilkerson and Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003,
+the method of MOSS) over Python's own tokens.  :func:`normalised` prints a source back as Python would
+(``ast.unparse``: no comments, one layout) without the statements that do nothing (``pass``, an expression that
+calls nothing, an assignment that calls nothing to a name nothing reads, an ``if`` on a false constant), so a no-op
+line after every pasted line changes nothing; :func:`tokens` keeps the code's shape, not its spelling (every
+identifier one token, every number another, every string a third; keywords and operators as they are);
+:func:`fingerprints` hashes every run of :data:`K` tokens and keeps the smallest hash of each window of :data:`W`
+runs (any common run of ``K + W - 1`` tokens or more is found).  The share of the cell's fingerprints found in the
+code the exercise takes out of the library (the functions' sources as installed here; the answer key's reference
+is not compared: it is often the very answer an honest student writes) is shown in the feedback from
+:data:`NOTE_AT` on and flagged from :data:`FLAG_AT` on (the book's solutions measure at most 40%, the library's
+code pasted 92-100%, 85-100% with its names changed: tests/test_grading.py); it takes no points.
 """
 from __future__ import annotations
 
 import ast
+import hashlib
+import io
+import keyword
+import re
+import textwrap
+import tokenize
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from ..book.exercise_cells import cell_python
 from ..book.exercises.public_checks import Rules
+from .absent import functions, module_file, plan
 
-__all__ = ["Finding", "audit_exercise_cell", "audit_imports_above", "audit_other_cell", "python_source"]
+__all__ = ["Finding", "audit_exercise_cell", "audit_imports_above", "audit_other_cell", "tokens", "fingerprints",
+           "normalised", "Similarity", "compare", "library_sources", "K", "W", "FLAG_AT", "NOTE_AT"]
 
 TAMPER_MODULES = frozenset({"importlib", "inspect", "threading", "_thread", "multiprocessing", "concurrent", "subprocess",
                             "ctypes", "gc", "signal", "builtins", "pickle", "marshal", "dill", "code", "codeop", "socket",
@@ -68,12 +86,6 @@ class Finding:
         return f"line {self.line}: {self.what}"
 
 
-def python_source(source: str) -> str:
-    """A cell's source as Python (IPython magics turned into calls, as IPython runs them), in time linear in its
-    size (:mod:`cnet_lib.book.cell_magics`)."""
-    return cell_python(source)
-
-
 def _imports(tree: ast.AST) -> dict[str, str]:
     """``{bound name: dotted path}`` of every import in ``tree`` (``import a.b`` binds ``a`` to ``a``)."""
     out = {}
@@ -102,13 +114,19 @@ def _bound(tree: ast.AST) -> set[str]:
     return names
 
 
-def _chain(node: ast.AST) -> Optional[tuple[str, list[str]]]:
-    """``(root name, [attributes])`` of an attribute chain ``root.a.b`` (None for anything else)."""
+def _attributes(node: ast.AST) -> tuple[ast.AST, list[str]]:
+    """The root of an attribute chain ``root.a.b`` (a name, a call, a subscript...) and its attributes, in order."""
     attrs = []
     while isinstance(node, ast.Attribute):
         attrs.append(node.attr)
         node = node.value
-    return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
+    return node, attrs[::-1]
+
+
+def _chain(node: ast.AST) -> Optional[tuple[str, list[str]]]:
+    """``(root name, [attributes])`` of an attribute chain whose root is a name (None for anything else)."""
+    root, attrs = _attributes(node)
+    return (root.id, attrs) if isinstance(root, ast.Name) else None
 
 
 def _import_findings(tree: ast.AST, rules: Rules) -> list[Finding]:
@@ -131,15 +149,6 @@ def _import_findings(tree: ast.AST, rules: Rules) -> list[Finding]:
                         all(a.name in ("setup",) for a in node.names)):
                     out.append(Finding("tampering", node.lineno, f"imports {mod} (the checks or the answer key)"))
     return out
-
-
-def _attributes(node: ast.AST) -> tuple[ast.AST, list[str]]:
-    """The root of an attribute chain (a name, a call, a subscript...) and its attributes, in order."""
-    attrs = []
-    while isinstance(node, ast.Attribute):
-        attrs.append(node.attr)
-        node = node.value
-    return node, attrs[::-1]
 
 
 def _reached(parts: list[str]) -> Optional[str]:
@@ -200,7 +209,7 @@ def _name_findings(node: ast.AST, bound: set[str], rules: Rules, own: str) -> li
 
 
 def _tree(source) -> ast.Module:
-    return source if isinstance(source, ast.Module) else ast.parse(python_source(source))
+    return source if isinstance(source, ast.Module) else ast.parse(cell_python(source))
 
 
 def audit_exercise_cell(source, name: str, rules: Rules, preamble="") -> list[Finding]:
@@ -308,3 +317,153 @@ def audit_other_cell(source: str, grader_names: tuple[str, ...] = ("grader",)) -
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("setattr", "delattr"):
             out.append(Finding("tampering", node.lineno, f"calls {node.func.id}"))
     return sorted(set(out), key=lambda f: (f.line, f.what))
+
+
+# ----------------------------------------------------------------------------- similarity to the library's own code
+K = 12  # tokens per hashed run
+W = 6   # runs per window
+FLAG_AT = 0.6  # share of the cell's fingerprints found in the library's code, from which the teacher is told
+NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 40%)
+MIN_FINGERPRINTS = 8  # a cell shorter than this says nothing either way
+_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+
+
+def _calls(node: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
+
+
+class _NoOps(ast.NodeTransformer):
+    """Drops the statements that do nothing (see the module doc); ``read``: the names the code reads."""
+
+    def __init__(self, read: set):
+        self.read = read
+
+    def _dead(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Pass):
+            return True
+        if isinstance(stmt, ast.Expr):
+            return not _calls(stmt.value)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            return (all(isinstance(t, ast.Name) and t.id not in self.read for t in targets)
+                    and (value is None or not _calls(value)))
+        return False
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field_name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field_name, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                kept = []
+                for stmt in stmts:
+                    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant):
+                        kept += stmt.body if stmt.test.value else stmt.orelse
+                    elif not self._dead(stmt):
+                        kept.append(stmt)
+                setattr(node, field_name, kept or ([ast.Pass()] if field_name == "body" else []))
+        return node
+
+
+def normalised(source: str) -> str:
+    """``source`` printed back by Python without its statements that do nothing (see the module doc); the source
+    as it is when it is not Python or too deep to print."""
+    try:
+        tree = ast.parse(source)
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return ast.unparse(ast.fix_missing_locations(_NoOps(read).visit(tree)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
+
+
+def tokens(source: str) -> list[str]:
+    """The cell's tokens with identifiers, numbers and strings made anonymous (see the module doc)."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in _SKIP:
+                continue
+            if tok.type == tokenize.NAME:
+                out.append(tok.string if keyword.iskeyword(tok.string) else "N")
+            elif tok.type == tokenize.NUMBER:
+                out.append("0")
+            elif tok.type == tokenize.STRING:
+                out.append("S")
+            elif tok.type == tokenize.NEWLINE:
+                out.append(";")
+            else:
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # what could be read counts
+    return out
+
+
+def fingerprints(source: str, k: int = K, w: int = W) -> set[int]:
+    """The winnowed fingerprints of ``source``, normalised (see the module doc)."""
+    toks = tokens(normalised(source))
+    hashes = [int.from_bytes(hashlib.blake2b(" ".join(toks[i:i + k]).encode(), digest_size=8).digest(), "big")
+              for i in range(len(toks) - k + 1)]
+    if len(hashes) <= w:
+        return set(hashes)
+    return {min(hashes[i:i + w]) for i in range(len(hashes) - w + 1)}
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """``share`` of the cell's fingerprints found in the library's code for the exercise, ``closest`` the function
+    that holds most of them, and the cell's number of fingerprints (``size``)."""
+
+    share: float
+    closest: str
+    size: int
+
+    @property
+    def flagged(self) -> bool:
+        return self.size >= MIN_FINGERPRINTS and self.share >= FLAG_AT
+
+    @property
+    def noted(self) -> bool:
+        return self.size >= MIN_FINGERPRINTS and self.share >= NOTE_AT
+
+    def note(self) -> str:
+        return (f"similarity: {self.share:.0%} of this cell's code fingerprints occur in the library's own code for "
+                f"the exercise (closest: {self.closest}); from {FLAG_AT:.0%} on the teacher looks at it")
+
+
+def _functions_of(path: str) -> dict[str, str]:
+    """``{qualified name: source}`` of the functions (methods too) of the file ``path``."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines()
+    return {q: textwrap.dedent("\n".join(lines[node.lineno - 1:node.end_lineno])) for q, node in functions(text)}
+
+
+@lru_cache(maxsize=None)
+def library_sources(exercise: str) -> dict[str, str]:
+    """The code that does exercise ``exercise``'s work, as installed here: ``{qualified name: source}`` of the
+    library functions it takes out and of the outside routines stubbed for it."""
+    p, out = plan(exercise), {}
+    for module, pattern in p.named_python().items():
+        path = module_file(module)
+        if path is None:
+            continue
+        found = _functions_of(path)
+        rx = re.compile(pattern) if pattern else None
+        out.update({f"{module}.{q}": s for q, s in found.items() if rx is None or rx.search(q)})
+    return out
+
+
+@lru_cache(maxsize=None)
+def _library_prints(exercise: str) -> dict[str, frozenset]:
+    return {name: frozenset(fingerprints(src)) for name, src in library_sources(exercise).items()}
+
+
+def compare(cell: str, exercise: str) -> Optional[Similarity]:
+    """The similarity of an exercise cell to the library's code for ``exercise`` (None for a cell with no code)."""
+    mine = fingerprints(cell)
+    if not mine:
+        return None
+    library = _library_prints(exercise)
+    everything = frozenset().union(*library.values()) if library else frozenset()
+    closest = max(library, key=lambda n: len(mine & library[n]), default="")
+    return Similarity(len(mine & everything) / len(mine), closest, len(mine))
