@@ -51,7 +51,7 @@ from ...images.studies.paired_stats import KEEP_POINTS, holm, spread, welch
 from ...images.studies.seed_cached import seed_sweeps
 from ...images.studies.shipped_studies import announce_recompute, shipped_seeds, shipped_stand_ins, shipped_sweep_file
 from ...images.studies.study_cache import Described, StudyFile, cached_study
-from ...images.studies.theta import theta_roughness
+from ...images.runs.theta_record import theta_roughness
 from ...images.training.evaluation import DEFAULT_GRID, check_grid_keys, checked_rows, fit_grid, manifestation_sweep
 from ...images.training.train_state import CHECKPOINT, load_model
 from ...runtime.checkpoint import atomic_write_text
@@ -545,7 +545,7 @@ def shipped_factorial(preset: str, fallback: Optional[str] = "cpu") -> Factorial
 
 def shipped_roughness(preset: str, runs: Sequence[str] = tuple(CELLS.values())) -> dict:
     """``{run: roughness}`` of ``preset``'s shipped models (training seed 0): the mean over its blocks of
-    :func:`cnet_lib.images.studies.theta.theta_roughness`, the relative jump between neighbouring pieces of θ(t) (0 for
+    :func:`cnet_lib.images.runs.theta_record.theta_roughness`, the relative jump between neighbouring pieces of θ(t) (0 for
     one constant piece, about √2 for independent pieces of equal size).  A run that ships no checkpoint is left out."""
     out = {}
     for run in runs:
