@@ -141,4 +141,4 @@ def test_the_image_study_reexports_its_chapters_names_from_their_modules():
 
 def test_the_chapters_short_names_exist():
     assert callable(images.trained_runs) and callable(images.sample_batch) and callable(pendulum.config_for)
-    assert callable(draw.fig_training_curves) and callable(draw.live_adaptive_app) and callable(cnet_lib.select_preset)
+    assert callable(draw.slider_figure) and callable(draw.live_adaptive_app) and callable(cnet_lib.select_preset)
