@@ -1,6 +1,6 @@
 """The numbers of the published book (the ``gpu`` preset, :data:`cnet_lib.book.project.PUBLISHED_PRESET`), computed
 the way its chapters compute them, from what ships with the book: the pendulum's ODE-Nets, the image models' studies
-(sweeps, robustness, adaptive steps, the three training seeds) and the shipped models' records.
+(sweeps, robustness, the three training seeds) and the shipped models' records.
 
 ``tests/test_prose_numbers.py`` checks that every number the chapters' prose states is one of these, formatted as the
 prose prints it.  Everything here is computed on the CPU in float64 (the pendulum) or read from the shipped study
@@ -9,11 +9,10 @@ files (the image models), so the numbers are the same on every machine.
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 
-from cnet_lib import book, images, pendulum, report
+from cnet_lib import book, images, pendulum
 from cnet_lib.book.paper_claims import PAPER_SENTENCES, PAPER_TABLE1, paper_schedule, schedule_ideal
 from cnet_lib.book.paper_comparison import book_rows
 from cnet_lib.book.project import PUBLISHED_PRESET
@@ -120,26 +119,6 @@ def integrator_numbers() -> dict:
             "long_others_max": f"{max(r['error'] for r in long if r['scheme'] != 'euler'):.2g}"}
 
 
-@lru_cache(maxsize=None)
-def adaptive_pendulum_numbers(runs_dir: str) -> dict:
-    """*Adaptive steps* on the pendulum in the published preset: the check against torchdiffeq and the verdicts."""
-    cfg = pendulum.config_for(PUBLISHED_PRESET)
-    table = pendulum.adaptive_table_for(PUBLISHED_PRESET)
-    flows = pendulum.pendulum_flows(cfg, table, settings=settings(runs_dir))
-    rows = pendulum.flow_rows(flows, cfg, table)
-    judged = {(r["trained"], r["dt_data"]): r for r in pendulum.judge_flows(rows, pendulum.own_rows(flows, cfg))}
-    checked = pendulum.torchdiffeq_rows(flows, cfg, table["tolerances"])
-    said = str(report.word_torchdiffeq(checked))
-    lo, hi = re.search(r"lie (\S+) to (\S+) times", said).groups()
-    nfe = max(abs(r["nfe"] - r["nfe_torchdiffeq"]) / min(r["nfe"], r["nfe_torchdiffeq"]) for r in checked)
-    return {"td_lo": lo, "td_hi": hi, "td_slope": re.search(r"slope (\S+) of", said).group(1),
-            "td_nfe": f"{100 * nfe:.0f}%",
-            **{f"flow_{a}": times(judged[(a, cfg.dt_data)]["ratio"]) for a in ("euler", "midpoint", "rk4_38")},
-            "flow_mid_coarse1": times(judged[("midpoint", 0.05)]["ratio"]),
-            "flow_mid_coarse2": times(judged[("midpoint", 0.1)]["ratio"]),
-            "flow_rk4_coarse2": times(judged[("rk4_38", 0.1)]["ratio"])}
-
-
 # --------------------------------------------------------------------------- the image models
 @lru_cache(maxsize=None)
 def image_numbers(runs_dir: str) -> dict:
@@ -152,8 +131,6 @@ def image_numbers(runs_dir: str) -> dict:
     study = images.robustness_runs(runs, verbose=False)
     r = images.judge(study, "rk4_refined", "euler_fixed")
     over = images.robustness_over_seeds(images.seed_studies(runs, study))
-    adaptive = images.adaptive_runs(runs, verbose=False)
-    a = images.judge_adaptive(adaptive, "rk4_refined", "euler_fixed")
     rk4, euler = find_row(sweeps["rk4_refined"], kind="trained"), find_row(sweeps["euler_fixed"], kind="trained")
     primary = next(row for row in over.rows if row["role"] == "primary")
     t1 = {(row["model"], row["kind"], row.get("scheme"), row.get("n_steps"), row.get("n_basis")): row
@@ -182,10 +159,6 @@ def image_numbers(runs_dir: str) -> dict:
         "comp2_params": f"{comp2['n_parameters']:,}",
         "over_primary_diff": f"{primary['diff']:+.2f}", "over_primary_lo": f"{primary['ci95'][0]:+.2f}",
         "over_primary_hi": f"{primary['ci95'][1]:+.2f}",
-        "adaptive_n": f"{adaptive['n']:,}", "ad_tol": f"{a.classes['rk4_refined'].tol:g}",
-        **{f"ad_own_{key}": pct(next(row for row in images.studies.adaptive_measure.adaptive_rows(adaptive)
-                                     if row["run"] == run and row["pair"] is None)["accuracy"])
-           for run, key in (("rk4_refined", "rk4"), ("euler_fixed", "euler"))},
     }
     cheap = {(row["source"], row["graph"]): row for row in book.paper_claims.cheaper_graphs(by_seed)}
     claims = {(row["run"], row["n_steps"]): row["loss"]["mean"] for row in book.paper_claims.invariance_claims(by_seed)}
@@ -220,11 +193,6 @@ def image_numbers(runs_dir: str) -> dict:
         gains = [float(g) for g in block["gains"]]
         out[f"gain{i}_hi"], out[f"gain{i}_lo"] = (f"{max(gains):.2f}".replace("-", "−"),
                                                   f"{min(gains):.2f}".replace("-", "−"))
-    for name, key in (("rk4_refined", "ad_rk4"), ("euler_fixed", "ad_euler")):
-        k = a.classes[name]
-        out.update({f"{key}_class": k.klass, f"{key}_drop": minus(f"{k.drop:+.2f}"), f"{key}_drop_plain": f"{k.drop:.2f}",
-                    f"{key}_lo": minus(f"{k.ci95[0]:+.2f}"), f"{key}_hi": minus(f"{k.ci95[1]:+.2f}"), f"{key}_changed": f"{k.changed:.1f}%",
-                    f"{key}_nfe": f"{k.nfe_adaptive:.0f}", f"{key}_own_nfe": f"{k.nfe_own:.0f}"})
     return out
 
 

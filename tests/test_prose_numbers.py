@@ -43,25 +43,6 @@ CLAIMS: dict[str, list[str]] = {
         "four models of integrator × refinement ({fx_seeds} seeds\neach) the integrator carries more of the difference "
         "({fx_integrator} points against {fx_refinement}; {fx_seeds} seeds establish neither factor)",
     ],
-    "book/adaptive": [
-        "(`images.live_images(ctx.preset)` of them: {live_images} in the `gpu` preset)",
-        "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
-        "a least-squares slope of {td_slope} on log–log axes",
-        "the numbers of evaluations differ by at most {td_nfe}",
-        "at rtol = atol = {ad_tol} Dormand–Prince changes its accuracy by {ad_rk4_drop} points (95% interval [{ad_rk4_lo}, {ad_rk4_hi}]) and its predicted "
-        "class on {ad_rk4_changed} of the images, at {ad_rk4_nfe} evaluations of $R$ per image against {ad_rk4_own_nfe}",
-        "it loses {ad_euler_drop_plain} points (interval [{ad_euler_lo}, {ad_euler_hi}]) and changes its prediction on "
-        "{ad_euler_changed} of the images, at {ad_euler_nfe} evaluations against {ad_euler_own_nfe}",
-        "(its flow {flow_euler} times its own graph's error) from the midpoint- and RK4-trained ones ({flow_midpoint} "
-        "and {flow_rk4_38} times)",
-        "at $\\Delta t_\\text{{data}} = 0.05$ and 0.1 ({flow_mid_coarse1} and {flow_mid_coarse2} times) and the "
-        "RK4-trained one at 0.1 ({flow_rk4_coarse2} times)",
-        "the first {adaptive_n} of the {sweep_n} held-out images",
-        "{ad_own_rk4}% for the RK4-trained model and {ad_own_euler}% for the Euler-trained one, where on all {sweep_n}, "
-        "as trained, they reach {acc_rk4}% and {acc_euler}%",
-        "(its accuracy changes by {ad_rk4_drop} points at the tightest tolerance) and the Euler-trained one discrete (it "
-        "loses {ad_euler_drop_plain} points)",
-    ],
     "book/robustness": [
         "4 bits costs the RK4-trained model {rob_a} points and the Euler-trained model {rob_b}, a difference of "
         "{rob_diff} points with a 95% interval of [{rob_lo}, {rob_hi}]",
@@ -175,8 +156,6 @@ CONSTANTS: dict[str, set] = {
     "book/refinement_training": {"45,000"},  # the training images of the data the models were trained on
     "book/robustness": {"0.05", "0.3", "1.8"},  # the significance level fixed in advance; a noise level of the grid; the
     # noise-draw rule's standard deviation (robustness_verdict.WIDE_SD)
-    "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
-    # thresholds; a data spacing of the pendulum's controls
     "book/pendulum_integrators": {"0.01"},
     "book/resnet_euler": {"0.01"},
 }
@@ -202,7 +181,6 @@ def _prose(page: str) -> str:
 def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
     return {**P.integrator_numbers(), **P.pendulum_numbers(runs), **P.image_numbers(runs), **P.paper_numbers(),
-            **P.adaptive_pendulum_numbers(runs),
             **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers(), **P.factorial_numbers()}
 
 

@@ -103,8 +103,8 @@ def test_what_each_exercise_takes_out():
 
 
 # the library's own stage loops that no exercise's list names: what issue 42 found computing rk_step's answer
-BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.scheme_batches.multi_scheme_rollout", "cnet_lib.pendulum.batched_adaptive.fixed_solves",
-                       "cnet_lib.pendulum.batched_adaptive.adaptive_solves")
+BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.scheme_batches.multi_scheme_rollout", "cnet_lib.studies.adaptive.study.fixed_solves",
+                       "cnet_lib.studies.adaptive.study.adaptive_solves")
 
 
 def test_every_exercises_students_build_compiles_and_keeps_only_what_it_needs(tmp_path):

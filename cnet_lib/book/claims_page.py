@@ -22,7 +22,6 @@ from types import SimpleNamespace
 from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
-from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.factorial import CELLS
 from ..images.studies.graph_rule import KEEP_POINTS
 from ..images.studies.paired_stats import two_proportions, welch
@@ -38,6 +37,7 @@ from ..pendulum.large_steps import interchange_at_large_steps, large_step_rows, 
 from ..runtime.rich_text import Rich, join_rich
 from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import run_label
+from ..studies import adaptive
 from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
 from .shipped_tables import shipped_study
@@ -389,7 +389,7 @@ def _beyond_claims(add, seeds: dict) -> None:
         f"{sum(acc['euler_fixed']) / len(acc['euler_fixed']):.1f}% (mean of {len(acc['rk4_refined'])} seeds); Euler minus "
         f"RK4 {_signed(w['diff'])} points, 95% interval [{_signed(w['ci95'][0])}, {_signed(w['ci95'][1])}], Welch "
         f"p = {w['p']:.2g}", "accuracy", low=w["ci95"][0], high=w["ci95"][1])
-    a = judge_adaptive(shipped_study("gpu", "adaptive-"), "rk4_refined", "euler_fixed")
+    a = adaptive.judge(shipped_study("gpu", adaptive.PREFIX), "rk4_refined", "euler_fixed")
     add("\u201cUsing adaptive time steps \u2026 is of interest but is left for future work\u201d", "Sec. 3.2", "adaptive",
         f"the error-controlled solver classes the RK4-trained model {a.classes['rk4_refined'].klass} and the "
         f"Euler-trained one {a.classes['euler_fixed'].klass} (one model per method)", None, verdict="tested here")

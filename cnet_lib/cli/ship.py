@@ -48,13 +48,13 @@ from ..images.runs.image_presets import CONTROLS, image_runs, robustness_grid, s
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
-from ..images.studies.adaptive_cached import adaptive_runs, adaptive_study_path
 from ..images.studies.robustness_cached import robustness_cache, robustness_runs
 from ..images.studies.shipping import STUDY_PREFIXES, ShipError, copy_run_file, ship_studied, study_seconds
 from ..images.studies.sweep_cached import sweep_cache, sweep_runs
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
+from ..studies import adaptive
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "ShipError", "ship", "restudy", "add_arguments", "run", "main"]
@@ -78,7 +78,8 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
                         progress=False)
     if weights != "float32":  # the weights as they ship, rounded first: every study below is of them
         runs = shipping_copies(runs, weights)
-    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0)
+    return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0,
+                        studies_of_all=(adaptive.study_for_shipping,))
 
 
 def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
@@ -112,8 +113,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     dev = settings.device
     studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
     studies[next(iter(runs))].append(robustness_cache(runs, robustness_grid(preset), dev)[0])
-    adaptive_runs(runs, verbose=True, progress=True, device=dev)
-    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
+    studies[next(iter(runs))].append(adaptive.study_for_shipping(runs, dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
     written = []
     for name, run in runs.items():

@@ -1,8 +1,7 @@
 """Drawing, the layer between the reports and the book: the book's plotly helpers (:mod:`.plotting`), a
 figure as the book's HTML (:mod:`.html_figures`), live apps (:mod:`.widgets`, :mod:`.widget_view`), and
 the figures and live apps of both studies (:mod:`.pendulum_figures`, :mod:`.image_figures`,
-:mod:`.robustness_figures`, :mod:`.adaptive_figures`, :mod:`.image_apps`, :mod:`.robustness_app`,
-:mod:`.adaptive_app`; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
+:mod:`.robustness_figures`, :mod:`.image_apps`, :mod:`.robustness_app`; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
 sampling error said: :mod:`.quick_answers`, not re-exported).  Only this layer and :mod:`cnet_lib.book` import
 plotly, IPython or ipywidgets.
 
@@ -13,7 +12,7 @@ from ..runtime.settings import require_extra
 
 require_extra("cnet_lib.draw")  # plotly, ipywidgets, ...: a clear message on the core install
 
-from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, pendulum_figures, plotting,
+from . import (html_figures, image_apps, image_figures, pendulum_figures, plotting,
                progressive, robustness_app, robustness_figures, widget_view, widgets)
 from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
                        LEGEND_RIGHT, LEGEND_BELOW)
@@ -31,12 +30,9 @@ from .robustness_figures import (STORAGE_KINDS, level_name, fig_weight_noise, fi
                                  fig_drops, fig_robustness_explorer)
 from .image_apps import live_sweep_app, app_data, swept_images, evaluate_in_chunks, mosaic
 from .robustness_app import live_robustness_app, study_label, active_conditions
-from .adaptive_figures import (PAIR_DASH, CONTROL_DASHES, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
-                               fig_equal_cost)
-from .adaptive_app import LIVE_TOLERANCES, fig_step_explorer, live_adaptive_app
 
 MODULES = (plotting, html_figures, widget_view, progressive, widgets, pendulum_figures, image_figures, robustness_figures,
-           image_apps, robustness_app, adaptive_figures, adaptive_app)
+           image_apps, robustness_app)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -1,5 +1,5 @@
 """The image study behind the chapters "ContinuousNet", "Refinement training", "Manifestation invariance",
-"Beyond the paper: robustness" and "Adaptive steps", in four wings by stage, each importing only the wings
+"Beyond the paper: robustness" and "Adaptive steps" (whose study is :mod:`cnet_lib.studies.adaptive`), in four wings by stage, each importing only the wings
 before it (``tests/test_layers.py``):
 
 * :mod:`.data`: the data sets, on disk (downloaded, packed, faked) and in memory, in batches;
@@ -9,7 +9,7 @@ before it (``tests/test_layers.py``):
 * :mod:`.studies`: what is measured on the trained runs.  Each study has the same parts, named
   ``<study>_<part>``: ``_measure`` evaluates models and returns rows, ``_cached`` computes it once for the
   trained runs and caches it (all through one runner, :mod:`.studies.study_cache`), ``_verdict`` decides from
-  the numbers; for the sweeps, the robustness study and the adaptive steps, and over training seeds
+  the numbers; for the sweeps and the robustness study, and over training seeds
   (``seed_cached``, ``seed_verdict``).  Their tables and sentences are the ``<study>_report`` modules of
   :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.
 
@@ -21,9 +21,6 @@ from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_ru
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
 from .runs.study_run import StudyRun
-from .studies.adaptive_cached import adaptive_runs
-from .studies.adaptive_measure import adaptive_study
-from .studies.adaptive_verdict import judge_adaptive
 from .studies.factorial import factorial_over_seeds, shipped_factorial
 from .studies.graph_rule import KEEP_POINTS, graph_kind
 from .studies.refinement_timing import recorded_timing, time_refinement
@@ -57,7 +54,6 @@ __all__ = [
     # the studies of the trained runs and their verdicts
     "sweep_runs", "manifestation_sweep", "table1_rows", "sweep_images", "judge_sweeps",
     "robustness_runs", "robustness_study", "Condition", "judge", "judge_methods", "PRIMARY", "NOISE_DRAWS",
-    "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies", "contrast_over_seeds", "robustness_over_seeds",
     "graph_kind", "KEEP_POINTS", "factorial_over_seeds", "shipped_factorial",
 ]

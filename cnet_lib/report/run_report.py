@@ -2,9 +2,9 @@
 trained models (:func:`runs_table`) and their training histories (:func:`histories_table`)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..images.runs.study_run import trained_arithmetic, training_time
+from ..images.runs.study_run import as_trained_note, training_time
 from ..images.studies.study_cache import ran_on
 from ..runtime.rich_text import Rich, heading, join_rich
 from ..runtime.rows import format_table
@@ -94,18 +94,3 @@ def histories_table(runs: Mapping[str, Any]) -> Rich:
         parts.append(join_rich([heading(run.label), table, f"{tt['epochs']} epochs, {_seconds(tt['train_seconds'])} "
                                 f"of training (evaluation excluded){where}"]))
     return join_rich(parts, sep="\n\n")
-
-
-def as_trained_note(figures: Mapping[str, float], runs: Optional[Mapping[str, Any]], how: str) -> str:
-    """Why a study shows other accuracies of the same models than the one each has everywhere else (its accuracy on
-    its own graph as trained, :attr:`StudyRun.final_accuracy`): ``figures`` the study's ({label: %}), ``how`` what
-    the study did differently (its images, its arithmetic).  ``""`` when every figure rounds to the trained one (to
-    one decimal) or no ``runs`` are given; labels that are no run (another graph of a model) are left out."""
-    if not runs:
-        return ""
-    pairs = [(label, f, 100 * runs[label].final_accuracy) for label, f in figures.items() if label in runs]
-    if not pairs or all(f"{f:.1f}" == f"{t:.1f}" for _, f, t in pairs):
-        return ""
-    arith = {trained_arithmetic(runs[label]) for label, _, _ in pairs}
-    trained = " and ".join(f"{t:.1f}%" for _, _, t in pairs)
-    return f"as trained: {trained} ({' or '.join(sorted(arith))}, on all the held-out images); here {how}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping, Optional
 
 import torch
 
@@ -16,7 +17,7 @@ from ..training.train_config import TrainConfig, build_model
 from ..training.results_file import read_results
 from ..training.train_state import CHECKPOINT
 
-__all__ = ["trained_arithmetic", "StudyRun", "study_device", "training_time"]
+__all__ = ["trained_arithmetic", "as_trained_note", "StudyRun", "study_device", "training_time"]
 
 
 @dataclass
@@ -77,6 +78,21 @@ def trained_arithmetic(run: StudyRun) -> str:
     the sweeps reproduce): ``"bf16 autocast"`` on a CUDA device with the run's ``amp``, else ``"float32"``."""
     device = str(training_time(run).get("device") or "")
     return "bf16 autocast" if device.startswith("cuda") and run.config.amp else "float32"
+
+
+def as_trained_note(figures: Mapping[str, float], runs: Optional[Mapping[str, Any]], how: str) -> str:
+    """Why a study shows other accuracies of the same models than the one each has everywhere else (its accuracy on
+    its own graph as trained, :attr:`StudyRun.final_accuracy`): ``figures`` the study's ({label: %}), ``how`` what
+    the study did differently (its images, its arithmetic).  ``""`` when every figure rounds to the trained one (to
+    one decimal) or no ``runs`` are given; labels that are no run (another graph of a model) are left out."""
+    if not runs:
+        return ""
+    pairs = [(label, f, 100 * runs[label].final_accuracy) for label, f in figures.items() if label in runs]
+    if not pairs or all(f"{f:.1f}" == f"{t:.1f}" for _, f, t in pairs):
+        return ""
+    arith = {trained_arithmetic(runs[label]) for label, _, _ in pairs}
+    trained = " and ".join(f"{t:.1f}%" for _, _, t in pairs)
+    return f"as trained: {trained} ({' or '.join(sorted(arith))}, on all the held-out images); here {how}"
 
 
 def training_time(run: StudyRun) -> dict:

@@ -34,7 +34,7 @@ KEEP_POINTS = 2.0
 (another scheme, N_t or solver for the same θ(t)) when it loses less than this there, and loses it when it loses this
 much or more.  *Manifestation invariance* (:func:`cnet_lib.images.studies.sweep_verdict.judge_sweeps`, over seeds
 :func:`cnet_lib.images.studies.seed_verdict.contrast_over_seeds`), *Adaptive steps*
-(:data:`cnet_lib.images.studies.adaptive_verdict.ADAPTIVE_RULE`, with its paired 95% interval) and the page *The
+(:data:`cnet_lib.studies.adaptive.IMAGE_RULE`, with its paired 95% interval) and the page *The
 paper's claims, checked* all judge by it.  Why 2: it is the paper's own yardstick for an unchanged model, "within the
 minimum and maximum of the repeated training samples" (Sec. 5.3.2), read on the book's models: retraining from another
 seed moves one method's accuracy by up to 0.9 points (``gpu``, three seeds) and 1.75 (``cpu``, two seeds); it lies

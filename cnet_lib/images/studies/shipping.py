@@ -1,7 +1,7 @@
 """Shipped folders written: a preset's trained runs, their studies and a manifest, in ``cnet_lib/shipped/<preset>-<run>/``
 (what ``python -m cnet_lib ship`` writes; :mod:`cnet_lib.images.runs.shipped` reads them).
 
-:func:`ship_studied` studies the runs (sweeps; the robustness and adaptive-step studies beside the first run) and
+:func:`ship_studied` studies the runs (sweeps; the robustness study and the studies it is given beside the first run) and
 writes their folders with :func:`write_shipped`: every file a chapter reads, checked first (the library's readers: no
 link followed, never blocking, bounded; a damaged file is one sentence, :class:`ShipError`), and a ``manifest.json``
 with the command, the run's identity hash, the machine, the training time, the accuracies, the data, how the
@@ -16,7 +16,7 @@ import shutil
 import stat
 import time
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ...runtime.checkpoint import atomic_write_text, file_digest
 from ...runtime.device import environment
@@ -28,7 +28,6 @@ from ..runs.study_run import StudyRun
 from ..runs.theta_record import SNAPSHOTS
 from ..training.results_file import results_problem
 from ..training.train_state import CHECKPOINT, RESULTS
-from .adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
 from .robustness_cached import ROBUSTNESS_PREFIX, robustness_cache, robustness_runs
 from .seed_cached import SEEDS_FILE
 from .sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
@@ -36,7 +35,8 @@ from .sweep_cached import SWEEP_PREFIX, sweep_cache, sweep_runs
 __all__ = ["STUDY_PREFIXES", "ShipError", "copy_run_file", "study_seconds", "write_shipped", "ship_run",
            "ship_studied"]
 
-STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, ADAPTIVE_PREFIX)
+STUDY_PREFIXES = (SWEEP_PREFIX, ROBUSTNESS_PREFIX, "adaptive-")
+"""The names of the study files a shipped folder holds (the adaptive-step study's: :data:`cnet_lib.studies.adaptive.PREFIX`)."""
 
 
 class ShipError(ValueError):
@@ -178,9 +178,12 @@ def ship_run(run: StudyRun, folder: Path, keep: Sequence[str], record: dict) -> 
 
 
 def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: str, dest: Path,
-                 controls: bool = False, weights: str = "float32", started: Optional[float] = None) -> list[Path]:
-    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the robustness and
-    adaptive-step studies of all of them, beside the first: cached, so a study already computed is read) and write
+                 controls: bool = False, weights: str = "float32", started: Optional[float] = None,
+                 studies_of_all: Sequence[Callable[[Mapping[str, StudyRun], object], Path]] = ()) -> list[Path]:
+    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the robustness study of all
+    of them and each of ``studies_of_all``, ``study(runs, device) -> its file`` (the adaptive-step study,
+    :func:`cnet_lib.studies.adaptive.study_for_shipping`), beside the first: cached, so a study already computed is
+    read) and write
     their shipped folders ``dest/<preset>-<run>/`` (:func:`write_shipped`: all or none).  ``weights`` is how their
     checkpoints store the weights (recorded in the manifests; the runs are already stored so, see
     :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the
@@ -197,8 +200,8 @@ def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: s
         studies[next(iter(runs))].append(robustness_file.name)  # the study lives beside the first run
     finished = time.perf_counter()
     if not controls:
-        adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-        studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+        for study in studies_of_all:  # beside it too
+            studies[next(iter(runs))].append(study(runs, dev).name)
     record = {"command": command, "description": data_description, "weights": weights,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
