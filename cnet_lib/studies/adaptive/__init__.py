@@ -9,8 +9,8 @@ A chapter writes ``from cnet_lib.studies import adaptive`` and calls the names b
 """
 from .show import (CONTROL_DASHES, LIVE_TOLERANCES, PAIR_DASH, accuracy_table, equal_cost_table, facts, fig_accuracy,
                    fig_equal_cost, fig_flow_errors, fig_nfe, fig_step_explorer, fig_step_positions, flow_table,
-                   flows_verdict_table, live_app, torchdiffeq_table, verdict_table, word_flows, word_torchdiffeq,
-                   word_verdict)
+                   flows_verdict_table, live_app, torchdiffeq_table, verdict, verdict_table, word_flows,
+                   word_torchdiffeq, word_verdict)
 from .study import (BINS, EQUAL_COST_SCHEME, IMAGE_CLASSES, IMAGE_RULE, OUTCOMES, PENDULUM_GRIDS, PENDULUM_RULE, PREFIX,
                     ImageRule, MemberRates, ModelClass, PendulumFlow, PendulumRule, Verdict, adaptive_rows,
                     adaptive_solves, check_grid, checked_study, classify_model, decode_predictions, encode_predictions,
@@ -31,7 +31,7 @@ __all__ = [
     "fig_step_positions", "fig_equal_cost",
     # the image verdict
     "ImageRule", "IMAGE_RULE", "IMAGE_CLASSES", "OUTCOMES", "ModelClass", "Verdict", "classify_model", "judge",
-    "verdict_table", "word_verdict",
+    "verdict_table", "word_verdict", "verdict",
     # the live app
     "LIVE_TOLERANCES", "fig_step_explorer", "live_app",
     # the numbers the prose quotes

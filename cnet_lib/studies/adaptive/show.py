@@ -23,13 +23,13 @@ from ...images.runs.image_presets import adaptive_grid, live_images
 from ...images.runs.study_run import StudyRun, as_trained_note, study_device
 from ...images.studies.checks import check_study_inputs
 from ...pendulum import PendulumConfig
-from ...runtime.rich_text import Rich, paragraphs
+from ...runtime.rich_text import Rich, join_rich, paragraphs
 from ...runtime.rows import format_table, times
 from ...runtime.vocabulary import SCHEME_COLORS, run_color, run_label, scheme_color, scheme_label
-from .study import (BINS, PENDULUM_RULE, ImageRule, ModelClass, PendulumRule, Verdict, adaptive_rows,
+from .study import (BINS, PENDULUM_RULE, PendulumRule, Verdict, adaptive_rows,
                     decode_predictions, equal_cost_rows, evaluate, mean_nfe)
 
-__all__ = ["accuracy_table", "equal_cost_table", "verdict_table", "word_verdict", "flow_table", "torchdiffeq_table",
+__all__ = ["accuracy_table", "equal_cost_table", "verdict_table", "word_verdict", "verdict", "flow_table", "torchdiffeq_table",
            "word_torchdiffeq", "flows_verdict_table", "word_flows", "PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors",
            "fig_accuracy", "fig_nfe", "fig_step_positions", "fig_equal_cost", "fig_step_explorer", "LIVE_TOLERANCES",
            "live_app", "facts"]
@@ -99,22 +99,6 @@ def verdict_table(v: Verdict, as_trained: Optional[Mapping[str, Any]] = None) ->
                              "the two tightest tolerances give the same class" + (f"; own graphs {note}" if note else ""))
 
 
-def _class_sentence(c: ModelClass, rule: ImageRule, label: str, note: str = "") -> str:
-    head = (f"{label}: {c.acc_own:.1f}% on its own graph ({c.nfe_own:.0f} rate evaluations per image"
-            f"{'; ' + note if note else ''}), "
-            f"{c.acc_adaptive:.1f}% with {rule.pair} at rtol = atol = {c.tol:g} ({c.nfe_adaptive:.1f}); drop "
-            f"{c.drop:+.2f} points, 95% interval [{c.ci95[0]:+.2f}, {c.ci95[1]:+.2f}]; the adaptive solve changes "
-            f"the predicted class of {c.changed:.1f}% of the images")
-    if c.klass == "not converged":
-        return (head + f". Its predictions at the two tightest tolerances agree on only {100 * c.agreement:.1f}% of "
-                f"the images (the rule asks {100 * rule.agreement:g}%): not converged, no class.")
-    why = {"continuous": f"the whole interval lies within ±{rule.min_effect:g}: continuous",
-           "discrete": f"the interval excludes 0 and the drop is at least {rule.min_effect:g} point"
-                       f"{'' if rule.min_effect == 1 else 's'}: discrete",
-           "undecided": "neither within the equivalence bounds nor clearly beyond them: undecided"}[c.klass]
-    return head + f"; converged ({100 * c.agreement:.1f}% agreement between the two tightest tolerances); {why}."
-
-
 def _outcome(v: Verdict, lab: Mapping[str, str]) -> str:
     """The verdict's outcome in words (the end of its ``VERDICT`` sentence)."""
     ca, cb = v.classes[v.a], v.classes[v.b]
@@ -126,31 +110,27 @@ def _outcome(v: Verdict, lab: Mapping[str, str]) -> str:
             "inconclusive": f"inconclusive ({lab[v.a]}: {ca.klass}; {lab[v.b]}: {cb.klass})."}[v.outcome]
 
 
-def word_verdict(v: Verdict, labels: Optional[Mapping[str, str]] = None, width: int = 92,
-                 as_trained: Optional[Mapping[str, Any]] = None, detail: bool = True) -> Rich:
-    """Sentences that state what :func:`~.study.judge` found, quoting the numbers, as paragraphs (the text wrapped to
-    ``width`` characters); the last one, ``VERDICT:``, rests on the rule alone, is set apart in a notebook, and says
-    that one trained model per method stands behind it.  With ``detail=False`` only the secondary (rate evaluations)
-    sentence and the verdict (the numbers beside them: :func:`verdict_table`).  With ``as_trained`` (the runs), a
-    model's accuracy on its own graph that differs from its accuracy as trained says why in its sentence."""
+def word_verdict(v: Verdict, labels: Optional[Mapping[str, str]] = None, width: int = 92) -> Rich:
+    """What :func:`~.study.judge` found, as paragraphs (the text wrapped to ``width`` characters): the rate evaluations
+    beside the verdict (secondary, never part of it), then the ``VERDICT``, which rests on the rule alone, is set apart
+    in a notebook, and says that one trained model per method stands behind it.  Each model's numbers and class are
+    :func:`verdict_table`'s."""
     lab = {v.a: run_label(v.a), v.b: run_label(v.b), **(labels or {})}
     r, ca, cb = v.rule, v.classes[v.a], v.classes[v.b]
-    s = []
-    if detail:
-        s.append(f"Both models on the same {ca.n:,} held-out images. Rule, fixed before the numbers: a model is continuous "
-                 f"when its trained graph and {r.pair} at the tightest tolerance agree in accuracy within ±{r.min_effect:g} "
-                 f"point{'' if r.min_effect == 1 else 's'} (95% interval, paired), discrete when they differ by at least that much, significantly.")
-        how = f"the study's {ca.n:,} images, in float32"
-        s += [_class_sentence(c, r, lab[name], as_trained_note({name: c.acc_own}, as_trained, how))
-              for name, c in ((v.a, ca), (v.b, cb))]
     ratio = v.nfe_ratio
     more = ("more" if ratio >= r.nfe_ratio else "fewer" if ratio <= 1 / r.nfe_ratio else "about as many")
-    s.append(f"Secondary: at rtol = atol = {ca.tol:g} {lab[v.b]} takes {ratio:.2f}× the rate evaluations of "
-             f"{lab[v.a]} ({cb.nfe_adaptive:.1f} against {ca.nfe_adaptive:.1f} per image): {more} "
-             f"(the rule's threshold: {r.nfe_ratio:g}×).")
-    s.append(f"VERDICT (one trained model per method, so this is about these two models; rule: {r.pair}, minimum "
-             f"effect {r.min_effect:g} point{'' if r.min_effect == 1 else 's'}, convergence {100 * r.agreement:g}% agreement): {_outcome(v, lab)}")
-    return paragraphs(s, width=width)
+    points = f"{r.min_effect:g} point{'' if r.min_effect == 1 else 's'}"
+    return paragraphs([
+        f"Secondary: at rtol = atol = {ca.tol:g} {lab[v.b]} takes {ratio:.2f}× the rate evaluations of {lab[v.a]} "
+        f"({cb.nfe_adaptive:.1f} against {ca.nfe_adaptive:.1f} per image): {more} (the rule's threshold: "
+        f"{r.nfe_ratio:g}×).",
+        f"VERDICT (one trained model per method, so this is about these two models; rule: {r.pair}, minimum effect "
+        f"{points}, convergence {100 * r.agreement:g}% agreement): {_outcome(v, lab)}"], width=width)
+
+
+def verdict(v: Verdict, as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
+    """The verdict whole: :func:`verdict_table` and :func:`word_verdict`."""
+    return join_rich([verdict_table(v, as_trained), word_verdict(v)])
 
 
 # =========================================================================== the pendulum: tables and sentences
@@ -201,13 +181,13 @@ def word_torchdiffeq(rows: Sequence[Mapping]) -> Rich:
 def flows_verdict_table(judged: Sequence[Mapping]) -> Rich:
     """The pendulum verdict (:func:`~.study.judge_flows` rows), one ODE-Net a row: its flow's error (the rule's pair at
     the tightest tolerance), its own graph's, their ratio and its class."""
-    cols = [("ODE-Net", "label", "{}"), ("E flow", "error_flow", "{:.2e}"), ("E own graph", "error_own", "{:.2e}"),
-            ("flow / own", lambda j: times(j["ratio"]), "{}"), ("class", "klass", "{}"), ("E next tol", "error_second", "{:.2e}")]
+    cols = [("ODE-Net trained with", lambda j: scheme_label(j["trained"]), "{}"), ("Δt_data", "dt_data", "{:g}"),
+            ("E flow", "error_flow", "{:.2e}"), ("E own graph", "error_own", "{:.2e}"),
+            ("flow / own", lambda j: times(j["ratio"]), "{}"), ("class", "klass", "{}")]
     j0 = judged[0] if judged else {"tol": 0}
-    return format_table(judged, cols, key=("flow / own", "class"),
+    return format_table(judged, cols, left=2, key=("flow / own", "class"),
                         note=f"E = ‖x(T_data) − exact‖; flow: dopri5 at rtol = atol = {j0['tol']:g}; own graph: the "
-                             "training scheme at its Δt_data; E next tol: the flow at the next looser tolerance "
-                             "(converged when within 10%)")
+                             "training scheme at its Δt_data")
 
 
 def _flows_outcome(judged: Sequence[Mapping], cfg: PendulumConfig) -> str:
@@ -400,7 +380,7 @@ def fig_step_positions(study: Mapping, pair: str = "dopri5", title: str = ""):
                                      hovertemplate=f"block {b + 1}: %{{y:.2f}} steps per batch end near t/T = %{{x:.3f}}"))
         frames[f"{tol:g}"] = traces
     fig = slider_figure(frames, title=title or f"Where the accepted {pair} steps end", slider_prefix="rtol = atol = ",
-                        static_traces=static, height=260 * n_blocks + 160)
+                        static_traces=static, height=200 * n_blocks + 140)
     fig.update_layout(grid=dict(rows=n_blocks, columns=1, pattern="independent", ygap=0.25), barmode="overlay")
     for b in range(n_blocks):
         suffix = "" if b == 0 else str(b + 1)
@@ -524,11 +504,11 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
     """The numbers the chapter's prose states, ``{name: text}``, written as the prose says them, from what the chapter
     has just computed, given by keyword: ``checked`` (:func:`~.study.torchdiffeq_rows`): ``td_lo, td_hi, td_slope,
     td_decades, td_nfe``; ``judged`` with ``cfg`` (:func:`~.study.judge_flows`): ``flow_<name>`` (flow over own graph)
-    and ``class_<name>`` of every ODE-Net (``<name>`` its scheme, and ``_<Δt_data without its point>`` for a coarser-data one: ``flow_midpoint_005``), ``dt_data``,
-    and ``flows_verdict`` (what the classes say, in words); ``study`` (:func:`~.study.run`): ``ad_n``, ``ad_batch``,
+    and ``class_<name>`` of every ODE-Net (``<name>`` its scheme, and ``_<Δt_data without its point>`` for a
+    coarser-data one: ``flow_midpoint_005``) and ``dt_data``; ``study`` (:func:`~.study.run`): ``ad_n``, ``ad_batch``,
     ``ad_tols`` and, with ``runs``, ``ad_own_<run>`` and ``ad_trained_<run>`` (accuracy on the study's images and as
     trained); ``verdict`` (:func:`~.study.judge`): per model ``<run>_class, _drop, _lo, _hi, _changed, _nfe,
-    _own_nfe``, ``ad_tol`` and ``ad_verdict`` (the verdict in words).  A chapter glues them
+    _own_nfe`` and ``ad_tol``.  A chapter glues them
     (``glue_all(adaptive.facts(...))``) and its prose quotes them."""
     out: dict = {}
     if checked is not None:
@@ -542,7 +522,7 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
             coarse = "" if j["dt_data"] == cfg.dt_data else "_" + f"{j['dt_data']:g}".replace(".", "")
             out[f"flow_{j['trained']}{coarse}"] = times(j["ratio"])
             out[f"class_{j['trained']}{coarse}"] = j["klass"]
-        out.update(dt_data=f"{cfg.dt_data:g}", flows_verdict=_flows_outcome(judged, cfg))
+        out["dt_data"] = f"{cfg.dt_data:g}"
     if study is not None:
         out.update(ad_n=f"{study['n']:,}", ad_batch=f"{study['grid']['batch_size']:,}",
                    ad_tols=", ".join(f"{t:g}" for t in study["grid"]["tolerances"]))
@@ -557,7 +537,5 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
                         f"{name}_loss": f"{abs(c.drop):.2f}", f"{name}_lo": _minus(f"{c.ci95[0]:+.2f}"),
                         f"{name}_hi": _minus(f"{c.ci95[1]:+.2f}"), f"{name}_changed": f"{c.changed:.1f}%",
                         f"{name}_nfe": f"{c.nfe_adaptive:.0f}", f"{name}_own_nfe": f"{c.nfe_own:.0f}"})
-        out.update(ad_tol=f"{verdict.classes[verdict.a].tol:g}",
-                   ad_verdict=_outcome(verdict, {verdict.a: "the RK4-trained model", verdict.b: "the Euler-trained one"})
-                   .rstrip("."))
+        out["ad_tol"] = f"{verdict.classes[verdict.a].tol:g}"
     return out
