@@ -10,7 +10,7 @@ A chapter writes ``from cnet_lib.studies import adaptive`` and calls the names b
 from .show import (CONTROL_DASHES, LIVE_TOLERANCES, PAIR_DASH, accuracy_table, equal_cost_table, facts, fig_accuracy,
                    fig_equal_cost, fig_flow_errors, fig_nfe, fig_step_explorer, fig_step_positions, flow_table,
                    flows_verdict_table, live_app, torchdiffeq_table, verdict, verdict_table, word_flows,
-                   word_torchdiffeq, word_verdict)
+                   word_verdict)
 from .study import (BINS, EQUAL_COST_SCHEME, IMAGE_CLASSES, IMAGE_RULE, OUTCOMES, PENDULUM_GRIDS, PENDULUM_RULE, PREFIX,
                     ImageRule, MemberRates, ModelClass, PendulumFlow, PendulumRule, Verdict, adaptive_rows,
                     adaptive_solves, check_grid, checked_study, classify_model, decode_predictions, encode_predictions,
@@ -22,7 +22,7 @@ __all__ = [
     # the pendulum's ODE-Nets as flows
     "PENDULUM_GRIDS", "pendulum_grid", "PendulumFlow", "pendulum_flows", "flow_rows", "own_rows", "torchdiffeq_rows",
     "PendulumRule", "PENDULUM_RULE", "judge_flows", "MemberRates", "adaptive_solves", "fixed_solves",
-    "torchdiffeq_table", "word_torchdiffeq", "flow_table", "fig_flow_errors", "flows_verdict_table", "word_flows",
+    "torchdiffeq_table", "flow_table", "fig_flow_errors", "flows_verdict_table", "word_flows",
     "CONTROL_DASHES",
     # the image models under adaptive steps
     "BINS", "EQUAL_COST_SCHEME", "check_grid", "encode_predictions", "decode_predictions", "evaluate", "mean_nfe",

@@ -22,6 +22,7 @@ from ...draw.widgets import Choice, Steps, live_app as _live_app
 from ...images.runs.image_presets import adaptive_grid, live_images
 from ...images.runs.study_run import StudyRun, as_trained_note, study_device
 from ...images.studies.checks import check_study_inputs
+from ...images.studies.study_cache import precision, ran_on
 from ...pendulum import PendulumConfig
 from ...runtime.rich_text import Rich, join_rich, paragraphs
 from ...runtime.rows import format_table, times
@@ -30,7 +31,7 @@ from .study import (BINS, PENDULUM_RULE, PendulumRule, Verdict, adaptive_rows,
                     decode_predictions, equal_cost_rows, evaluate, mean_nfe)
 
 __all__ = ["accuracy_table", "equal_cost_table", "verdict_table", "word_verdict", "verdict", "flow_table", "torchdiffeq_table",
-           "word_torchdiffeq", "flows_verdict_table", "word_flows", "PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors",
+           "flows_verdict_table", "word_flows", "PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors",
            "fig_accuracy", "fig_nfe", "fig_step_positions", "fig_equal_cost", "fig_step_explorer", "LIVE_TOLERANCES",
            "live_app", "facts"]
 
@@ -80,23 +81,25 @@ def equal_cost_table(study: Mapping) -> Rich:
 
 
 def verdict_table(v: Verdict, as_trained: Optional[Mapping[str, Any]] = None) -> Rich:
-    """Each model of the verdict in one row: its class, its accuracy on its own graph and with the rule's pair at the
-    tightest tolerance, the drop with its paired 95% interval, the classes changed, the agreement of the two tightest
-    tolerances and the rate evaluations per image on both."""
+    """Each model of the verdict in one row: its class and its drop (the columns a phone shows first), the drop's paired
+    95% interval, its accuracy on its own graph (the drop is that less the accuracy with the rule's pair at the
+    tightest tolerance), the classes changed, the agreement of the two tightest tolerances and the rate evaluations
+    per image on both (narrow enough for the book's text column at 1280 px)."""
     rows = [v.classes[v.a], v.classes[v.b]]
     c0 = rows[0]
     note = as_trained_note({c.run: c.acc_own for c in rows}, as_trained, f"the study's {c0.n:,} images, in float32")
     cols = [("model", lambda c: run_label(c.run), "{}"), ("class", lambda c: c.klass, "{}"),
-            ("own graph (%)", lambda c: c.acc_own, "{:.1f}"), (f"{v.rule.pair} (%)", lambda c: c.acc_adaptive, "{:.1f}"),
             ("drop (points)", lambda c: c.drop, "{:+.2f}"),
             ("95% interval", lambda c: f"[{c.ci95[0]:+.2f}, {c.ci95[1]:+.2f}]", "{}"),
+            ("own graph (%)", lambda c: c.acc_own, "{:.1f}"),
             ("changed (%)", lambda c: c.changed, "{:.1f}"),
-            ("agreement (%)", lambda c: 100 * c.agreement, "{:.1f}"),
-            ("NFE own → adaptive", lambda c: f"{c.nfe_own:.0f} → {c.nfe_adaptive:.0f}", "{}")]
+            ("same at the two tightest (%)", lambda c: 100 * c.agreement, "{:.1f}"),
+            ("NFE", lambda c: f"{c.nfe_own:.0f} → {c.nfe_adaptive:.0f}", "{}")]
     return format_table(rows, cols, left=2, key=("class", "drop (points)"),
-                        note=f"{c0.n:,} held-out images; {v.rule.pair} at rtol = atol = {c0.tol:g}; drop = own − adaptive, "
-                             "paired image by image; changed = predicted class differs from the own graph's; agreement = "
-                             "the two tightest tolerances give the same class" + (f"; own graphs {note}" if note else ""))
+                        note=f"{c0.n:,} images; {v.rule.pair} at tol {c0.tol:g}; drop = own − adaptive, paired; changed: "
+                             "class other than the own graph's; same at the two tightest: classes alike at the two "
+                             "tightest tolerances; NFE: rate evaluations per image, own → adaptive"
+                             + (f"; own graphs {note}" if note else ""))
 
 
 def _outcome(v: Verdict, lab: Mapping[str, str]) -> str:
@@ -121,8 +124,7 @@ def word_verdict(v: Verdict, labels: Optional[Mapping[str, str]] = None, width: 
     more = ("more" if ratio >= r.nfe_ratio else "fewer" if ratio <= 1 / r.nfe_ratio else "about as many")
     points = f"{r.min_effect:g} point{'' if r.min_effect == 1 else 's'}"
     return paragraphs([
-        f"Secondary: at rtol = atol = {ca.tol:g} {lab[v.b]} takes {ratio:.2f}× the rate evaluations of {lab[v.a]} "
-        f"({cb.nfe_adaptive:.1f} against {ca.nfe_adaptive:.1f} per image): {more} (the rule's threshold: "
+        f"Secondary: {lab[v.b]} takes {ratio:.2f}× the rate evaluations of {lab[v.a]}: {more} (threshold "
         f"{r.nfe_ratio:g}×).",
         f"VERDICT (one trained model per method, so this is about these two models; rule: {r.pair}, minimum effect "
         f"{points}, convergence {100 * r.agreement:g}% agreement): {_outcome(v, lab)}"], width=width)
@@ -154,7 +156,7 @@ def torchdiffeq_table(rows: Sequence[Mapping]) -> Rich:
 
 
 def _agreement(rows: Sequence[Mapping]) -> dict:
-    """How far :func:`~.study.torchdiffeq_rows`'s two solutions lie apart: the smallest and largest distance in units
+    """How far :func:`~.study.torchdiffeq_rows`'s two solutions lie apart (what the chapter says of them): the smallest and largest distance in units
     of the tolerance, the least-squares slope of log(distance) on log(tol) over every rate (1 when the distance is
     proportional to the tolerance; NaN over a single tolerance), the decades of tolerance it spans, and the largest
     relative difference of the numbers of evaluations."""
@@ -168,24 +170,15 @@ def _agreement(rows: Sequence[Mapping]) -> dict:
                 nfe=nfe)
 
 
-def word_torchdiffeq(rows: Sequence[Mapping]) -> Rich:
-    """How far the two solutions lie apart in units of the tolerance, and how that distance scales with the tolerance
-    (:func:`_agreement`)."""
-    a = _agreement(rows)
-    scaling = (f", and the distance falls in proportion to it: slope {a['slope']:.2f} of log(distance) on log(tol), over "
-               f"{a['decades']:.0f} decades of tolerance, every rate pooled" if math.isfinite(a["slope"]) else "")
-    return paragraphs([f"The two solutions lie {a['lo']:.0f} to {a['hi']:,.0f} times the tolerance apart{scaling}; the "
-                       f"numbers of evaluations differ by at most {100 * a['nfe']:.0f}%."])
-
-
 def flows_verdict_table(judged: Sequence[Mapping]) -> Rich:
-    """The pendulum verdict (:func:`~.study.judge_flows` rows), one ODE-Net a row: its flow's error (the rule's pair at
-    the tightest tolerance), its own graph's, their ratio and its class."""
-    cols = [("ODE-Net trained with", lambda j: scheme_label(j["trained"]), "{}"), ("Δt_data", "dt_data", "{:g}"),
-            ("E flow", "error_flow", "{:.2e}"), ("E own graph", "error_own", "{:.2e}"),
-            ("flow / own", lambda j: times(j["ratio"]), "{}"), ("class", "klass", "{}")]
+    """The pendulum verdict (:func:`~.study.judge_flows` rows), one ODE-Net a row (its training scheme and Δt_data):
+    its class and the ratio it rests on (the columns a phone shows first), its flow's error (the rule's pair at the
+    tightest tolerance) and its own graph's."""
+    cols = [("ODE-Net (Δt_data)", lambda j: f"{scheme_label(j['trained'])} ({j['dt_data']:g})", "{}"),
+            ("class", "klass", "{}"), ("flow / own", lambda j: times(j["ratio"]), "{}"),
+            ("E flow", "error_flow", "{:.2e}"), ("E own graph", "error_own", "{:.2e}")]
     j0 = judged[0] if judged else {"tol": 0}
-    return format_table(judged, cols, left=2, key=("flow / own", "class"),
+    return format_table(judged, cols, left=2, key=("class", "flow / own"),
                         note=f"E = ‖x(T_data) − exact‖; flow: dopri5 at rtol = atol = {j0['tol']:g}; own graph: the "
                              "training scheme at its Δt_data")
 
@@ -380,7 +373,7 @@ def fig_step_positions(study: Mapping, pair: str = "dopri5", title: str = ""):
                                      hovertemplate=f"block {b + 1}: %{{y:.2f}} steps per batch end near t/T = %{{x:.3f}}"))
         frames[f"{tol:g}"] = traces
     fig = slider_figure(frames, title=title or f"Where the accepted {pair} steps end", slider_prefix="rtol = atol = ",
-                        static_traces=static, height=200 * n_blocks + 140)
+                        static_traces=static, height=180 * n_blocks + 140)
     fig.update_layout(grid=dict(rows=n_blocks, columns=1, pattern="independent", ygap=0.25), barmode="overlay")
     for b in range(n_blocks):
         suffix = "" if b == 0 else str(b + 1)
@@ -499,22 +492,26 @@ def _minus(text: str) -> str:
 
 
 def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Sequence[Mapping]] = None,
-          cfg: Optional[PendulumConfig] = None, study: Optional[Mapping] = None, verdict: Optional[Verdict] = None,
-          runs: Optional[Mapping[str, StudyRun]] = None) -> dict:
+          cfg: Optional[PendulumConfig] = None, rule: PendulumRule = PENDULUM_RULE, study: Optional[Mapping] = None,
+          verdict: Optional[Verdict] = None, runs: Optional[Mapping[str, StudyRun]] = None) -> dict:
     """The numbers the chapter's prose states, ``{name: text}``, written as the prose says them, from what the chapter
     has just computed, given by keyword: ``checked`` (:func:`~.study.torchdiffeq_rows`): ``td_lo, td_hi, td_slope,
-    td_decades, td_nfe``; ``judged`` with ``cfg`` (:func:`~.study.judge_flows`): ``flow_<name>`` (flow over own graph)
-    and ``class_<name>`` of every ODE-Net (``<name>`` its scheme, and ``_<Δt_data without its point>`` for a
-    coarser-data one: ``flow_midpoint_005``) and ``dt_data``; ``study`` (:func:`~.study.run`): ``ad_n``, ``ad_batch``,
-    ``ad_tols`` and, with ``runs``, ``ad_own_<run>`` and ``ad_trained_<run>`` (accuracy on the study's images and as
-    trained); ``verdict`` (:func:`~.study.judge`): per model ``<run>_class, _drop, _lo, _hi, _changed, _nfe,
-    _own_nfe`` and ``ad_tol``.  A chapter glues them
-    (``glue_all(adaptive.facts(...))``) and its prose quotes them."""
+    td_decades`` (with its word: ``6 decades``), ``td_nfe``; ``judged`` with ``cfg`` (:func:`~.study.judge_flows`, by
+    ``rule``): ``flow_<name>`` (flow over own graph) and ``class_<name>`` of every ODE-Net (``<name>`` its scheme, and
+    ``_<Δt_data without its point>`` for a coarser-data one: ``flow_midpoint_005``), ``dt_data``, and the rule's
+    ``pend_factor`` and ``pend_converged``;
+    ``study`` (:func:`~.study.run`): ``ad_n``, ``ad_batch``, ``ad_tols``, where and when it was computed and in what
+    arithmetic (``ad_ran_on``, ``ad_date``, ``ad_precision``, from its record) and, with ``runs``, ``ad_own_<run>`` and
+    ``ad_trained_<run>`` (accuracy on the study's images and as trained); ``verdict`` (:func:`~.study.judge`): per
+    model ``<run>_class, _drop, _loss, _lo, _hi, _changed, _nfe, _own_nfe``, ``ad_tol`` and its rule's
+    ``ad_min_effect`` (points) and ``ad_unconverged`` (the share of changed classes that counts as not converged).
+    A chapter glues them (``glue_all(adaptive.facts(...))``) and its prose quotes them."""
     out: dict = {}
     if checked is not None:
         a = _agreement(checked)
+        decades = round(a["decades"])
         out.update(td_lo=f"{a['lo']:.0f}", td_hi=f"{a['hi']:,.0f}", td_slope=f"{a['slope']:.2f}",
-                   td_decades=f"{a['decades']:.0f}", td_nfe=f"{100 * a['nfe']:.0f}%")
+                   td_decades=f"{decades} decade{'' if decades == 1 else 's'}", td_nfe=f"{100 * a['nfe']:.0f}%")
     if judged is not None:
         if cfg is None:
             raise TypeError("facts(judged=...) needs cfg, the pendulum's configuration")
@@ -522,10 +519,11 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
             coarse = "" if j["dt_data"] == cfg.dt_data else "_" + f"{j['dt_data']:g}".replace(".", "")
             out[f"flow_{j['trained']}{coarse}"] = times(j["ratio"])
             out[f"class_{j['trained']}{coarse}"] = j["klass"]
-        out["dt_data"] = f"{cfg.dt_data:g}"
+        out.update(dt_data=f"{cfg.dt_data:g}", pend_factor=f"{rule.factor:g}", pend_converged=f"{100 * rule.converged:g}%")
     if study is not None:
         out.update(ad_n=f"{study['n']:,}", ad_batch=f"{study['grid']['batch_size']:,}",
-                   ad_tols=", ".join(f"{t:g}" for t in study["grid"]["tolerances"]))
+                   ad_tols=", ".join(f"{t:g}" for t in study["grid"]["tolerances"]), ad_ran_on=ran_on(study),
+                   ad_date=(study.get("created_utc") or "")[:10] or "an unrecorded date", ad_precision=precision(study))
         if runs is not None:
             for r in (r for r in adaptive_rows(study) if r["pair"] is None):
                 out[f"ad_own_{r['run']}"] = f"{100 * r['accuracy']:.1f}%"
@@ -537,5 +535,7 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
                         f"{name}_loss": f"{abs(c.drop):.2f}", f"{name}_lo": _minus(f"{c.ci95[0]:+.2f}"),
                         f"{name}_hi": _minus(f"{c.ci95[1]:+.2f}"), f"{name}_changed": f"{c.changed:.1f}%",
                         f"{name}_nfe": f"{c.nfe_adaptive:.0f}", f"{name}_own_nfe": f"{c.nfe_own:.0f}"})
-        out["ad_tol"] = f"{verdict.classes[verdict.a].tol:g}"
+        r = verdict.rule
+        out.update(ad_tol=f"{verdict.classes[verdict.a].tol:g}", ad_min_effect=f"{r.min_effect:g}",
+                   ad_unconverged=f"{100 * (1 - r.agreement):.3g}%")
     return out

@@ -19,9 +19,9 @@ adaptive solve decides each step on the host: no CUDA graph, no bf16 autocast, w
 checkpoint, named by everything its numbers depend on (every checkpoint's SHA-256, the grid, the test split, the data
 set, the device type); a shipped study stands in for it on any machine.
 
-**The image verdict** (:data:`IMAGE_RULE`, fixed before the numbers were computed).  For each model, with
-Dormand–Prince: *converged* when its predicted classes at the two tightest tolerances agree on at least 99% of the
-images (else no class); the **drop**, its accuracy on its own graph minus its accuracy at the tightest tolerance,
+**The image verdict** (:data:`IMAGE_RULE`, fixed before the numbers were computed but for its minimum effect).  For
+each model, with Dormand–Prince: *converged* when its predicted classes at the two tightest tolerances agree on at
+least 99% of the images (else no class); the **drop**, its accuracy on its own graph minus its accuracy at the tightest tolerance,
 paired image by image with its 95% interval (:func:`cnet_lib.images.studies.paired_stats.paired_difference`);
 **continuous** when the whole interval lies within ± the minimum effect (the book's one threshold for "keeps its
 accuracy", 2 points), **discrete** when it excludes 0 and the drop is at least that either way, **undecided**
