@@ -402,18 +402,6 @@ def test_sweep_rows_with_renamed_keys_are_set_aside_and_swept_again(runs_copy, d
     assert [r["accuracy"] for r in again] == [r["accuracy"] for r in first]
 
 
-def test_adaptive_step_rows_that_are_not_evaluations_are_refused():
-    from cnet_lib.images.studies.adaptive_cached import checked_study
-
-    (path,) = (ROOT / "cnet_lib" / "shipped" / "cpu-rk4_refined").glob("adaptive-*.json")
-    record = json.loads(path.read_text())
-    assert checked_study(record) is record
-    run = next(iter(record["runs"].values()))
-    run["rows"][0] = {("acc" if k == "accuracy" else k): v for k, v in run["rows"][0].items()}
-    with pytest.raises(ValueError, match="row 0 of .* is not an evaluation"):
-        checked_study(record)
-
-
 # ============================================================================ 4. a checkpoint of another config
 def _plant_other_config(runs_copy, data_dir) -> Path:
     runs = _runs(runs_copy, data_dir, verbose=False)

@@ -393,8 +393,8 @@ def test_what_each_exercise_takes_out():
     assert {"cnet_lib.pendulum.odenet:rollout", "cnet_lib.pendulum.physics:exact_solution"} <= glob.kept
 
 
-BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.odenet.multi_scheme_rollout", "cnet_lib.pendulum.batched_adaptive.fixed_solves",
-                       "cnet_lib.pendulum.batched_adaptive.adaptive_solves")
+BATCHED_STAGE_LOOPS = ("cnet_lib.pendulum.odenet.multi_scheme_rollout", "cnet_lib.studies.adaptive.study.fixed_solves",
+                       "cnet_lib.studies.adaptive.study.adaptive_solves")
 
 
 def test_every_exercises_students_build_compiles_and_keeps_only_what_it_needs(tmp_path):

@@ -25,6 +25,7 @@ from cnet_lib.studies import robustness
 from cnet_lib.studies.robustness.study import Condition
 from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies import adaptive
 
 N_IMAGES, N_SHOW, N_STUDY = 400, 4, 128
 
@@ -241,7 +242,7 @@ def test_an_app_fits_the_data_it_has(runs):
     grid = dict(sigmas=(0.1,), input_noise=(0.2,))
     sweep_app = _settled(manifestation.live_app(short, go.Figure(), n_images=2 * N_IMAGES, n_show=N_SHOW))
     for app in (sweep_app, _settled(robustness.live_app(short, go.Figure(), grid, n_images=64)),
-                draw.live_adaptive_app(short, go.Figure(), n_images=64)):
+                adaptive.live_app(short, go.Figure(), n_images=64)):
         header = html.unescape(app.widget.children[0].value)
         assert f"the {N_IMAGES} test images this data copy holds" in header and f"of the preset's {2 * N_IMAGES}" in header
     fig = sweep_app.render(model="rk4_refined", scheme="euler", n_steps=1, compress=0)
@@ -320,7 +321,7 @@ def book_apps():
                                                            sweeps=manifestation.run(runs)),
         "robustness": robustness.live_app(runs, go.Figure(), robustness.preset_grid("smoke"), device=settings.device,
                                           study=robustness.run(runs)),
-        "adaptive": draw.live_adaptive_app(runs, go.Figure(), device=settings.device),
+        "adaptive": adaptive.live_app(runs, go.Figure(), device=settings.device),
     }
     Refiner.pool().submit(lambda: None).result(120)  # the first answers' refinements, done
     return apps

@@ -204,15 +204,15 @@ def test_the_keep_threshold_is_one_number_in_every_chapter_s_rule():
     import inspect
 
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies import adaptive_verdict as AV
     from cnet_lib.images.studies.paired_stats import KEEP_POINTS
+    from cnet_lib.studies import adaptive
     from cnet_lib.studies import manifestation as M
 
     assert M.KEEP_POINTS is KEEP_POINTS
     for fn in (M.judge, M.over_seeds):
         params = inspect.signature(fn).parameters
         assert params["lose_points"].default == params["hold_points"].default == KEEP_POINTS, fn.__name__
-    assert AV.ADAPTIVE_RULE.min_effect == KEEP_POINTS
+    assert adaptive.IMAGE_RULE.min_effect == KEEP_POINTS
     for rule in ("contrast", "sharp_minimum", "rk4_as_euler", "cheaper"):
         assert f"{KEEP_POINTS:g} points" in CP.RULES[rule].words, rule
 

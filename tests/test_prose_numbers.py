@@ -1,10 +1,9 @@
 """The prose states what the published book measured, and every number it states is the computed one.
 
-The chapters' prose says what the book's run shows, with its numbers ("halving the step multiplies the
-Euler-trained model's error by 1,540"), instead of sending the reader to "the sentences under the table".  The
-published book is built in one preset (:data:`cnet_lib.book.project.PUBLISHED_PRESET`) from what ships with it,
-so those numbers are known before the build: ``tests/published_numbers.py`` computes them the way the chapters
-do.  Two checks hold the prose to them:
+The chapters glue every number their prose states from the cell that computes it (each study's test file checks
+it).  A page without such a cell (the introduction) states what the published book measured (the preset
+:data:`cnet_lib.book.project.PUBLISHED_PRESET`, from what ships with it), so those numbers are known before the
+build: ``tests/published_numbers.py`` computes them the way the chapters do.  Two checks hold the prose to them:
 
 * every fragment of :data:`CLAIMS`, its placeholders filled with the computed numbers, is in the page's prose, so
   a stated number that no longer matches its computation fails;
@@ -31,33 +30,11 @@ CLAIMS: dict[str, list[str]] = {
     "book/intro": [
         "measured on {n_test} images held out",
     ],
-    "book/adaptive": [
-        "(`images.live_images(ctx.preset)` of them: {live_images} in the `gpu` preset)",
-        "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
-        "a least-squares slope of {td_slope} on log–log axes",
-        "the numbers of evaluations differ by at most {td_nfe}",
-        "at rtol = atol = {ad_tol} Dormand–Prince changes its accuracy by {ad_rk4_drop} points (95% interval [{ad_rk4_lo}, {ad_rk4_hi}]) and its predicted "
-        "class on {ad_rk4_changed} of the images, at {ad_rk4_nfe} evaluations of $R$ per image against {ad_rk4_own_nfe}",
-        "it loses {ad_euler_drop_plain} points (interval [{ad_euler_lo}, {ad_euler_hi}]) and changes its prediction on "
-        "{ad_euler_changed} of the images, at {ad_euler_nfe} evaluations against {ad_euler_own_nfe}",
-        "(its flow {flow_euler} times its own graph's error) from the midpoint- and RK4-trained ones ({flow_midpoint} "
-        "and {flow_rk4_38} times)",
-        "at $\\Delta t_\\text{{data}} = 0.05$ and 0.1 ({flow_mid_coarse1} and {flow_mid_coarse2} times) and the "
-        "RK4-trained one at 0.1 ({flow_rk4_coarse2} times)",
-        "the first {adaptive_n} of the {sweep_n} held-out images",
-        "{ad_own_rk4}% for the RK4-trained model and {ad_own_euler}% for the Euler-trained one, where on all {sweep_n}, "
-        "as trained, they reach {acc_rk4}% and {acc_euler}%",
-        "(its accuracy changes by {ad_rk4_drop} points at the tightest tolerance) and the Euler-trained one discrete (it "
-        "loses {ad_euler_drop_plain} points)",
-    ],
 }
 """Per page (``book/<name>``), fragments of its prose with ``{placeholders}`` for the computed numbers
 (:mod:`published_numbers`); whitespace and line breaks do not matter."""
 
-CONSTANTS: dict[str, set] = {
-    "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
-    # thresholds; a data spacing of the pendulum's controls
-}
+CONSTANTS: dict[str, set] = {}
 """Per page, the numbers its prose may state that are settings or definitions, not results."""
 
 EVERYWHERE = {"95%"}
@@ -79,7 +56,7 @@ def _prose(page: str) -> str:
 @pytest.fixture(scope="module")
 def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
-    return {**P.image_numbers(runs), **P.paper_numbers(), **P.adaptive_pendulum_numbers(runs)}
+    return P.image_numbers(runs)
 
 
 @pytest.mark.parametrize("page", sorted(CLAIMS))

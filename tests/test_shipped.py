@@ -88,7 +88,7 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     measurements: read, never computed again silently (the adaptive-step study took a quarter of an hour on two
     cores), and the line that reads one says where it ran and in what arithmetic.  A reader's own models are
     studied where they are, and a shipped run whose study must be computed after all says so first."""
-    from cnet_lib.images.studies import adaptive_cached as AC
+    from cnet_lib.studies import adaptive
     from cnet_lib.images.studies import shipped_studies as SS
     from cnet_lib.images.studies import study_cache as SC
     from cnet_lib.studies.manifestation import study as CS
@@ -98,7 +98,7 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     cpu = torch.device("cpu")
     sweeps = CS.run(runs, device="cpu")
     study = robustness.run(runs, device="cpu")
-    adaptive = AC.adaptive_runs(runs, device="cpu")
+    ad = adaptive.run(runs, device="cpu")
     out = capsys.readouterr().out
     assert out.count("shipped with the book, so its numbers are shown here") == len(runs) + 2, out
     assert "NVIDIA H100 80GB HBM3 GPU" in out and "bf16 autocast" in out and "TF32 convolutions" in out
@@ -108,13 +108,13 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
         assert key["device"] == "cpu" and not path.exists(), "nothing was swept or written on the CPU"
         shipped = [f for f in SS.shipped_stand_ins(runs[name], CS.SWEEP_PREFIX, key)]
         assert len(shipped) == 1 and rows == json.loads(shipped[0].path.read_text())["rows"]
-    assert set(study) == set(robustness.study.GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
+    assert set(study) == set(robustness.study.GRAPHS) and ad["environment"]["device"].startswith("cuda")
     own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
     assert SS.shipped_stand_ins(own["rk4_refined"], CS.SWEEP_PREFIX, key) == ()
-    SS.announce_recompute(runs["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    SS.announce_recompute(runs["rk4_refined"], adaptive.PREFIX, "the adaptive-step study")
     said = capsys.readouterr().out
     assert "computed now" in said and "13 s on an NVIDIA H100 80GB HBM3 GPU" in said
-    SS.announce_recompute(own["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    SS.announce_recompute(own["rk4_refined"], adaptive.PREFIX, "the adaptive-step study")
     assert capsys.readouterr().out == ""
     assert SC.precision({"key": {}, "environment": {"device": "cuda:0"}, "tf32": False}) == "float32"
     assert SC.ran_on({"environment": {"device": "cpu", "device_name": "AMD EPYC", "cpu_count": 2,
@@ -290,7 +290,7 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     sweeps, robustness and adaptive-step studies instead of recomputing them.  (On a GPU without bf16, a T4,
     the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
     from cnet_lib.studies.manifestation import study as CS
-    from cnet_lib.images.studies.adaptive_cached import adaptive_cache, adaptive_key_grid
+    from cnet_lib.studies.adaptive import study as AS
     from cnet_lib.images.runs.image_presets import sweep_grid
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
@@ -302,7 +302,7 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
         assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
     first = next(iter(runs))
     assert robustness.study.cache_path(runs, robustness.preset_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
-    assert adaptive_cache(runs, adaptive_key_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
+    assert AS._cache(runs, AS._key_grid(runs, None), cuda).path.name in files[first], "the shipped gpu adaptive study is stale"
 
 
 def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
@@ -318,9 +318,9 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
     path = robustness.study.cache_path(runs, robustness.preset_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
-    from cnet_lib.images.studies.adaptive_cached import adaptive_study_path
+    from cnet_lib.studies import adaptive
 
-    path = adaptive_study_path(runs, device=cpu)
+    path = adaptive.study_file(runs, device=cpu)
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped adaptive-step study is stale: python -m cnet_lib ship {PRESET} --restudy"
 
 

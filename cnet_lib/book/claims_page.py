@@ -23,7 +23,6 @@ from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.runs.theta_record import theta_roughness
-from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.paired_stats import KEEP_POINTS, spread, two_proportions, welch
 from ..images.studies.shipped_studies import shipped_seeds
 from ..images.training.results_file import read_results
@@ -37,6 +36,7 @@ from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, inte
                                       large_step_slopes, rollout_rows)
 from ..studies.refinement.study import recorded_timing
 from ..studies.robustness import PRIMARY, robustness_over_seeds
+from ..studies import adaptive
 from .measurements import result
 from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
 from .shipped_tables import shipped_study
@@ -388,7 +388,7 @@ def _beyond_claims(add, seeds: dict) -> None:
         f"{sum(acc['euler_fixed']) / len(acc['euler_fixed']):.1f}% (mean of {len(acc['rk4_refined'])} seeds); Euler minus "
         f"RK4 {_signed(w['diff'])} points, 95% interval [{_signed(w['ci95'][0])}, {_signed(w['ci95'][1])}], Welch "
         f"p = {w['p']:.2g}", "accuracy", low=w["ci95"][0], high=w["ci95"][1])
-    a = judge_adaptive(shipped_study("gpu", "adaptive-"), "rk4_refined", "euler_fixed")
+    a = adaptive.judge(shipped_study("gpu", adaptive.PREFIX), "rk4_refined", "euler_fixed")
     add("\u201cUsing adaptive time steps \u2026 is of interest but is left for future work\u201d", "Sec. 3.2", "adaptive",
         f"the error-controlled solver classes the RK4-trained model {a.classes['rk4_refined'].klass} and the "
         f"Euler-trained one {a.classes['euler_fixed'].klass} (one model per method)", None, verdict="tested here")

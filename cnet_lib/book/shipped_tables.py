@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest, shipped_training_record
-from ..images.studies.adaptive_verdict import judge_adaptive
 from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
-from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adaptive
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
-from ..studies import manifestation, robustness
+from ..studies import adaptive, manifestation, robustness
 from .measurements import machine_words
 
 __all__ = ["shipped_study", "shipped_models_table", "seeds_training_table", "t4_estimate_table", "SHIPPED_TABLES"]
@@ -124,10 +122,10 @@ SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "t4_estimate_gpu": lambda root=None: t4_estimate_table("gpu"),
     "robustness_cpu": lambda root=None: robustness.drops_table(_robustness("cpu")),
     "robustness_cpu_verdict": lambda root=None: robustness.word_verdict(_robustness("cpu")),
-    "adaptive_cpu": lambda root=None: adaptive_table(shipped_study("cpu", "adaptive-")),
-    "adaptive_cpu_equal_cost": lambda root=None: equal_cost_table(shipped_study("cpu", "adaptive-")),
-    "adaptive_cpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("cpu", "adaptive-"))),
-    "adaptive_gpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("gpu", "adaptive-"))),
+    "adaptive_cpu": lambda root=None: adaptive.accuracy_table(shipped_study("cpu", adaptive.PREFIX)),
+    "adaptive_cpu_equal_cost": lambda root=None: adaptive.equal_cost_table(shipped_study("cpu", adaptive.PREFIX)),
+    "adaptive_cpu_verdict": lambda root=None: adaptive.verdict(adaptive.judge(shipped_study("cpu", adaptive.PREFIX))),
+    "adaptive_gpu_verdict": lambda root=None: adaptive.verdict(adaptive.judge(shipped_study("gpu", adaptive.PREFIX))),
     "seeds_contrast_gpu": lambda root=None: manifestation.contrast_table(_contrast("gpu")),
     "seeds_contrast_gpu_verdict": lambda root=None: manifestation.word_contrast(_contrast("gpu")),
     "seeds_robustness_gpu": lambda root=None: robustness.over_seeds_table(_robust_seeds("gpu")),

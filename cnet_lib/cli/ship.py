@@ -50,14 +50,13 @@ from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
 from ..images.runs.study_run import StudyRun
 from ..images.runs.theta_record import SNAPSHOTS
-from ..images.studies.adaptive_cached import ADAPTIVE_PREFIX, adaptive_runs, adaptive_study_path
 from ..images.studies.seed_cached import SEEDS_FILE
 from ..images.studies.shipping import ShipError, copy_run_file, study_seconds, write_shipped
 from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
-from ..studies import manifestation, robustness
+from ..studies import adaptive, manifestation, robustness
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "STUDY_PREFIXES", "ShipError", "ship", "ship_studied", "restudy", "add_arguments",
@@ -65,7 +64,7 @@ __all__ = ["SUMMARY", "INTERRUPTED", "STUDY_PREFIXES", "ShipError", "ship", "shi
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
 
-STUDY_PREFIXES = (manifestation.SWEEP_PREFIX, robustness.study.PREFIX, ADAPTIVE_PREFIX)
+STUDY_PREFIXES = (manifestation.SWEEP_PREFIX, robustness.study.PREFIX, adaptive.PREFIX)
 """The names of the study files a shipped folder holds start with these."""
 
 
@@ -109,9 +108,8 @@ def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: s
     if not controls:
         files[next(iter(runs))] += [study(runs).name for study in studies]  # these studies live beside the first run
     finished = time.perf_counter()
-    if not controls:
-        adaptive_runs(runs, verbose=True, progress=True, device=dev)  # the adaptive-step study, beside it too
-        files[next(iter(runs))].append(adaptive_study_path(runs, device=dev).name)
+    if not controls:  # the adaptive-step study, beside it too
+        files[next(iter(runs))].append(adaptive.study_for_shipping(runs, dev).name)
     record = {"command": command, "description": data_description, "weights": weights,
               "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -153,8 +151,7 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     dev = settings.device
     studies = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
     studies[next(iter(runs))].append(robustness.study.study_file(runs))
-    adaptive_runs(runs, verbose=True, progress=True, device=dev)
-    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
+    studies[next(iter(runs))].append(adaptive.study_for_shipping(runs, dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
     written = []
     for name, run in runs.items():

@@ -1,5 +1,5 @@
 """The image study behind the chapters "ContinuousNet", "Refinement training", "Manifestation invariance",
-"Beyond the paper: robustness" and "Adaptive steps", in four wings by stage, each importing only the wings
+"Beyond the paper: robustness" and "Adaptive steps" (whose study is :mod:`cnet_lib.studies.adaptive`), in four wings by stage, each importing only the wings
 before it (``tests/test_layers.py``):
 
 * :mod:`.data`: the data sets, on disk (downloaded, packed, faked) and in memory, in batches;
@@ -9,7 +9,7 @@ before it (``tests/test_layers.py``):
 * :mod:`.studies`: what is measured on the trained runs.  Each study has the same parts, named
   ``<study>_<part>``: ``_measure`` evaluates models and returns rows, ``_cached`` computes it once for the
   trained runs and caches it (all through one runner, :mod:`.studies.study_cache`), ``_verdict`` decides from
-  the numbers; for the adaptive steps, and over training seeds (``seed_cached``).  Their tables and sentences are
+  the numbers; over training seeds (``seed_cached``).  Their tables and sentences are
   the ``<study>_report`` modules of :mod:`cnet_lib.report`; their figures and live apps are in :mod:`cnet_lib.draw`.
   The studies that have moved into :mod:`cnet_lib.studies` (the robustness study, :mod:`cnet_lib.studies.robustness`;
   the manifestation sweeps, :mod:`cnet_lib.studies.manifestation`) read the models and the evaluations here (a
@@ -23,9 +23,6 @@ from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_ru
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
 from .runs.study_run import StudyRun
-from .studies.adaptive_cached import adaptive_runs
-from .studies.adaptive_measure import adaptive_study
-from .studies.adaptive_verdict import judge_adaptive
 from .studies.seed_cached import seed_record, seed_studies, seed_sweeps
 from .studies.paired_stats import KEEP_POINTS
 from .training.train_config import TrainConfig, build_model
@@ -43,6 +40,5 @@ __all__ = [
     "TrainConfig", "build_model", "train", "SGDStep", "load_model",
     # the studies of the trained runs and their verdicts
     "manifestation_sweep", "KEEP_POINTS",
-    "adaptive_runs", "adaptive_study", "judge_adaptive",
     "seed_record", "seed_sweeps", "seed_studies",
 ]

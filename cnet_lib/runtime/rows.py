@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 from .rich_text import Rich, rich_table
 
 __all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "uniform", "by_column_table", "spread_cell",
-           "seeds_phrase"]
+           "seeds_phrase", "times"]
 
 
 def matches(row: Mapping, **match) -> bool:
@@ -119,3 +119,16 @@ def seeds_phrase(seeds: Sequence[int]) -> str:
     k = len(seeds)
     return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
            f"{', '.join(map(str, seeds))})"
+
+
+def times(x: float) -> str:
+    """A ratio as a sentence says it: two decimals below 10 (``0.81``), one below 100 (``20.3``), three significant
+    digits with thousands separators above (``1,540``, ``80,500``): no false precision, no ``80466``."""
+    if not math.isfinite(x):
+        return "infinitely many"
+    if abs(x) < 10:
+        return f"{x:.2f}"
+    if abs(x) < 100:
+        return f"{x:.1f}"
+    digits = int(math.floor(math.log10(abs(x)))) - 2
+    return f"{round(x, -digits):,.0f}"

@@ -4,7 +4,7 @@ A preset trained from several seeds per method (the ``gpu`` preset from seeds 0,
 ``scripts/seeds_file.py``) keeps, for every seed, the SHA-256 of its checkpoints, its final
 accuracies and training time, its manifestation sweeps, its robustness study in compact form (each
 condition's accuracy per noise draw; the per-image outcomes stay in the seed's own run folder) and its
-adaptive-step study's rows (:func:`adaptive_record`; only the main runs have the two studies).  The file
+adaptive-step study's rows (:func:`cnet_lib.studies.adaptive.seeds_record`; only the main runs have the two studies).  The file
 lives in the seed-0 folder of the preset's first run and ships with it
 (:mod:`cnet_lib.cli.ship`), so a chapter that loads the shipped seed-0 models also finds the other seeds'
 numbers: :func:`seed_sweeps` and :func:`seed_studies` give the inputs of
@@ -21,10 +21,9 @@ from typing import Any, Mapping, Optional, Sequence
 from ...runtime.checkpoint import atomic_write_text
 from ...runtime.records import DamagedRecord, load_json
 from ..runs.study_run import StudyRun, training_time
-from .adaptive_measure import adaptive_rows, equal_cost_rows
 from ..training.evaluation import checked_rows
 
-__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "adaptive_record", "write_seeds_file",
+__all__ = ["SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "write_seeds_file",
            "read_seeds_file", "seed_sweeps", "seed_studies"]
 
 SEEDS_FILE = "seeds.json"
@@ -36,21 +35,12 @@ def _compact(conds: Sequence) -> list[dict]:
             for c in conds]
 
 
-def adaptive_record(study: Mapping) -> dict:
-    """An adaptive-step study (:func:`cnet_lib.images.studies.adaptive_cached.adaptive_runs`) in compact form, per
-    run: ``{"n"`` (images), ``"rows"`` (:func:`cnet_lib.images.studies.adaptive_measure.adaptive_rows`),
-    ``"equal_cost"`` (:func:`~cnet_lib.images.studies.adaptive_measure.equal_cost_rows`)``}``: every number of the
-    study's tables, without the per-image predictions."""
-    rows, equal = adaptive_rows(study), equal_cost_rows(study)
-    return {run: {"n": study["n"], "rows": [r for r in rows if r["run"] == run],
-                  "equal_cost": [r for r in equal if r["run"] == run]} for run in study["runs"]}
-
-
 def seed_record(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict]],
                 study: Optional[Mapping[str, Sequence]] = None, adaptive: Optional[Mapping] = None) -> dict:
     """One training seed's numbers: ``seed``, per run the checkpoint's SHA-256, final accuracy and training
     seconds (with the device), its sweep rows, the robustness study as each condition's accuracy per
-    noise draw (``None`` without a study) and, given the adaptive-step study, its :func:`adaptive_record`.  Every
+    noise draw (``None`` without a study) and, given it, the adaptive-step study in compact form
+    (:func:`cnet_lib.studies.adaptive.seeds_record`).  Every
     run must have the same seed."""
     seeds = {run.config.seed for run in runs.values()}
     if len(seeds) != 1:
@@ -63,7 +53,7 @@ def seed_record(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict
         "robustness": None if study is None else {label: _compact(conds) for label, conds in study.items()},
     }
     if adaptive is not None:
-        record["adaptive"] = adaptive_record(adaptive)
+        record["adaptive"] = dict(adaptive)
     return record
 
 

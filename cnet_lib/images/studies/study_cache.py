@@ -1,6 +1,6 @@
 """A study of the trained runs computed once and cached beside their checkpoints: :func:`cached_study`, the one
 runner every study uses (the sweeps, :func:`cnet_lib.studies.manifestation.run`; the robustness study,
-:func:`cnet_lib.studies.robustness.study.run`; the adaptive steps, :mod:`.adaptive_cached`).
+:func:`cnet_lib.studies.robustness.study.run`; the adaptive steps, :func:`cnet_lib.studies.adaptive.run`).
 
 A study's cache file is named by a hash of everything its numbers depend on (its *key*: the checkpoints'
 SHA-256, the grid, the test split, the device type), and it records that key.  The runner
