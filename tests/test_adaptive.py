@@ -19,7 +19,7 @@ from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.shipped_tables import shipped_study
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.studies.paired_stats import KEEP_POINTS
+from cnet_lib.studies.stats import KEEP_POINTS
 from cnet_lib.cli.ship import STUDY_PREFIXES
 from cnet_lib import pendulum as P
 from cnet_lib.runtime.settings import Settings

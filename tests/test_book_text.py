@@ -50,7 +50,7 @@ def test_a_deferral_beside_its_number_and_plain_prose_pass():
 
 def test_reference_pages_are_held_to_hashes_and_machines_only():
     page = ("<article><p>The cache is keyed by a hash of the checkpoint, in ~/.cache/cnet_lib/runs "
-            "(cnet_lib.images.studies.study_cache).</p><p>A clean clone of 996482a.</p></article>")
+            "(cnet_lib.studies.runner).</p><p>A clean clone of 996482a.</p></article>")
     assert [p.split(":")[0] for p in page_problems(page, chapter=False)] == ["commit hash"]
     assert len(page_problems(page, chapter=True)) >= 4
 

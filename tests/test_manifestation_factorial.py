@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from cnet_lib.images.studies.paired_stats import welch
+from cnet_lib.studies.stats import welch
 from cnet_lib.studies import manifestation_factorial as MF
 from smoke_data import SHARED_DATA
 

@@ -180,7 +180,7 @@ def test_every_rule_can_give_each_verdict_it_names_and_gives_it_on_the_right_sid
     thresholds give the verdict its words say, by the library's rule and by the restatement here; every verdict word a
     rule names is reached."""
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies.paired_stats import KEEP_POINTS
+    from cnet_lib.studies.stats import KEEP_POINTS
 
     assert KEEP_POINTS == K and CP.EFFICIENCY == 0.95
     assert set(CP.RULES) == set(RESTATED) == set(EDGES), "a rule without its restatement or its edges"
@@ -204,7 +204,7 @@ def test_the_keep_threshold_is_one_number_in_every_chapter_s_rule():
     import inspect
 
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies.paired_stats import KEEP_POINTS
+    from cnet_lib.studies.stats import KEEP_POINTS
     from cnet_lib.studies import adaptive
     from cnet_lib.studies import manifestation as M
 

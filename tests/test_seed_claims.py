@@ -1,5 +1,5 @@
 """Over several training seeds: the seeds' file
-(:mod:`cnet_lib.images.studies.seed_cached`), and what a training seed changes (its run folder, not the test images).
+(:mod:`cnet_lib.studies.runner`), and what a training seed changes (its run folder, not the test images).
 Synthetic studies: the numbers are chosen so that each outcome is known in advance."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.images.studies import seed_cached as SF
+from cnet_lib.studies import runner as SF
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.runs.study_inputs import study_data

@@ -89,8 +89,8 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     cores), and the line that reads one says where it ran and in what arithmetic.  A reader's own models are
     studied where they are, and a shipped run whose study must be computed after all says so first."""
     from cnet_lib.studies import adaptive
-    from cnet_lib.images.studies import shipped_studies as SS
-    from cnet_lib.images.studies import study_cache as SC
+    from cnet_lib.studies import runner as SS
+    from cnet_lib.studies import runner as SC
     from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
@@ -266,7 +266,7 @@ def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch)
 def test_the_gpu_preset_ships_three_training_seeds():
     """seeds.json beside the gpu preset's seed-0 models: seeds 0, 1, 2, each with both runs' checkpoints,
     accuracies, sweeps and robustness study; seed 0 is the shipped checkpoints themselves."""
-    from cnet_lib.images.studies.seed_cached import SEEDS_FILE, read_seeds_file
+    from cnet_lib.studies.runner import SEEDS_FILE, read_seeds_file
 
     payload = read_seeds_file(SHP.SHIPPED / "gpu-rk4_refined" / SEEDS_FILE)
     assert payload is not None and payload["preset"] == "gpu"

@@ -11,7 +11,7 @@ every rule independently and holds each row to it, and feeds each rule numbers o
 verdict words are "holds", "holds in part", "not shown at this scale", "does not hold here" (the book's numbers
 meet the rule's opposite, or no part of the claim), "tested here" (what the paper leaves to future work) and "not
 tested".  "Keeps its accuracy" is judged by one threshold throughout the book,
-:data:`cnet_lib.images.studies.paired_stats.KEEP_POINTS`.
+:data:`cnet_lib.studies.stats.KEEP_POINTS`.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.runs.theta_record import theta_roughness
-from ..images.studies.paired_stats import KEEP_POINTS, spread, two_proportions, welch
-from ..images.studies.shipped_studies import shipped_seeds
+from ..studies.stats import KEEP_POINTS, spread, two_proportions, welch
+from ..studies.runner import shipped_seeds
 from ..images.training.results_file import read_results
 from ..images.training.train_state import CHECKPOINT, load_model
 from ..pendulum import config_for, train_models
@@ -38,7 +38,8 @@ from ..studies.refinement.study import recorded_timing
 from ..studies.robustness import PRIMARY, robustness_over_seeds
 from ..studies import adaptive
 from .measurements import result
-from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
+from .paper_claims import (PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule,
+                           schedule_ideal)
 from .shipped_tables import shipped_study
 
 __all__ = ["Rule", "RULES", "VERDICTS", "EFFICIENCY", "PAGES", "claim_rows", "paper_claims_table", "TABLE"]

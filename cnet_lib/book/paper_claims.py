@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from ..images.runs.shipped import plain_description, read_manifest, shipped_run
-from ..images.studies.paired_stats import spread
+from ..studies.stats import spread
 from ..runtime.rich_text import Rich, join_rich, paragraphs
 from ..runtime.rows import by_column_table, find_row, format_table, seeds_phrase, spread_cell, uniform
 from ..runtime.vocabulary import basis_label, run_label

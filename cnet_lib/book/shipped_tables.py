@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest, shipped_training_record
-from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
+from ..studies.runner import read_seeds_file, SEEDS_FILE
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich

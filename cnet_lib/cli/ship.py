@@ -3,7 +3,7 @@
 Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.runs.run_store.trained_runs`,
 never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
 everything a chapter reads (and the other training seeds' numbers, ``seeds.json``, where the run folder
-holds them: :mod:`cnet_lib.images.studies.seed_cached`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
+holds them: :mod:`cnet_lib.studies.runner`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
 exact command, the run's identity hash (:func:`cnet_lib.images.runs.run_folders.identity_hash`; a changed preset
 makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
 data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
@@ -50,8 +50,8 @@ from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
 from ..images.runs.study_run import StudyRun
 from ..images.runs.theta_record import SNAPSHOTS
-from ..images.studies.seed_cached import SEEDS_FILE
-from ..images.studies.shipping import ShipError, copy_run_file, study_seconds, write_shipped
+from ..studies.runner import SEEDS_FILE
+from ..images.runs.shipping import ShipError, copy_run_file, study_seconds, write_shipped
 from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
@@ -93,7 +93,7 @@ def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: s
                  studies: Sequence[Callable[[Mapping[str, StudyRun]], Path]] = ()) -> list[Path]:
     """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the ``studies`` of all of them
     and the adaptive-step study, beside the first: cached, so a study already computed is read) and write their
-    shipped folders ``dest/<preset>-<run>/`` (:func:`cnet_lib.images.studies.shipping.write_shipped`: all or none).
+    shipped folders ``dest/<preset>-<run>/`` (:func:`cnet_lib.images.runs.shipping.write_shipped`: all or none).
     Each of ``studies`` computes its study of the runs (or reads its cache) and returns its file (the robustness
     study's :func:`cnet_lib.studies.robustness.study.study_file`).  ``weights`` is how their checkpoints store the
     weights (recorded in the manifests; the runs are already stored so, see

@@ -105,7 +105,7 @@ def _number(fmt: str, v: float) -> str:
 
 def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
     """A cell of a value over training seeds (``s``: ``{"n", "mean", "min", "max"}``,
-    :func:`cnet_lib.images.studies.paired_stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
+    :func:`cnet_lib.studies.stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
     (a dash) for none."""
     if not s or not s["n"]:
         return None

@@ -24,8 +24,10 @@ from ..training.train_state import CHECKPOINT
 from .image_presets import image_runs, training_time_template
 from .run_folders import identity_hash
 
-__all__ = ["SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
+__all__ = ["SEEDS_FILE", "SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
            "install_shipped", "shipping_presets", "plain_description", "shipped_training_record", "expected_training"]
+
+SEEDS_FILE = "seeds.json"
 
 SHIPPED = Path(__file__).resolve().parents[2] / "shipped"
 MANIFEST = "manifest.json"

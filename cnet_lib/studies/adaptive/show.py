@@ -21,8 +21,7 @@ from ...draw.plotting import (ACCURACY_TITLE, book_layout, dropdown_slider_figur
 from ...draw.widgets import Choice, Steps, live_app as _live_app
 from ...images.runs.image_presets import adaptive_grid, live_images
 from ...images.runs.study_run import StudyRun, as_trained_note, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.study_cache import precision, ran_on
+from ..runner import check_study_inputs, precision, ran_on
 from ...pendulum import PendulumConfig
 from ...runtime.rich_text import Rich, join_rich, paragraphs
 from ...runtime.rows import format_table, times

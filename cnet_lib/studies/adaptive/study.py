@@ -15,14 +15,14 @@ rejected steps, the accepted grid of the first batch and where the accepted step
 adaptive solve decides each step on the host: no CUDA graph, no bf16 autocast, which would swamp the tolerance).
 
 :func:`run` computes the study of the trained runs once, through the studies' one runner
-(:func:`cnet_lib.images.studies.study_cache.cached_study`), in ``adaptive-<hash>.json`` beside the first run's
+(:func:`cnet_lib.studies.runner.cached_study`), in ``adaptive-<hash>.json`` beside the first run's
 checkpoint, named by everything its numbers depend on (every checkpoint's SHA-256, the grid, the test split, the data
 set, the device type); a shipped study stands in for it on any machine.
 
 **The image verdict** (:data:`IMAGE_RULE`, fixed before the numbers were computed but for its minimum effect).  For
 each model, with Dormand–Prince: *converged* when its predicted classes at the two tightest tolerances agree on at
 least 99% of the images (else no class); the **drop**, its accuracy on its own graph minus its accuracy at the tightest tolerance,
-paired image by image with its 95% interval (:func:`cnet_lib.images.studies.paired_stats.paired_difference`);
+paired image by image with its 95% interval (:func:`cnet_lib.studies.stats.paired_difference`);
 **continuous** when the whole interval lies within ± the minimum effect (the book's one threshold for "keeps its
 accuracy", 2 points), **discrete** when it excludes 0 and the drop is at least that either way, **undecided**
 otherwise.  The solver **tells the models apart** when the RK4-trained model is continuous and the Euler-trained one
@@ -65,10 +65,8 @@ from ...images.runs.image_presets import adaptive_grid
 from ...images.runs.run_folders import short_hash
 from ...images.runs.study_inputs import study_data
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.paired_stats import KEEP_POINTS, paired_difference
-from ...images.studies.shipped_studies import announce_recompute, shipped_stand_ins
-from ...images.studies.study_cache import Described, StudyFile, cached_study
+from ..runner import announce_recompute, cached_study, check_study_inputs, Described, shipped_stand_ins, StudyFile
+from ..stats import KEEP_POINTS, paired_difference
 from ...pendulum import (ODENet, ODENetFit, PendulumConfig, StackedRate, exact_solution, odenet_label, rollout,
                          steps_for, train_models, true_rate)
 from ...runtime.device import full_float32
@@ -295,7 +293,7 @@ def equal_cost_rows(study: Mapping) -> list:
 
 def seeds_record(study: Mapping) -> dict:
     """The study in the compact form a training seed's record keeps (``seed_record(..., adaptive=...)``,
-    :mod:`cnet_lib.images.studies.seed_cached`), per run: ``{"n"`` (images), ``"rows"`` (:func:`adaptive_rows`),
+    :mod:`cnet_lib.studies.runner`), per run: ``{"n"`` (images), ``"rows"`` (:func:`adaptive_rows`),
     ``"equal_cost"`` (:func:`equal_cost_rows`)``}``: every number of the study's tables, without the per-image
     predictions."""
     rows, equal = adaptive_rows(study), equal_cost_rows(study)
@@ -382,7 +380,7 @@ def run(runs: Mapping[str, StudyRun], grid: Optional[Mapping] = None, *, device=
 
 def study_for_shipping(runs: Mapping[str, StudyRun], device=None):
     """:func:`run` with a line per evaluation, then its file: what ``python -m cnet_lib ship`` ships beside the first
-    run (:func:`cnet_lib.images.studies.shipping.ship_studied`, ``studies_of_all``)."""
+    run (:func:`cnet_lib.images.runs.shipping.ship_studied`, ``studies_of_all``)."""
     run(runs, verbose=True, progress=True, device=device)
     return study_file(runs, device=device)
 
@@ -391,7 +389,7 @@ def study_for_shipping(runs: Mapping[str, StudyRun], device=None):
 @dataclass(frozen=True)
 class ImageRule:
     """The image verdict's fixed rule (module doc): the pair read, the minimum effect in points (the book's one
-    threshold for "keeps its accuracy", :data:`cnet_lib.images.studies.paired_stats.KEEP_POINTS`), the agreement that
+    threshold for "keeps its accuracy", :data:`cnet_lib.studies.stats.KEEP_POINTS`), the agreement that
     counts as converged, the NFE ratio that counts as more."""
 
     pair: str = "dopri5"

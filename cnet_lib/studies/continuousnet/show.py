@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from ...core.bases import basis_names, make_basis
 from ...draw.plotting import book_layout, line, line_styles, slider_figure
 from ...images.runs.theta_record import theta_curve
-from ...images.studies.study_cache import ran_on
+from ..runner import ran_on
 from ...runtime.progress import duration
 from ...runtime.rich_text import Rich, gathered_facts, join_rich, paragraphs
 from ...runtime.rows import format_table

@@ -28,8 +28,8 @@ from ...draw.quick_answers import Estimate, estimate_from, follow_text, quick_si
 from ...draw.widgets import Choice, IntRange, live_app as _live_app
 from ...images.runs.image_presets import live_images, sweep_grid
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.paired_stats import spread
+from ..runner import check_study_inputs
+from ..stats import spread
 from ...images.training.evaluation import Evaluator
 from ...runtime.rich_text import Rich, heading, join_rich, paragraphs
 from ...runtime.rows import find_row, format_table, seeds_phrase, spread_cell

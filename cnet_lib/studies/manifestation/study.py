@@ -46,11 +46,9 @@ from ...images.runs.run_folders import short_hash
 from ...images.runs.shipped import SHIPPED
 from ...images.runs.study_inputs import study_data
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.paired_stats import KEEP_POINTS, holm, spread, welch
-from ...images.studies.seed_cached import seed_sweeps
-from ...images.studies.shipped_studies import announce_recompute, shipped_seeds, shipped_stand_ins, shipped_sweep_file
-from ...images.studies.study_cache import Described, StudyFile, cached_study
+from ..runner import (announce_recompute, cached_study, check_study_inputs, Described, seed_sweeps, shipped_seeds,
+                      shipped_stand_ins, shipped_sweep_file, StudyFile)
+from ..stats import holm, KEEP_POINTS, spread, welch
 from ...images.runs.theta_record import theta_roughness
 from ...images.training.evaluation import DEFAULT_GRID, check_grid_keys, checked_rows, fit_grid, manifestation_sweep
 from ...images.training.train_state import CHECKPOINT, load_model
@@ -95,7 +93,7 @@ def _shipped_bf16_sweep(run: StudyRun, key: Mapping, dev) -> tuple:
 
 def _shipped_sweeps(run: StudyRun, key: Mapping, dev) -> tuple:
     """Every sweep shipped with ``run`` that measured what ``key`` asks for, on whatever device it ran
-    (:func:`cnet_lib.images.studies.shipped_studies.shipped_stand_ins`), the bf16 one for a GPU without bf16 first."""
+    (:func:`cnet_lib.studies.runner.shipped_stand_ins`), the bf16 one for a GPU without bf16 first."""
     first = _shipped_bf16_sweep(run, key, dev)
     return first + tuple(f for f in shipped_stand_ins(run, SWEEP_PREFIX, key) if f.path not in {g.path for g in first})
 

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import torch
 
 from ...images.data.image_data import load_dataset
-from ...images.studies.paired_stats import holm, welch
+from ..stats import holm, welch
 from ...images.training.evaluation import manifestation_sweep
 from ...images.training.train_config import TrainConfig
 from ...images.training.train_loop import train

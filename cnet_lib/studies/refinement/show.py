@@ -17,7 +17,7 @@ from ...core.schemes import get_scheme
 from ...draw.plotting import book_layout, line, line_styles, percent, slider_figure
 from ...images.runs.study_run import provenance
 from ...images.runs.theta_record import theta_curve
-from ...images.studies.study_cache import ran_on
+from ..runner import ran_on
 from ...runtime.device import gpu_words
 from ...runtime.progress import duration
 from ...runtime.rich_text import Rich, gathered_facts, heading, join_rich, paragraphs

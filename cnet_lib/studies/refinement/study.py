@@ -53,7 +53,7 @@ import torch
 from ...core.models import ContinuousNet
 from ...images.data.batches import iterate_batches
 from ...images.runs.theta_record import theta_curve
-from ...images.studies.paired_stats import two_proportions
+from ..stats import two_proportions
 from ...images.training.results_file import read_results
 from ...images.training.train_config import TrainConfig, build_model
 from ...images.training.train_loop import SGDStep
@@ -313,7 +313,7 @@ def whole_runs(path: Optional[Path] = None) -> Optional[dict]:
     "scheme", "n_train", "n_test", "epochs", "schedule"`` (N_t per epoch of the refined run), ``"final_n_steps"``,
     ``"seconds": {"refined", "fixed"}``, ``"speedup", "ideal"`` (:func:`schedule_ideal` of the schedule),
     ``"accuracy": {"refined", "fixed"}``, ``"difference"`` (refined minus fixed depth, with its 95% interval as if
-    the two were measured on independent images: :func:`~cnet_lib.images.studies.paired_stats.two_proportions`),
+    the two were measured on independent images: :func:`~cnet_lib.studies.stats.two_proportions`),
     ``"environment"`` (the machine), ``"created_utc"}``."""
     path = Path(path) if path is not None else WHOLE_RUNS
     if not path.is_file():

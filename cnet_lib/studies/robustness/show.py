@@ -38,7 +38,7 @@ from ...draw.widgets import Choice, IntRange, Steps
 from ...draw.widgets import live_app as widget_app
 from ...images.runs.image_presets import live_images, sweep_grid
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
+from ..runner import check_study_inputs
 from ...images.runs.study_run import as_trained_note
 from ...images.training.evaluation import Evaluator
 from ...runtime.rich_text import Rich, paragraphs

@@ -17,16 +17,16 @@ import stat
 from pathlib import Path
 from typing import Optional, Sequence
 
+
+from .run_folders import identity_hash
+from .shipped import MANIFEST, SEEDS_FILE
+from .study_run import StudyRun
+from .theta_record import SNAPSHOTS
+from ..training.results_file import results_problem
+from ..training.train_state import CHECKPOINT, RESULTS
 from ...runtime.checkpoint import atomic_write_text, file_digest
 from ...runtime.device import environment
 from ...runtime.records import DamagedRecord, kind_of, load_json, open_regular
-from ..runs.run_folders import identity_hash
-from ..runs.shipped import MANIFEST
-from ..runs.study_run import StudyRun
-from ..runs.theta_record import SNAPSHOTS
-from ..training.results_file import results_problem
-from ..training.train_state import CHECKPOINT, RESULTS
-from .seed_cached import SEEDS_FILE
 
 __all__ = ["ShipError", "copy_run_file", "study_seconds", "write_shipped", "ship_run"]
 

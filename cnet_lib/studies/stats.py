@@ -20,8 +20,9 @@ from typing import Mapping, Sequence
 
 import torch
 
-__all__ = ["KEEP_POINTS", "spread", "paired_difference", "with_seed_variance", "mcnemar", "holm", "welch",
-           "two_proportions"]
+
+__all__ = ["KEEP_POINTS", "spread", "paired_difference", "with_seed_variance", "mcnemar", "holm", "welch", "two_proportions"]
+
 
 KEEP_POINTS = 2.0
 """The book's one threshold for "keeps its accuracy", in points: a trained model keeps its accuracy on another graph
@@ -154,4 +155,3 @@ def two_proportions(p_a: float, n_a: int, p_b: float, n_b: int, alpha: float = 0
     half = float(stats.norm.ppf(1 - alpha / 2)) * se
     diff = p_b - p_a
     return {"diff": diff, "se": se, "ci95": (diff - half, diff + half)}
-
