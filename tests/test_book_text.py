@@ -64,5 +64,5 @@ def test_code_is_not_read_but_outputs_are():
 def test_the_lists_are_the_extension_points():
     """The phrase lists are plain lists and dicts: a new phrase is one more entry, its example one more row above."""
     assert isinstance(DEFERRALS, list) and isinstance(ALLOWED, list) and all(isinstance(v, list) for v in MACHINERY.values())
-    assert "paired_stats" in module_names() and "trained_runs" not in module_names()
+    assert "study_run" in module_names() and "trained_runs" not in module_names()
     assert chapter_pages()[0] == "book/intro" and "book/how_to_use" in chapter_pages()
