@@ -20,7 +20,7 @@ SEEN = [  # (kind, text): issue 44's examples, from the published book
     ("file path", "Caption: the recipe's run (benchmarks/results/gpu_recipe-h200-e40.json)."),
     ("hash", "with a hash of the run's configuration in the folder name"),
     ("hash", "the studies are cached beside the checkpoints, keyed by a hash of both checkpoint files."),
-    ("module name", "the primary test is fixed in the code (paired_stats.holm)."),
+    ("module name", "the device is chosen in the code (study_run.study_device)."),
     ("module name", "The runs are listed in cnet_lib.images.IMAGE_PRESETS."),
     ("benchmark script", "whole runs were compared too, by bench_refinement.py."),
     ("commit hash", "One primary test, fixed in the code (commit 88cac11) before its numbers were computed."),

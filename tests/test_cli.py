@@ -124,7 +124,7 @@ def test_packages_reexport_their_modules_names_once(package):
 def test_the_image_study_reexports_its_chapters_names_from_their_modules():
     """``cnet_lib.images`` names its wings and, explicitly, the names the chapters call: each is the public name of
     one module of a wing (the same object), and every name of a chapter's ``images.<name>`` is among them."""
-    wings = {w: getattr(images, w) for w in ("data", "training", "runs", "studies")}
+    wings = {w: getattr(images, w) for w in ("data", "training", "runs")}
     homes = {}
     for wing in wings.values():
         for mod_name in wing.__all__:
