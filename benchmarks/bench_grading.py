@@ -25,7 +25,7 @@ from classroom import NEAR_MISSES, fill, right_answers  # noqa: E402
 
 from cnet_lib.cli.grade import main as grade  # noqa: E402
 from cnet_lib.cli.student import main as export  # noqa: E402
-from cnet_lib.teacher.answer_key import AnswerKey  # noqa: E402
+from cnet_lib.teacher.keys import AnswerKey  # noqa: E402
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ Seed 0 is the models that ship (``cnet ship``); every other seed is read from ``
 trains nothing and stops with a sentence naming what is missing; with it, it trains (or resumes, epoch by epoch)
 what is missing, so a stopped command continues where it stopped when run again.  ``--studies`` adds each seed's
 robustness and adaptive-step studies of the main runs (``"robustness": null`` without them), which the book's
-claims over seeds read.  The file is :mod:`cnet_lib.images.studies.seed_cached`'s.
+claims over seeds read.  The file is :mod:`cnet_lib.studies.runner`'s.
 """
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from cnet_lib.images import CONTROLS, adaptive_runs, image_runs, seed_record, sweep_runs, trained_runs  # noqa: E402
+from cnet_lib.images import CONTROLS, image_runs, trained_runs  # noqa: E402
 from cnet_lib.images.runs.run_folders import is_finished  # noqa: E402
 from cnet_lib.images.runs.run_store import run_configs  # noqa: E402
 from cnet_lib.images.runs.shipped import SHIPPED, shipped_run  # noqa: E402
-from cnet_lib.images.studies.seed_cached import SEEDS_FILE, write_seeds_file  # noqa: E402
+from cnet_lib.studies.runner import SEEDS_FILE, seed_record, write_seeds_file  # noqa: E402
 from cnet_lib.runtime.device import environment  # noqa: E402
 from cnet_lib.runtime.settings import Settings  # noqa: E402
-from cnet_lib.studies import robustness  # noqa: E402
+from cnet_lib.studies import adaptive, manifestation, robustness  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -56,8 +56,8 @@ def main(argv=None) -> int:
             return 1
         runs = trained_runs(settings, runs=names, use_shipped=seed == 0, verbose=args.train, seed=seed)
         main = {n: runs[n] for n in main_runs}
-        record = seed_record(runs, sweep_runs(runs, verbose=True), robustness.run(main) if args.studies else None,
-                             adaptive_runs(main) if args.studies else None)
+        record = seed_record(runs, manifestation.run(runs, verbose=True), robustness.run(main) if args.studies else None,
+                             adaptive.seeds_record(adaptive.run(main)) if args.studies else None)
         records.append(record)
         print(f"seed {seed}: " + ", ".join(f"{n} {100 * r.final_accuracy:.2f}%" for n, r in runs.items()))
     out = write_seeds_file(Path(args.dest) / f"{args.preset}-{names[0]}" / SEEDS_FILE, records, args.preset,

@@ -1,7 +1,7 @@
 """Every function of the students' build that an exercise's sandbox keeps callable, tried on the exercise's hidden
 cases (``python tests/absent_trial.py``, in a process of its own: a kept function called with a case's arguments
 may change the library's state).  Prints ``{exercise: [functions that returned the expected value]}`` as JSON;
-tests/test_sandbox_parts.py wants it empty for every exercise.  ``--control EXERCISE ...`` tries those exercises'
+tests/test_grading.py wants it empty for every exercise.  ``--control EXERCISE ...`` tries those exercises'
 own forbidden functions instead (the control: the trial finds the library's answer where it is there).
 
 Each kept function is called with every case's arguments where they bind its signature (all of them, in order)
@@ -23,11 +23,8 @@ from pathlib import Path
 
 from cnet_lib.book.exercises.recipes import build_call, observed
 from cnet_lib.book.exercises.registry import EXERCISES, exercise
-from cnet_lib.teacher.absent import plan
-from cnet_lib.teacher.grading_library import installed_package, kept_in
+from cnet_lib.teacher.absent import functions, installed_package, kept_in, plan, students_modules
 from cnet_lib.teacher.keys import expected_outputs, hidden_cases
-from cnet_lib.teacher.kept import students_modules
-from cnet_lib.teacher.stubbing import functions
 
 STUDENTS = 1
 

@@ -1,5 +1,5 @@
 """Submissions that attack the grader (issue 29), each an exercise cell with the outcome the grader must give it;
-tests/test_sandbox_attacks.py hands them in and grades them with ``python -m cnet_lib grade``.
+tests/test_sandbox.py hands them in and grades them with ``python -m cnet_lib grade``.
 
 A cell is a template (:func:`cell`): ``{KEY}``, ``{SUBMISSIONS}``, ``{GRADEBOOK}``, ``{FEEDBACK}``, ``{LIBRARY}``,
 ``{REPO}``, ``{PORT}`` and ``{MARK}`` become the test's paths, a port it listens on and a marker; the attacker is

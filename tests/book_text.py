@@ -77,7 +77,7 @@ BLOCKS = "p, li, dt, dd, th, td, figcaption, caption, .cell_output .output, .adm
 @lru_cache(maxsize=None)
 def module_names() -> tuple[str, ...]:
     """The library's module names that a reader never calls: every ``cnet_lib`` module whose name has an underscore
-    (``paired_stats``, ``refinement_timing``), less the functions and classes of that name the packages export
+    (``study_run``, ``theta_record``), less the functions and classes of that name the packages export
     (a chapter calls ``images.trained_runs``, which is no module)."""
     import importlib
     import inspect

@@ -1,6 +1,11 @@
 """Made-up submissions of a class, for the rehearsal (tests/test_classroom.py): the student copies with their
 exercise cells filled in: all right, near misses, tampering, broken.
 
+The code of mistakes students make, as the exercise cells they hand in: every near miss the exercises name (the
+answer key's own code, :data:`cnet_lib.teacher.keys.CODES`) and mistakes they do not name (:data:`OTHER_MISTAKES`,
+the ones of issue 54's trial).  tests/test_grading.py grades each against the hidden cases (at most a third of the
+points, and a hint aimed at the near miss it makes or none); tests/test_exercises.py checks each publicly.
+
 Each near miss is one the issue names or one a class makes; :data:`NEAR_MISSES` says which hidden cases it fails
 (by the ``catches`` tag of the answer key's recipes), so the expected points follow from the drawn cases.
 """
@@ -15,13 +20,26 @@ import pytest
 
 from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
-from cnet_lib.teacher.answer_key import solution_sources
 from cnet_lib.teacher.isolation import SandboxError, find_isolation
+from cnet_lib.teacher.keys import CODES, GLOBAL_ERROR, solution_sources
 from cnet_lib.teacher.submissions import exercise_cell, read_cells
-from near_misses import CODES, OTHER_MISTAKES
+
+OTHER_MISTAKES = {
+    "global_error": {"second_to_last": GLOBAL_ERROR.format(count="round(t_final / dt)").replace("path[-1]", "path[-2]")},
+    "observed_order": {"sign": '''import numpy as np
+
+
+def observed_order(dts, errors):
+    return -np.polyfit(np.log(dts), np.log(errors), 1)[0]  # the sign flipped'''},
+    "ideal_speedup": {"floor_division": '''def ideal_speedup(n_steps_per_epoch):
+    n = list(n_steps_per_epoch)
+    return len(n) * n[-1] // sum(n)  # an integer division'''},
+}
+"""Exercise -> label -> the code of a mistake the exercise does not name (issue 54's trial: the last point but one,
+a flipped sign, an integer division); the grader's hint for them is the exercise's own first one."""
 
 # exercise -> (code of the near miss, the catches tag of the hidden cases it fails): one of each exercise's named near
-# misses (tests/near_misses.py, where each is written once)
+# misses (the answer key's CODES, where each is written once)
 CLASS_PICKS = {"observed_order": "two_point", "rk_step": "stage_time_without_h", "embedded_step": "two_steps",
                "global_error": "ceil", "euler_block_as_resnet": "h_without_T",
                "parameters_after_refinement": "doubled_everything", "refine_piecewise_linear": "constant_refinement",

@@ -1,5 +1,5 @@
 """A class that attacks the grading *run* (issue 42), handed in beside the sandbox attacks of tests/attacks.py and
-graded in the same run of ``python -m cnet_lib grade`` (tests/test_sandbox_attacks.py):
+graded in the same run of ``python -m cnet_lib grade`` (tests/test_sandbox.py):
 
 * :data:`RUN_ATTACKERS`: exercise cells that send a rate a request no tensor can be made of, hide their flags
   behind harmless ones or in the cell above, paste the library's code padded with no-op lines, solve ``rk_step``

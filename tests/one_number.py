@@ -3,7 +3,7 @@
 A model's accuracy on its own graph is the one its training measured (:attr:`StudyRun.final_accuracy`, which the
 sweeps reproduce); a study that evaluates the model again on a subset or in another arithmetic gets another figure,
 and the page must say why beside it ("as trained: ..." in the same sentence or the table's note,
-:func:`cnet_lib.images.studies.study_cache.as_trained_note`).  :func:`own_accuracy_mentions` finds every such quotation in a
+:func:`cnet_lib.images.runs.study_run.as_trained_note`).  :func:`own_accuracy_mentions` finds every such quotation in a
 built page: sentences "<model> 82.4% clean" / "<model>: 82.3% on its own graph", and table rows that start with a
 model's label and show it on its own graph ("own: ...", "float32", the sweep summary's and the paper table's columns).
 """
@@ -75,7 +75,7 @@ def unexplained(mentions: list[Mention], trained: dict) -> list[Mention]:
 
 
 def trained_accuracies(html: str) -> dict:
-    """run -> % of the runs table (:func:`cnet_lib.report.run_report.runs_table`: its row "held-out accuracy", one column
+    """run -> % of the runs table (:func:`cnet_lib.book.runs_table`: its row "held-out accuracy", one column
     per model) of a built page."""
     soup = BeautifulSoup(html, "html.parser")
     for table in soup.select("table.cnet-table"):

@@ -15,19 +15,19 @@ from cnet_lib import pendulum as P
 from cnet_lib.cli import robustness as robustness_cli
 from cnet_lib.cli import sweep as sweep_cli
 from cnet_lib.cli import train as train_cli
-from cnet_lib import draw as imf
+from cnet_lib.studies import manifestation as M
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import study_inputs as SI
 from cnet_lib.images.runs import study_run as SR
 from cnet_lib.images.training import train_state as TS
-from cnet_lib.images.studies import sweep_cached as ST
+from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.images.training import train_loop as TL
 from cnet_lib import images as T
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.data.datasets import DatasetNotFoundError
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
-from cnet_lib.images.studies.sweep_measure import manifestation_sweep
+from cnet_lib.images.training.evaluation import manifestation_sweep
 from cnet_lib.pendulum import config_for
 from cnet_lib.studies import robustness
 from cnet_lib.runtime.settings import Settings
@@ -122,20 +122,20 @@ CASES += [
      "unknown run 'rk4': the smoke preset's runs are rk4_refined, euler_fixed"),
     ('trained_runs(settings, runs=[])', lambda: RS.trained_runs(SMOKE, runs=[]), ValueError, "runs names no run"),
     ('trained_runs("smoke")', lambda: RS.trained_runs("smoke"), TypeError, "settings must be the session's Settings"),
-    ('sweep_runs(runs, batch_size=0)', lambda: ST.sweep_runs({"rk4_refined": _RUN}, batch_size=0), ValueError,
+    ('manifestation.run(runs, batch_size=0)', lambda: ST.run({"rk4_refined": _RUN}, batch_size=0), ValueError,
      "batch_size must be an integer >= 1, got 0"),
     ('robustness.run(runs, dict(sigmas=(0.1,), seeds=()))',
      lambda: robustness.run({"rk4_refined": _RUN}, dict(sigmas=(0.1,), seeds=())), ValueError,
      "seeds is empty, but weight noise is drawn at random for every level of sigmas"),
     ('robustness.run(runs, dict(bits=(1,)))', lambda: robustness.run({"rk4_refined": _RUN}, dict(bits=(1,))),
      ValueError, "bits[0] must be an integer >= 2, got 1"),
-    ('sweep_runs({})', lambda: ST.sweep_runs({}), ValueError, "runs must be the trained runs"),
-    ('sweep_runs(runs, dict(n_step=(1,)))', lambda: ST.sweep_runs({"rk4_refined": _RUN}, dict(n_step=(1,))), ValueError,
+    ('manifestation.run({})', lambda: ST.run({}), ValueError, "runs must be the trained runs"),
+    ('manifestation.run(runs, dict(n_step=(1,)))', lambda: ST.run({"rk4_refined": _RUN}, dict(n_step=(1,))), ValueError,
      "unknown sweep grid key 'n_step': a sweep grid has schemes, n_steps, compress, compress_schemes"),
-    ('live_sweep_app(runs, fig, n_images=0)', lambda: imf.live_sweep_app({"rk4_refined": _RUN}, None, n_images=0),
+    ('manifestation.live_app(runs, fig, n_images=0)', lambda: M.live_app({"rk4_refined": _RUN}, None, n_images=0),
      ValueError, "n_images must be an integer >= 1, got 0"),
-    ('live_sweep_app(runs, fig, n_show=50, n_images=20)',
-     lambda: imf.live_sweep_app({"rk4_refined": _RUN}, None, n_images=20, n_show=50), ValueError,
+    ('manifestation.live_app(runs, fig, n_show=50, n_images=20)',
+     lambda: M.live_app({"rk4_refined": _RUN}, None, n_images=20, n_show=50), ValueError,
      "n_show must be an integer >= 1 and <= 20, got 50"),
     ('robustness.live_app(runs, fig, grid, n_images=-1)',
      lambda: robustness.live_app({"rk4_refined": _RUN}, None, {}, n_images=-1), ValueError,

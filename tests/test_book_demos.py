@@ -107,3 +107,20 @@ def test_live_app_shows_its_static_view(runs):
     scheme, n_steps = app.widget._cnet_controls.values()
     assert scheme.value == "euler" and (n_steps.min, n_steps.max, n_steps.value) == (1, 64, 4)
     assert "cnet-live-app-static" in app._repr_mimebundle_()["text/html"]
+
+
+def test_the_chapter_glues_the_numbers_its_prose_states(runs):
+    """*How this book works* quotes its slopes and errors from the cell that computes them ({glue:md}`name`): no result
+    typed in its prose, every name it quotes given by demos.facts, and each slope the prose calls "close to its
+    scheme's order" within 0.2 of it in every preset's grid."""
+    from glued_prose import cells_ending_in_glue, glued_names, typed_numbers
+
+    said = demos.facts(runs)
+    assert said["n_finest"] == "64" and said["n_second"] == "32"
+    assert said["slope_euler"] == f"{demos.two_point_orders(runs)[0]['slope']:.2f}"
+    assert said["error_rk4_classic"] == f"{demos.dts_and_errors(runs, 'rk4_classic')[1][-1]:.1e}"
+    assert not typed_numbers("how_to_use") and not cells_ending_in_glue("how_to_use")
+    assert glued_names("how_to_use") <= set(said) and glued_names("how_to_use")
+    for steps in ([4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256, 512]):
+        for row in demos.two_point_orders(demos.convergence_runs(rate, exact, SCHEMES, steps, T_END)):
+            assert abs(row["slope"] - row["order"]) < 0.2, row

@@ -257,7 +257,7 @@ def test_exercise_check_passes_a_right_answer_and_fails_wrong_ones(capsys):
     import numpy as np
 
     from cnet_lib.book.exercises import check_observed_order
-    from cnet_lib.teacher.pendulum_key import reference_observed_order
+    from cnet_lib.teacher.keys import reference_observed_order
 
     def fitted(dts, errors):
         return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])

@@ -28,9 +28,7 @@ from classroom import (BROKEN, BROKEN_FLAGS, BROKEN_IMPORT, NEAR_MISSES, PATCH_T
 from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
 from cnet_lib.book.exercises.registry import chapter_exercises
 from cnet_lib.cli.grade import main as grade
-from cnet_lib.teacher.answer_key import AnswerKey
-from cnet_lib.teacher.keys import hidden_cases
-from cnet_lib.teacher.scoring import NEAR_MISS_SHARE
+from cnet_lib.teacher.keys import NEAR_MISS_SHARE, AnswerKey, hidden_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # rehearses a class: export, submissions, grading in a sandbox

@@ -11,7 +11,7 @@ import pytest
 
 import cnet_lib
 import cnet_lib.__main__ as entry
-from cnet_lib import draw, images, pendulum, report
+from cnet_lib import draw, images, pendulum
 from cnet_lib.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +109,7 @@ def test_python_dash_m_runs_a_command(tmp_path):
     assert "smoke  rk4_refined" in out.stdout and "cpu    euler_fixed" in out.stdout
 
 
-@pytest.mark.parametrize("package", [pendulum, report, draw], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("package", [pendulum, draw], ids=lambda p: p.__name__)
 def test_packages_reexport_their_modules_names_once(package):
     names = [n for module in package.MODULES for n in module.__all__]
     assert len(names) == len(set(names)), "two modules export one name: " + ", ".join(
@@ -124,7 +124,7 @@ def test_packages_reexport_their_modules_names_once(package):
 def test_the_image_study_reexports_its_chapters_names_from_their_modules():
     """``cnet_lib.images`` names its wings and, explicitly, the names the chapters call: each is the public name of
     one module of a wing (the same object), and every name of a chapter's ``images.<name>`` is among them."""
-    wings = {w: getattr(images, w) for w in ("data", "training", "runs", "studies")}
+    wings = {w: getattr(images, w) for w in ("data", "training", "runs")}
     homes = {}
     for wing in wings.values():
         for mod_name in wing.__all__:
@@ -141,4 +141,4 @@ def test_the_image_study_reexports_its_chapters_names_from_their_modules():
 
 def test_the_chapters_short_names_exist():
     assert callable(images.trained_runs) and callable(images.sample_batch) and callable(pendulum.config_for)
-    assert callable(draw.fig_accuracy_vs_nt) and callable(draw.live_sweep_app) and callable(cnet_lib.select_preset)
+    assert callable(draw.slider_figure) and callable(draw.live_app) and callable(cnet_lib.select_preset)

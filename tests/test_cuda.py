@@ -12,13 +12,12 @@ import copy
 import pytest
 import torch
 
-from cnet_lib import draw as imf
+from cnet_lib.studies import manifestation as M
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import study_inputs as SI
 from cnet_lib.studies import robustness
-from cnet_lib.images.studies import sweep_cached as ST
+from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
 from cnet_lib.images.runs.image_presets import image_runs
@@ -120,7 +119,7 @@ def test_resume_on_the_gpu(data_dir, tmp_path):
 
 def test_sweep_on_the_gpu(data_dir, tmp_path):
     T.train(_cfg(data_dir, device="cuda", out_dir=str(tmp_path / "run")))
-    rows, meta = S.sweep_checkpoint(tmp_path / "run", device="cuda:0", grid=GRID, progress=False)
+    rows, meta = ST.sweep_checkpoint(tmp_path / "run", device="cuda:0", grid=GRID, progress=False)
     assert meta["environment"]["device"].startswith("cuda") and len(rows) == 1 + 6 + 1 + 1
     hist = T.load_model(tmp_path / "run", device="cuda")[1]["extra"]["history"]
     assert rows[0]["accuracy"] == pytest.approx(hist[-1]["test_acc"], abs=2 / 128)
@@ -157,8 +156,8 @@ def test_study_and_live_app_on_the_gpu(data_dir, tmp_path):
     settings = Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device="cuda")
     runs = RS.trained_runs(settings, verbose=False)
     assert all(next(r.model.parameters()).is_cuda for r in runs.values())
-    sweeps = ST.sweep_runs(runs, GRID, verbose=False)
-    app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device="cuda", n_images=64, n_show=4)
+    sweeps = ST.run(runs, GRID, verbose=False)
+    app = M.live_app(runs, M.fig_sweep_explorer(sweeps), device="cuda", n_images=64, n_show=4)
     bundle = app._repr_mimebundle_()
     assert "text/html" in bundle
     run = runs["rk4_refined"]

@@ -14,11 +14,10 @@ import pytest
 import torch
 
 from cnet_lib.runtime import cuda_graphs as CG
-from cnet_lib import draw as imf
+from cnet_lib.studies import manifestation as M
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.studies import sweep_cached as ST
+from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images.studies import sweep_measure as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
 from cnet_lib.images.runs.image_presets import image_runs
@@ -80,14 +79,14 @@ def test_pipeline_with_an_indexed_device_string(data_dir, tmp_path):
     assert len(first.history) == 1 and len(resumed.history) == 2 and resumed.history[1]["refined"]
     model, ck = T.load_model(tmp_path / "run", device=dev)
     assert _equal_states(_state(model), _state(resumed.model))
-    rows, meta = S.sweep_checkpoint(tmp_path / "run", device=dev, grid=GRID, progress=False)
+    rows, meta = ST.sweep_checkpoint(tmp_path / "run", device=dev, grid=GRID, progress=False)
     assert rows[0]["accuracy"] == pytest.approx(resumed.final_accuracy) and meta["environment"]["device"] == "cpu"
 
     settings = Settings(preset="smoke", runs_dir=tmp_path / "runs", data_dir=data_dir, device=dev)
     assert settings.device == torch.device("cpu")
     runs = RS.trained_runs(settings, verbose=False, n_train=64, n_test=32, channels=(2, 4, 4), batch_size=32)
-    sweeps = ST.sweep_runs(runs, GRID, device=dev, verbose=False)
-    app = imf.live_sweep_app(runs, imf.fig_sweep_explorer(sweeps), device=dev, n_images=16, n_show=4)
+    sweeps = ST.run(runs, GRID, device=dev, verbose=False)
+    app = M.live_app(runs, M.fig_sweep_explorer(sweeps), device=dev, n_images=16, n_show=4)
     assert "text/html" in app._repr_mimebundle_()
 
 

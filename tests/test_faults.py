@@ -23,7 +23,7 @@ from cnet_lib.runtime import checkpoint as C
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images.studies import sweep_measure as S
+from cnet_lib.images.training import evaluation as S
 from cnet_lib.cli import train as train_cli
 from cnet_lib import images as T
 from cnet_lib.images.runs.image_presets import image_runs

@@ -33,8 +33,7 @@ from cnet_lib.images.data import fake_data as FD
 from cnet_lib.images.data import image_data as ID
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs.study_run import training_time
-from cnet_lib.images.studies import sweep_cached as ST
-from cnet_lib.images.studies import sweep_measure as S
+from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.images.training import train_state as TS
 from cnet_lib.images.training.results_file import read_results
 from cnet_lib.pendulum import trained_models as PS
@@ -391,28 +390,16 @@ def test_a_cut_off_results_file_is_written_again_by_resume_on_the_command_line(d
 
 def test_sweep_rows_with_renamed_keys_are_set_aside_and_swept_again(runs_copy, data_dir, capsys):
     runs = {"euler_fixed": _runs(runs_copy, data_dir, verbose=False)["euler_fixed"]}
-    first = ST.sweep_runs(runs, GRID, verbose=False)["euler_fixed"]
+    first = ST.run(runs, GRID, verbose=False)["euler_fixed"]
     path = ST.sweep_cache(runs["euler_fixed"], GRID, torch.device("cpu"))[0]
     record = json.loads(path.read_text())
     record["rows"] = [{("acc" if k == "accuracy" else k): v for k, v in row.items()} for row in record["rows"]]
     path.write_text(json.dumps(record))
     capsys.readouterr()
-    again = ST.sweep_runs(runs, GRID, verbose=False)["euler_fixed"]
+    again = ST.run(runs, GRID, verbose=False)["euler_fixed"]
     out = capsys.readouterr().out
     assert f"{path} cannot be used: its rows cannot be read" in out and "row 0 lacks accuracy" in out
     assert [r["accuracy"] for r in again] == [r["accuracy"] for r in first]
-
-
-def test_adaptive_step_rows_that_are_not_evaluations_are_refused():
-    from cnet_lib.images.studies.adaptive_cached import checked_study
-
-    (path,) = (ROOT / "cnet_lib" / "shipped" / "cpu-rk4_refined").glob("adaptive-*.json")
-    record = json.loads(path.read_text())
-    assert checked_study(record) is record
-    run = next(iter(record["runs"].values()))
-    run["rows"][0] = {("acc" if k == "accuracy" else k): v for k, v in run["rows"][0].items()}
-    with pytest.raises(ValueError, match="row 0 of .* is not an evaluation"):
-        checked_study(record)
 
 
 # ============================================================================ 4. a checkpoint of another config
@@ -509,7 +496,7 @@ def test_a_temporary_file_of_a_killed_sweep_save_is_removed_by_the_next_sweep(ru
     live = path.parent / f".{path.name}.{os.getppid()}-{host}.l1v3.tmp"
     for tmp in (killed, live):
         tmp.write_text('{"key": ')
-    ST.sweep_runs({"euler_fixed": run}, GRID, verbose=False)
+    ST.run({"euler_fixed": run}, GRID, verbose=False)
     assert not killed.exists() and live.exists() and path.is_file()
 
 
@@ -534,12 +521,12 @@ def test_a_sweep_on_no_images_and_a_grid_with_an_unknown_key_are_refused(runs_co
     run = _runs(runs_copy, data_dir, verbose=False)["euler_fixed"]
     x = torch.zeros((0, 3, 32, 32), dtype=torch.uint8)
     with pytest.raises(ValueError, match=r"a sweep needs test images and one label per image, got 0 images"):
-        S.manifestation_sweep(run.model, x, torch.zeros(0, dtype=torch.long), torch.zeros(3), torch.ones(3),
+        ST.manifestation_sweep(run.model, x, torch.zeros(0, dtype=torch.long), torch.zeros(3), torch.ones(3),
                               schemes=("euler",), n_steps=(1,), compress=(), progress=False)
     with pytest.raises(ValueError, match=r"unknown sweep grid key 'n_step': a sweep grid has schemes, n_steps"):
-        ST.sweep_runs({"euler_fixed": run}, dict(schemes=("euler",), n_step=(1,)), verbose=False)
+        ST.run({"euler_fixed": run}, dict(schemes=("euler",), n_step=(1,)), verbose=False)
     with pytest.raises(ValueError, match=r"unknown sweep grid key 'nsteps'"):
-        S.sweep_checkpoint(run.checkpoint, Settings(device="cpu"), data_dir=data_dir, grid={"nsteps": (1,)},
+        ST.sweep_checkpoint(run.checkpoint, Settings(device="cpu"), data_dir=data_dir, grid={"nsteps": (1,)},
                            progress=False)
 
 

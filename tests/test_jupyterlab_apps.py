@@ -257,7 +257,7 @@ def test_the_manifestation_app_answers_real_events_in_jupyterlab(lab, browser):
     # is replaced by its refinement within the time it states: the page notes every title the app shows, and when
     d.execute_script(WATCH)
     _run_cell(d, "from cnet_lib.draw import quick_answers\nquick_answers.QUICK_FLOPS['cpu'] = 1e5\n"
-                 "draw.live_sweep_app(runs, static_fallback_fig=explorer, device=ctx.device, n_images=128)")
+                 "manifestation.live_app(runs, static_fallback_fig=explorer, device=ctx.device, n_images=128)")
     sampled = _new_app(d, app)
     _until(lambda: "of the app" in _state(d, sampled)["title"], ANSWER_S, lambda: f"no refinement: {_state(d, sampled)}")
     seen = d.execute_script("return window.cnetTitles")
@@ -270,7 +270,7 @@ def test_the_manifestation_app_answers_real_events_in_jupyterlab(lab, browser):
 
     # Colab's renderer path: the setup cell on Colab picks plotly's "colab" renderer
     _run_cell(d, "ctx = setup(renderer='colab')\n"
-                 "draw.live_sweep_app(runs, static_fallback_fig=explorer, device=ctx.device, sweeps=sweeps)")
+                 "manifestation.live_app(runs, static_fallback_fig=explorer, device=ctx.device, sweeps=sweeps)")
     colab = _new_app(d, sampled)
     d.execute_script("arguments[0].scrollIntoView()", colab)
     before = _state(d, colab)

@@ -3,7 +3,7 @@
 A module's layer is its top folder's place in :data:`LAYERS`, lowest first (the book's page *The library*):
 ``core`` (numerics and models) < ``runtime`` (settings, devices, files, rows and sentences) < ``images`` and
 ``pendulum`` (the data and the trained models a study reads) < ``draw`` (the drawing helpers) < ``studies`` (one
-folder per study) < ``report`` < ``book`` < ``teacher`` < ``cli``; a module at the package root is an entry point
+folder per study) < ``book`` < ``teacher`` < ``cli``; a module at the package root is an entry point
 above them all.  The rule: nothing imports a higher layer, nor a sibling folder of its own layer; a study folder
 (``cnet_lib/studies/<study>/``) never imports another study, only its own modules and the shared ``runner`` and
 ``stats``; inside a study its numbers never import its display (``show.py``); display code (IPython, ipywidgets,
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cnet_lib"
-LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("studies",), ("report",), ("book",), ("teacher",),
+LAYERS = (("core",), ("runtime",), ("pendulum", "images"), ("draw",), ("studies",), ("book",), ("teacher",),
           ("cli",))
 DISPLAY = ("IPython", "ipywidgets", "tqdm.notebook", "tqdm.auto", "plotly")
 SHARED_STUDY_MODULES = ("cnet_lib.studies", "cnet_lib.studies.runner", "cnet_lib.studies.stats")  # the shared ones, once they exist: stale on purpose

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from cnet_lib import draw
+from cnet_lib.studies import manifestation
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.draw.progressive import Progressive, Refiner
 from cnet_lib.draw import quick_answers as QA
@@ -24,6 +25,7 @@ from cnet_lib.studies import robustness
 from cnet_lib.studies.robustness.study import Condition
 from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies import adaptive
 
 N_IMAGES, N_SHOW, N_STUDY = 400, 4, 128
 
@@ -78,7 +80,7 @@ def _settled(app):
 
 
 def test_a_graph_the_sweep_evaluated_is_answered_from_it(runs, counted):
-    app = _settled(draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs)))
+    app = _settled(manifestation.live_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs)))
     counted["images"] = 0
     fig = app.render(model="rk4_refined", scheme="rk4_classic", n_steps=4, compress=0)
     assert isinstance(fig, go.Figure) and counted["images"] == N_SHOW, "only the thumbnails are evaluated"
@@ -87,7 +89,7 @@ def test_a_graph_the_sweep_evaluated_is_answered_from_it(runs, counted):
 
 
 def test_any_other_graph_answers_from_a_sample_with_its_error_then_refines(runs, counted):
-    app = _settled(draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs)))
+    app = _settled(manifestation.live_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs)))
     model = runs["rk4_refined"].model
     with model.manifested("rk4_38", 16):
         n = QA.quick_size(model, torch.device("cpu"), N_IMAGES)
@@ -238,14 +240,14 @@ def test_an_app_fits_the_data_it_has(runs):
     with "cannot take a subset of 2000 from 1000 examples".  The apps take the images there are, and say so."""
     short = {name: dataclasses.replace(r, config=dataclasses.replace(r.config, n_test=2 * N_IMAGES)) for name, r in runs.items()}
     grid = dict(sigmas=(0.1,), input_noise=(0.2,))
-    sweep_app = _settled(draw.live_sweep_app(short, go.Figure(), n_images=2 * N_IMAGES, n_show=N_SHOW))
+    sweep_app = _settled(manifestation.live_app(short, go.Figure(), n_images=2 * N_IMAGES, n_show=N_SHOW))
     for app in (sweep_app, _settled(robustness.live_app(short, go.Figure(), grid, n_images=64)),
-                draw.live_adaptive_app(short, go.Figure(), n_images=64)):
+                adaptive.live_app(short, go.Figure(), n_images=64)):
         header = html.unescape(app.widget.children[0].value)
         assert f"the {N_IMAGES} test images this data copy holds" in header and f"of the preset's {2 * N_IMAGES}" in header
     fig = sweep_app.render(model="rk4_refined", scheme="euler", n_steps=1, compress=0)
     assert re.search(rf"\b{N_IMAGES} images", _title(getattr(fig, "first", fig))), "the app's answers count what it has"
-    full = _settled(draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW))
+    full = _settled(manifestation.live_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW))
     assert "data copy" not in full.widget.children[0].value, "a data folder that holds the preset's images: no note"
 
 
@@ -266,7 +268,7 @@ def test_the_thumbnail_labels_are_the_models_predictions(runs):
     from cnet_lib.images.training.evaluation import Evaluator
     from cnet_lib.images.runs.study_inputs import study_data
 
-    app = draw.live_sweep_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs))
+    app = manifestation.live_app(runs, go.Figure(), n_images=N_IMAGES, n_show=N_SHOW, sweeps=_sweeps(runs))
     fig = app.render(model="rk4_refined", scheme="rk4_classic", n_steps=4, compress=0)
     run = runs["rk4_refined"]
     data = study_data(run.config, run.settings, torch.device("cpu"), with_train=False)
@@ -315,11 +317,11 @@ def book_apps():
         "how_to_use": demos.live_solver_app(_rate, _exact, ["euler", "midpoint", "rk4_classic"], 2.0, go.Figure(),
                                             max_steps=64, n_steps=4),
         "resnet_euler": pendulum.live_rollout_app(models, cfg, go.Figure(), rows=rows),
-        "manifestation_invariance": draw.live_sweep_app(runs, go.Figure(), device=settings.device,
-                                                        sweeps=images.sweep_runs(runs)),
+        "manifestation_invariance": manifestation.live_app(runs, go.Figure(), device=settings.device,
+                                                           sweeps=manifestation.run(runs)),
         "robustness": robustness.live_app(runs, go.Figure(), robustness.preset_grid("smoke"), device=settings.device,
-                                               study=robustness.run(runs)),
-        "adaptive": draw.live_adaptive_app(runs, go.Figure(), device=settings.device),
+                                          study=robustness.run(runs)),
+        "adaptive": adaptive.live_app(runs, go.Figure(), device=settings.device),
     }
     Refiner.pool().submit(lambda: None).result(120)  # the first answers' refinements, done
     return apps

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from cnet_lib.images.studies.paired_stats import welch
+from cnet_lib.studies.stats import welch
 from cnet_lib.studies import manifestation_factorial as MF
 from smoke_data import SHARED_DATA
 
@@ -55,6 +55,24 @@ def test_the_analysis_refuses_an_incomplete_design_and_follows_its_rule():
     same = [_model(c, s, 0.7, 0.7 + rng.gauss(0, 0.001)) for c in MF.PRIMARY for s in MF.PRIMARY_SEEDS]
     assert MF.analyse({"models": same})["primary"]["integrator"]["verdict"] == \
         "not shown, and no difference as large as 2 points"
+
+
+def test_the_report_shows_the_plans_test_first_and_the_exploratory_analyses_labelled():
+    """The chapter reports the study as the plan demands: the primary test (both hypotheses, Holm's p, the verdict by
+    the plan's rule) before the exploratory analyses, which are labelled so; without a record it says that the study
+    has not finished and shows no number."""
+    rng = random.Random(2)
+    models = [_model(c, s, 0.7 + rng.gauss(0, 0.01), 0.7 - (0.05 if c.startswith("euler") else 0.0) + rng.gauss(0, 0.004))
+              for c in MF.CELLS for s in (MF.PRIMARY_SEEDS if c in MF.PRIMARY else MF.EXPLORATORY_SEEDS)]
+    record = {"models": models}
+    analysis = MF.analyse(record)
+    shown = str(MF.report(record, analysis))
+    first, rest = shown.split("Exploratory analyses (not part of the plan's test; p values unadjusted)")
+    assert first.startswith("The plan's test") and "H_I" in first and "H_R" in first and "p, Holm" in first
+    assert analysis["primary"]["integrator"]["verdict"] in first and f"{analysis['primary']['integrator']['p_holm']:.2g}" in first
+    assert "interaction" in rest and "midpoint_fixed - euler_fixed" in rest and "H_I" not in rest
+    empty = MF.report(None)
+    assert str(empty) == MF.NOT_FINISHED and "has not finished" in str(empty) and not any(ch.isdigit() for ch in str(empty))
 
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="needs the offline CIFAR-10 copy in ../shared/data")

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from cnet_lib.book import paper_claims as PC
-from cnet_lib.images.studies.theta import theta_roughness
+from cnet_lib.images.runs.theta_record import theta_roughness
 from cnet_lib.images.training.train_config import TrainConfig, build_model
 from cnet_lib.studies.pendulum import study as LS
 
@@ -94,7 +94,7 @@ def test_the_paper_s_cheaper_graphs_are_measured_from_its_best_instance_and_ours
 
 # Each rule of the claims page restated here from its words (claims_page.RULES), independently of the library's code:
 # the verdict of every row must be what its own numbers give under this restatement.
-K = 2.0  # the book's one threshold for "keeps its accuracy" (graph_rule.KEEP_POINTS), as the page's rules say it
+K = 2.0  # the book's one threshold for "keeps its accuracy" (paired_stats.KEEP_POINTS), as the page's rules say it
 
 
 def _parts(met, n):
@@ -180,7 +180,7 @@ def test_every_rule_can_give_each_verdict_it_names_and_gives_it_on_the_right_sid
     thresholds give the verdict its words say, by the library's rule and by the restatement here; every verdict word a
     rule names is reached."""
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies.graph_rule import KEEP_POINTS
+    from cnet_lib.studies.stats import KEEP_POINTS
 
     assert KEEP_POINTS == K and CP.EFFICIENCY == 0.95
     assert set(CP.RULES) == set(RESTATED) == set(EDGES), "a rule without its restatement or its edges"
@@ -204,13 +204,15 @@ def test_the_keep_threshold_is_one_number_in_every_chapter_s_rule():
     import inspect
 
     from cnet_lib.book import claims_page as CP
-    from cnet_lib.images.studies import adaptive_verdict as AV, seed_verdict as SV, sweep_verdict as VV
-    from cnet_lib.images.studies.graph_rule import KEEP_POINTS
+    from cnet_lib.studies.stats import KEEP_POINTS
+    from cnet_lib.studies import adaptive
+    from cnet_lib.studies import manifestation as M
 
-    for fn in (VV.judge_sweeps, SV.contrast_over_seeds):
+    assert M.KEEP_POINTS is KEEP_POINTS
+    for fn in (M.judge, M.over_seeds):
         params = inspect.signature(fn).parameters
         assert params["lose_points"].default == params["hold_points"].default == KEEP_POINTS, fn.__name__
-    assert AV.ADAPTIVE_RULE.min_effect == KEEP_POINTS
+    assert adaptive.IMAGE_RULE.min_effect == KEEP_POINTS
     for rule in ("contrast", "sharp_minimum", "rk4_as_euler", "cheaper"):
         assert f"{KEEP_POINTS:g} points" in CP.RULES[rule].words, rule
 
@@ -249,7 +251,7 @@ def test_the_tables_a_phone_must_read_put_their_key_columns_first():
     """Issue 53: the introduction's results table and the manifestation tables (35 rows of 8 columns) put their
     accuracies right after the first columns and mark them (the browser test checks a phone shows them unswiped)."""
     from cnet_lib.book.paper_comparison import paper_comparison_table
-    from cnet_lib.report.sweep_report import sweep_table, table1_table
+    from cnet_lib.studies.manifestation import sweep_table, table1_table
 
     intro = paper_comparison_table()
     assert intro.text.splitlines()[0].split()[:4] == ["source", "model", "accuracy", "(%)"]
@@ -314,7 +316,7 @@ def test_the_paper_s_epochs_are_said_as_its_timings_and_the_command_lines_say_th
 def test_the_one_number_check_finds_an_unexplained_figure_and_accepts_an_explained_one():
     """The check of the built book (tests/test_book_build.py) on pages made for it: a sentence and a table row that
     quote a model with another accuracy fail unless the sentence or the table's note says why ("as trained: ...")."""
-    from cnet_lib.images.studies.study_cache import as_trained_note  # noqa: F401  (the words the pages use)
+    from cnet_lib.images.runs.study_run import as_trained_note  # noqa: F401  (the words the pages use)
     from cnet_lib.runtime.rows import format_table
     from one_number import own_accuracy_mentions, trained_accuracies, unexplained
 

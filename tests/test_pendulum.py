@@ -198,7 +198,7 @@ def test_fit_slope_and_integrator_orders():
 
 def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
     from cnet_lib.book.exercises.pendulum_exercises import check_global_error, check_rk_step
-    from cnet_lib.teacher.pendulum_key import reference_global_error, reference_rk_step
+    from cnet_lib.teacher.keys import reference_global_error, reference_rk_step
 
     assert not check_rk_step(reference_rk_step), "the reference is not an answer"
     assert "reference_rk_step" in capsys.readouterr().out

@@ -199,35 +199,6 @@ def test_the_gpu_preset_study_ships_and_is_the_one_the_chapters_ask_for():
     assert all(torch.isfinite(p).all() for f in fits for p in f.model.parameters())
 
 
-# --------------------------------------------------------------------------- the adaptive solves, batched
-def test_batched_adaptive_solves_equal_each_solve_alone():
-    """Every solve takes the steps it takes alone (same counts) and lands within 1e-12; the fixed-step rollouts
-    of different lengths equal cnet_lib.integrate's; a solve that needs too many steps says so."""
-    from cnet_lib import MaxStepsError, integrate, integrate_adaptive
-    from cnet_lib.pendulum.batched_adaptive import MemberRates, adaptive_solves, fixed_solves
-
-    rates = [P.true_rate, P.initial_odenet(0), P.initial_odenet(1)]
-    members = [(i, tol) for i in range(3) for tol in (1e-3, 1e-6)]
-    rate = MemberRates(rates, [i for i, _ in members])
-    x0 = torch.tensor(P.exact_solution(0.0), dtype=torch.float64)
-    xs = x0.expand(len(members), 2).clone()
-    tols = [t for _, t in members]
-    for pair in ("bosh3", "dopri5"):
-        x, stats = adaptive_solves(rate, xs, pair, 3.0, tols, tols)
-        for m, (i, tol) in enumerate(members):
-            alone = integrate_adaptive(lambda t, y, G=rates[i]: G(y), x0, pair, (0.0, 3.0), rtol=tol, atol=tol)
-            assert stats[m] == dict(nfe=alone.stats.nfe, n_accepted=alone.stats.n_accepted,
-                                    n_rejected=alone.stats.n_rejected), (pair, i, tol)
-            assert float((x[m] - alone.x.detach()).abs().max()) < 1e-12
-    n = [3, 40, 7, 1, 25, 12]
-    fixed = fixed_solves(rate, xs, "rk4_classic", 3.0, n)
-    for m, (i, _) in enumerate(members):
-        alone = integrate(lambda t, y, G=rates[i]: G(y), x0, "rk4_classic", n[m], (0.0, 3.0)).detach()
-        assert float((fixed[m] - alone).abs().max()) < 1e-13
-    with pytest.raises(MaxStepsError, match="max_steps"):
-        adaptive_solves(rate, xs, "dopri5", 3.0, tols, tols, max_steps=5)
-
-
 def test_rows_of_several_schemes_roll_out_as_each_scheme_alone():
     """multi_scheme_rollout: each row is cnet_lib's rollout with its own scheme, whatever the other rows' schemes (a
     stage its scheme skips is weighted by 0, an added 0 is exact): bit for bit where a step's rows are single weights

@@ -1,10 +1,9 @@
 """The prose states what the published book measured, and every number it states is the computed one.
 
-The chapters' prose says what the book's run shows, with its numbers ("halving the step multiplies the
-Euler-trained model's error by 1,540"), instead of sending the reader to "the sentences under the table".  The
-published book is built in one preset (:data:`cnet_lib.book.project.PUBLISHED_PRESET`) from what ships with it,
-so those numbers are known before the build: ``tests/published_numbers.py`` computes them the way the chapters
-do.  Two checks hold the prose to them:
+The chapters glue every number their prose states from the cell that computes it (each study's test file checks
+it).  A page without such a cell (the introduction) states what the published book measured (the preset
+:data:`cnet_lib.book.project.PUBLISHED_PRESET`, from what ships with it), so those numbers are known before the
+build: ``tests/published_numbers.py`` computes them the way the chapters do.  Two checks hold the prose to them:
 
 * every fragment of :data:`CLAIMS`, its placeholders filled with the computed numbers, is in the page's prose, so
   a stated number that no longer matches its computation fails;
@@ -31,100 +30,11 @@ CLAIMS: dict[str, list[str]] = {
     "book/intro": [
         "measured on {n_test} images held out",
     ],
-    "book/adaptive": [
-        "(`images.live_images(ctx.preset)` of them: {live_images} in the `gpu` preset)",
-        "the two solutions lie {td_lo} to {td_hi} times the tolerance apart",
-        "a least-squares slope of {td_slope} on log–log axes",
-        "the numbers of evaluations differ by at most {td_nfe}",
-        "at rtol = atol = {ad_tol} Dormand–Prince changes its accuracy by {ad_rk4_drop} points (95% interval [{ad_rk4_lo}, {ad_rk4_hi}]) and its predicted "
-        "class on {ad_rk4_changed} of the images, at {ad_rk4_nfe} evaluations of $R$ per image against {ad_rk4_own_nfe}",
-        "it loses {ad_euler_drop_plain} points (interval [{ad_euler_lo}, {ad_euler_hi}]) and changes its prediction on "
-        "{ad_euler_changed} of the images, at {ad_euler_nfe} evaluations against {ad_euler_own_nfe}",
-        "(its flow {flow_euler} times its own graph's error) from the midpoint- and RK4-trained ones ({flow_midpoint} "
-        "and {flow_rk4_38} times)",
-        "at $\\Delta t_\\text{{data}} = 0.05$ and 0.1 ({flow_mid_coarse1} and {flow_mid_coarse2} times) and the "
-        "RK4-trained one at 0.1 ({flow_rk4_coarse2} times)",
-        "the first {adaptive_n} of the {sweep_n} held-out images",
-        "{ad_own_rk4}% for the RK4-trained model and {ad_own_euler}% for the Euler-trained one, where on all {sweep_n}, "
-        "as trained, they reach {acc_rk4}% and {acc_euler}%",
-        "(its accuracy changes by {ad_rk4_drop} points at the tightest tolerance) and the Euler-trained one discrete (it "
-        "loses {ad_euler_drop_plain} points)",
-    ],
-    "book/manifestation_invariance": [
-        "removing them costs the RK4-trained model {gap_rk4} points and the Euler-trained model {gap_euler}",
-        "the Euler-trained model of training seed 0 loses up to {drop_euler} points and the RK4-trained model at most "
-        "{drop_rk4}",
-        "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs "
-        "({seeds_euler_mean} on average) and the RK4-trained models {seeds_rk4_lo} to {seeds_rk4_hi}",
-        "(Welch's 95% interval [{seeds_ci_lo}, {seeds_ci_hi}] points, p = {seeds_p})",
-        "cost the Euler-trained models far more, {x_euler_lo} to {x_euler_hi} points, and the RK4-trained ones "
-        "{x_rk4_lo} to {x_rk4_hi}",
-        "reported the contrast on seed 0 ({x_euler_seed0} points at $N_t = 6$)",
-        "From its best instance ({paper_best}%) the paper's 11-11-11 graph costs {paper_same11_loss} points and its "
-        "6-6-6 graph {paper_same6_loss}",
-        "the same weights on three steps of the 3/8 rule cost {same3_38} points on average over the three seeds, on two "
-        "steps {same2_38} (classic RK4: {same2_c}), and one step is another function altogether ({same1_38} points)",
-        "keeps {proj2_acc}% on average ({proj2_delta} points) with {comp2_params} parameters instead of {params}; on "
-        "training seed 0 the Euler-trained model compressed the same way falls to {euler_comp2_acc}%",
-        "fewer steps cost much ({eu3} points at $N_t = 3$ on average, {eu2} at $N_t = 2$), more steps little ({eu8} "
-        "points at $N_t = 8$, {eu16} at $N_t = 16$)",
-        "({paper_as_euler}%, at 32 steps per block;",
-        "lose {rke4} points on Euler at their trained $N_t = 4$, {rke8} at $N_t = 8$ and {rke16} at $N_t = 16$",
-        "the first {live_images} in the `gpu` preset, where the sweep used all {sweep_n}",
-        "the Euler-trained models lose {seeds_euler_lo} to {seeds_euler_hi} points on their valid graphs and the "
-        "RK4-trained ones {seeds_rk4_lo} to {seeds_rk4_hi}: the paper's direction in every seed, but three seeds per "
-        "method do not establish the difference (p = {seeds_p})",
-        "The `cpu` preset's four models, {fx_seeds} training seeds each",
-        "On their valid graphs the Euler-trained models lose {fx_valid_euler_fixed} points on average (fixed depth) and "
-        "{fx_valid_euler_refined} (refined), the RK4-trained ones {fx_valid_rk4_fixed} (fixed depth) and "
-        "{fx_valid_rk4_refined} (refined). Averaged over the other factor the integrator accounts for {fx_integrator} of "
-        "the main runs' {fx_main} points and refinement for {fx_refinement}, and the two interact: refinement changes "
-        "the Euler models' loss by {fx_ref_euler} points and the RK4 models' by {fx_ref_rk4}.",
-        "of the four effects' 95% intervals {fx_excluding} excludes zero (the integrator among fixed-depth models, "
-        "{fx_int_fixed} [{fx_int_fixed_lo}, {fx_int_fixed_hi}] points, p = {fx_int_fixed_p}), and tested together, "
-        "with Holm's correction over the four, {fx_held} holds (that one: p = {fx_int_fixed_p_holm})",
-        "(on training seed 0, a mean relative jump between neighbouring pieces of {rough_euler_refined} for the refined "
-        "Euler model and {rough_rk4_refined} for the refined RK4 one), where a model trained at its final depth keeps "
-        "them apart ({rough_euler_fixed} and {rough_rk4_fixed}, about $\\sqrt 2$, the jump between independent pieces of "
-        "equal size: refinement's smoothness is partly by construction), and the graphs that cross $\\theta$'s jumps cost the "
-        "rough models more ({fx_cross_euler_fixed} and {fx_cross_rk4_fixed} points on average against "
-        "{fx_cross_euler_refined} and {fx_cross_rk4_refined})",
-        "the integrator carries more of that contrast than refinement ({fx_integrator} against {fx_refinement} points; "
-        "{fx_seeds} seeds establish neither)",
-    ],
-    "book/refinement_training": [
-        "what training them costs: both models in {both_train} on an H100 (measured, training seed 0), the image "
-        "chapters in about {t4_chapters} on a T4 (an estimate)",
-        "trained with RK4-classic on {bench_train} training images for {bench_epochs} epochs",
-        "from a median {rk4_refined_epoch_1} s an epoch at $N_t = 1$ to {rk4_refined_epoch_2} s at $N_t = 2$ and "
-        "{rk4_refined_epoch_4} s at $N_t = 4$",
-        "{euler_fixed_epoch_4} s an epoch at $N_t = 4$",
-        "trained for {rk4_refined_total} s in all against the Euler model's {euler_fixed_total} s, {rk4_over_euler} "
-        "times as long",
-        "Its median epochs give a speed-up of {rk4_refined_log_speedup}× against the ideal {rk4_refined_log_ideal}×",
-        "Refinement trained in {refined_min} min, fixed depth in {fixed_min} min: a speed-up of {speedup} against the "
-        "ideal {ideal}.",
-        "{paper_min_refined} minutes with refinement against {paper_min_fixed} at fixed depth, a speed-up of "
-        "{paper_speedup}, against its own schedule's ideal of {paper_ideal} (refined at epochs 20, 40, 60, 70 and 80, "
-        "for the {paper_epochs} epochs that its timings imply",
-        "The refined model ended at {refined_acc}% on {bench_test} held-out images, the fixed-depth one at {fixed_acc}%: "
-        "a difference of {refined_diff} points with a 95% interval of [{refined_lo}, {refined_hi}]",
-    ],
-    "book/continuousnet": [
-        "both models have {params} parameters and were trained for {epochs} epochs; they reach {acc_rk4}% (RK4) and "
-        "{acc_euler}% (Euler) on {n_test} images held out",
-        "lie between {gain1_hi} and {gain1_lo} in the first block, {gain2_hi} and {gain2_lo} in the second and {gain3_hi} "
-        "and {gain3_lo} in the third",
-    ],
 }
 """Per page (``book/<name>``), fragments of its prose with ``{placeholders}`` for the computed numbers
 (:mod:`published_numbers`); whitespace and line breaks do not matter."""
 
-CONSTANTS: dict[str, set] = {
-    "book/refinement_training": {"45,000"},  # the training images of the data the models were trained on
-    "book/adaptive": {"4.11", "4.13", "10%", "1%", "0.1"},  # Hairer, Nørsett and Wanner's equations; the rules'
-    # thresholds; a data spacing of the pendulum's controls
-}
+CONSTANTS: dict[str, set] = {}
 """Per page, the numbers its prose may state that are settings or definitions, not results."""
 
 EVERYWHERE = {"95%"}
@@ -146,9 +56,7 @@ def _prose(page: str) -> str:
 @pytest.fixture(scope="module")
 def numbers(tmp_path_factory) -> dict:
     runs = str(tmp_path_factory.mktemp("runs"))
-    return {**P.image_numbers(runs), **P.paper_numbers(),
-            **P.adaptive_pendulum_numbers(runs),
-            **P.refinement_numbers(), **P.history_numbers(), **P.training_numbers(), **P.factorial_numbers()}
+    return P.image_numbers(runs)
 
 
 @pytest.mark.parametrize("page", sorted(CLAIMS))

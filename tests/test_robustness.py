@@ -22,7 +22,7 @@ from cnet_lib.core.odeblock import OdeBlock
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.studies import paired_stats as STATS
+from cnet_lib.studies import stats as STATS
 from cnet_lib.runtime.settings import Settings
 from cnet_lib.studies import robustness as R
 

@@ -35,8 +35,8 @@ from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP
 from cnet_lib.images.runs import study_inputs as SI
 from cnet_lib.images.runs import theta_record as TR
-from cnet_lib.images.studies import sweep_cached as ST
-from cnet_lib.images.studies import sweep_measure as S
+from cnet_lib.images.training import evaluation as EV
+from cnet_lib.studies.manifestation import study as ST
 from cnet_lib import images as T
 from cnet_lib.images.training import train_loop as TL
 from cnet_lib.images.data.cifar_files import CifarFileError
@@ -186,7 +186,7 @@ def test_a_sweep_is_filed_under_the_checkpoint_its_model_came_from(runs_copy, da
     shutil.copyfile(runs["rk4_refined"].checkpoint, run.checkpoint)  # another process replaced it meanwhile
     path, key = ST.sweep_cache(run, GRID, torch.device("cpu"))
     assert key["checkpoint"] == loaded[:12] != file_digest(run.checkpoint)[:12]
-    rows = ST.sweep_runs({"euler_fixed": run}, GRID, verbose=False)["euler_fixed"]
+    rows = ST.run({"euler_fixed": run}, GRID, verbose=False)["euler_fixed"]
     assert rows[0]["accuracy"] == pytest.approx(run.final_accuracy), "the numbers are those of the loaded model"
     assert json.loads(path.read_text())["key"]["checkpoint"] == loaded[:12]
 
@@ -412,7 +412,7 @@ def _sweep_path(run) -> Path:
 @pytest.mark.parametrize("damage", ["truncated", "older format", "computed from another checkpoint"])
 def test_a_damaged_sweep_cache_is_set_aside_and_computed_again(runs_copy, data_dir, capsys, damage):
     runs = _runs(runs_copy, data_dir)
-    first = ST.sweep_runs(runs, GRID, verbose=False)
+    first = ST.run(runs, GRID, verbose=False)
     path = _sweep_path(runs["euler_fixed"])
     cached = json.loads(path.read_text())
     if damage == "truncated":
@@ -422,11 +422,11 @@ def test_a_damaged_sweep_cache_is_set_aside_and_computed_again(runs_copy, data_d
     else:
         path.write_text(json.dumps({**cached, "key": {**cached["key"], "checkpoint": "0" * 12}}))
     capsys.readouterr()
-    again = ST.sweep_runs(runs, GRID, verbose=False)
+    again = ST.run(runs, GRID, verbose=False)
     out = capsys.readouterr().out
     assert f"{path} cannot be used" in out and "moved to" in out and "computed again" in out
     assert _accuracies(again) == _accuracies(first) and len(list(path.parent.glob(f"{path.name}.damaged-*"))) == 1
-    assert ST.sweep_runs(runs, GRID, verbose=False) == again and "cannot be used" not in capsys.readouterr().out
+    assert ST.run(runs, GRID, verbose=False) == again and "cannot be used" not in capsys.readouterr().out
 
 
 def test_a_damaged_robustness_cache_is_set_aside_and_computed_again(runs_copy, data_dir, capsys):
@@ -468,7 +468,7 @@ def test_a_read_only_runs_folder_loads_its_runs_and_keeps_new_results(runs_copy,
         runs = _runs(runs_copy, data_dir)
         assert all(not r.trained_now for r in runs.values())
         capsys.readouterr()
-        rows = ST.sweep_runs(runs, dict(GRID, n_steps=(3,)), verbose=False)
+        rows = ST.run(runs, dict(GRID, n_steps=(3,)), verbose=False)
         out = capsys.readouterr().out
         assert all(rows[n][0]["kind"] == "trained" for n in runs), "the computed rows are returned"
         assert "could not be saved" in out and "used for this session only" in out and "CNET_RUNS_DIR" in out
@@ -554,12 +554,12 @@ def test_out_of_memory_in_a_sweep_names_the_batch_size_to_try(runs_copy, data_di
                            "tried to allocate 123456789 bytes")
 
     run = _runs(runs_copy, data_dir)["euler_fixed"]
-    monkeypatch.setattr(S, "evaluate", oom)
+    monkeypatch.setattr(EV, "evaluate", oom)
     assert sweep_cli.main([str(run.out_dir), "--quiet", "--n-steps", "1"]) == 1
     err = _one_line(capsys.readouterr().err)
     assert "out of memory on cpu while sweeping" in err and "--batch-size 250" in err
     with pytest.raises(OutOfMemory, match=r"batch_size=128 in Python"):
-        ST.sweep_runs({"euler_fixed": run}, dict(GRID, n_steps=(5,)), verbose=False, batch_size=256)
+        ST.run({"euler_fixed": run}, dict(GRID, n_steps=(5,)), verbose=False, batch_size=256)
 
 
 def test_a_fault_in_a_chapter_shows_as_its_one_sentence(tmp_path):

@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from cnet_lib.cli import ship as SH
-from cnet_lib.images.studies import shipping as SHW
+from cnet_lib.images.runs import shipping as SHW
 from cnet_lib.images.data.fake_data import write_fake_cifar
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs import shipped as SHP

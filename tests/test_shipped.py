@@ -64,13 +64,13 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
     the shipped sweep is loaded, and said so, instead of minutes of recomputing it (a reader's own model is
     swept there as before)."""
     from cnet_lib.images.runs import study_run as SR
-    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     monkeypatch.setattr(CS, "amp_dtype", lambda device: None)  # a GPU without bf16
     monkeypatch.setattr(SR, "resolve_device", lambda device: torch.device("cuda"))
     capsys.readouterr()
-    sweeps = CS.sweep_runs(runs, device="cuda", verbose=True)
+    sweeps = CS.run(runs, device="cuda", verbose=True)
     out = capsys.readouterr().out
     assert out.count("which this GPU lacks") == len(runs) and "NVIDIA H100" in out
     cuda = torch.device("cuda")
@@ -88,17 +88,17 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
     measurements: read, never computed again silently (the adaptive-step study took a quarter of an hour on two
     cores), and the line that reads one says where it ran and in what arithmetic.  A reader's own models are
     studied where they are, and a shipped run whose study must be computed after all says so first."""
-    from cnet_lib.images.studies import adaptive_cached as AC
-    from cnet_lib.images.studies import shipped_studies as SS
-    from cnet_lib.images.studies import study_cache as SC
-    from cnet_lib.images.studies import sweep_cached as CS
+    from cnet_lib.studies import adaptive
+    from cnet_lib.studies import runner as SS
+    from cnet_lib.studies import runner as SC
+    from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
     capsys.readouterr()
     cpu = torch.device("cpu")
-    sweeps = CS.sweep_runs(runs, device="cpu")
+    sweeps = CS.run(runs, device="cpu")
     study = robustness.run(runs, device="cpu")
-    adaptive = AC.adaptive_runs(runs, device="cpu")
+    ad = adaptive.run(runs, device="cpu")
     out = capsys.readouterr().out
     assert out.count("shipped with the book, so its numbers are shown here") == len(runs) + 2, out
     assert "NVIDIA H100 80GB HBM3 GPU" in out and "bf16 autocast" in out and "TF32 convolutions" in out
@@ -108,13 +108,13 @@ def test_on_a_cpu_the_gpu_presets_shipped_studies_load_and_say_where_they_ran(tm
         assert key["device"] == "cpu" and not path.exists(), "nothing was swept or written on the CPU"
         shipped = [f for f in SS.shipped_stand_ins(runs[name], CS.SWEEP_PREFIX, key)]
         assert len(shipped) == 1 and rows == json.loads(shipped[0].path.read_text())["rows"]
-    assert set(study) == set(robustness.study.GRAPHS) and adaptive["environment"]["device"].startswith("cuda")
+    assert set(study) == set(robustness.study.GRAPHS) and ad["environment"]["device"].startswith("cuda")
     own = {n: dataclasses.replace(r, shipped=False) for n, r in runs.items()}
     assert SS.shipped_stand_ins(own["rk4_refined"], CS.SWEEP_PREFIX, key) == ()
-    SS.announce_recompute(runs["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    SS.announce_recompute(runs["rk4_refined"], adaptive.PREFIX, "the adaptive-step study")
     said = capsys.readouterr().out
     assert "computed now" in said and "13 s on an NVIDIA H100 80GB HBM3 GPU" in said
-    SS.announce_recompute(own["rk4_refined"], AC.ADAPTIVE_PREFIX, "the adaptive-step study")
+    SS.announce_recompute(own["rk4_refined"], adaptive.PREFIX, "the adaptive-step study")
     assert capsys.readouterr().out == ""
     assert SC.precision({"key": {}, "environment": {"device": "cuda:0"}, "tf32": False}) == "float32"
     assert SC.ran_on({"environment": {"device": "cpu", "device_name": "AMD EPYC", "cpu_count": 2,
@@ -144,19 +144,16 @@ def test_the_book_loads_the_shipped_model_and_says_so(tmp_path, capsys):
     folder = tmp_path / "run"
     assert SHP.install_shipped(folder, dataclasses.replace(cfg, out_dir=str(folder)), "RK4", verbose=True)
     out = capsys.readouterr().out
-    assert "using the model shipped with the book" in out and "use_shipped=False" in out and "min" in out
+    assert "using the model shipped with the book" in out and "use_shipped=False" in out
+    assert "GPU" not in out and "quality" not in out, "where it was trained is a margin note's, not a cell's (issue 53)"
     assert (folder / CHECKPOINT).is_file() and not (folder / SHP.MANIFEST).exists()
 
 
 def test_loading_a_model_trained_in_under_a_minute_says_seconds(tmp_path, capsys):
     """The H100 session's chapter log said "0 min of training" for the gpu Euler model (25 s): durations are
-    words from runtime.progress.duration."""
+    words from runtime.progress.duration (the chapters' margin notes say them, from the run's provenance)."""
     assert [duration(s) for s in (24.9, 89, 90, 360.7, 600, 2943)] == ["25 s", "89 s", "1.5 min", "6.0 min", "10 min",
                                                                         "49 min"]
-    cfg = image_runs("gpu")["euler_fixed"]
-    assert SHP.install_shipped(tmp_path, dataclasses.replace(cfg, out_dir=str(tmp_path)), "Euler", verbose=True)
-    out = capsys.readouterr().out
-    assert "(25 s of training on an NVIDIA H100 80GB HBM3 GPU" in out and "(about 25 s on such a machine)" in out and "0 min" not in out
 
 
 def test_a_preset_without_shipped_models_says_how_long_and_where_they_ship(tmp_path, capsys):
@@ -269,7 +266,7 @@ def test_a_changed_record_changes_the_training_time_words(tmp_path, monkeypatch)
 def test_the_gpu_preset_ships_three_training_seeds():
     """seeds.json beside the gpu preset's seed-0 models: seeds 0, 1, 2, each with both runs' checkpoints,
     accuracies, sweeps and robustness study; seed 0 is the shipped checkpoints themselves."""
-    from cnet_lib.images.studies.seed_cached import SEEDS_FILE, read_seeds_file
+    from cnet_lib.studies.runner import SEEDS_FILE, read_seeds_file
 
     payload = read_seeds_file(SHP.SHIPPED / "gpu-rk4_refined" / SEEDS_FILE)
     assert payload is not None and payload["preset"] == "gpu"
@@ -292,8 +289,8 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
     """On a CUDA GPU with bf16 (A100, L4, H100: the GPU they were computed on) the chapters load the shipped
     sweeps, robustness and adaptive-step studies instead of recomputing them.  (On a GPU without bf16, a T4,
     the sweep's key differs, amp off: the sweeps are recomputed once there, README "On a GPU".)"""
-    from cnet_lib.images.studies import sweep_cached as CS
-    from cnet_lib.images.studies.adaptive_cached import adaptive_cache, adaptive_key_grid
+    from cnet_lib.studies.manifestation import study as CS
+    from cnet_lib.studies.adaptive import study as AS
     from cnet_lib.images.runs.image_presets import sweep_grid
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
@@ -305,14 +302,14 @@ def test_the_shipped_gpu_studies_are_the_ones_a_chapter_on_a_gpu_asks_for(tmp_pa
         assert CS.sweep_cache(run, sweep_grid("gpu"), cuda)[0].name in files[name], f"the shipped gpu sweep of {name} is stale"
     first = next(iter(runs))
     assert robustness.study.cache_path(runs, robustness.preset_grid("gpu"), cuda)[0].name in files[first], "the shipped gpu robustness study is stale"
-    assert adaptive_cache(runs, adaptive_key_grid(runs, None), cuda)[0].name in files[first], "the shipped gpu adaptive study is stale"
+    assert AS._cache(runs, AS._key_grid(runs, None), cuda).path.name in files[first], "the shipped gpu adaptive study is stale"
 
 
 def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
     """A study whose grid, graphs or key changed since shipping would be recomputed in the chapters
     (minutes on a CPU): each run's sweep and the robustness study must be the current ones."""
     from cnet_lib.images.runs.image_presets import sweep_grid
-    from cnet_lib.images.studies.sweep_cached import sweep_cache
+    from cnet_lib.studies.manifestation.study import sweep_cache
 
     runs = RS.trained_runs(smoke_settings(preset=PRESET, runs_dir=tmp_path), verbose=False)
     cpu = torch.device("cpu")
@@ -321,9 +318,9 @@ def test_the_shipped_studies_are_the_ones_the_chapters_ask_for(tmp_path):
         assert path.name in _manifest(name)["files"], f"the shipped sweep of {name} is stale: python -m cnet_lib ship {PRESET} --restudy"
     path = robustness.study.cache_path(runs, robustness.preset_grid(PRESET), cpu)[0]
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped robustness study is stale: python -m cnet_lib ship {PRESET} --restudy"
-    from cnet_lib.images.studies.adaptive_cached import adaptive_study_path
+    from cnet_lib.studies import adaptive
 
-    path = adaptive_study_path(runs, device=cpu)
+    path = adaptive.study_file(runs, device=cpu)
     assert path.name in _manifest(RUNS[0])["files"], f"the shipped adaptive-step study is stale: python -m cnet_lib ship {PRESET} --restudy"
 
 

@@ -200,14 +200,14 @@ def test_the_students_install_lists_its_commands_without_the_teachers(wheel, tmp
 
 
 def test_the_students_install_carries_no_answers_and_no_way_to_them(wheel, class_export, tmp_path):
-    from cnet_lib.teacher import image_key, keys, pendulum_key
-    from cnet_lib.teacher.answer_key import AnswerKey
+    from cnet_lib.teacher import keys
+    from cnet_lib.teacher.keys import AnswerKey
 
     files = _installed_texts(wheel, tmp_path)
     everything = "\n".join(files.values())
     assert not [f for f in files if f.startswith("cnet_lib/teacher/")], "the answer key and the grader stay home"
     assert not [f for f in files if f.split("/")[-1] in ("grade.py", "answers.py") or f == "cnet_lib/cli/student.py"]
-    key_names = [n for m in (pendulum_key, image_key, keys) for n in m.__all__ if n.startswith(("reference_", "hidden_"))]
+    key_names = [n for n in keys.__all__ if n.startswith(("reference_", "hidden_"))]
     assert key_names and not [n for n in key_names if n in everything], "a reference or hidden-case generator"
     assert _project.repo_slug() not in everything and _project.REPO_URL not in everything, "the teacher's repository"
     key = AnswerKey.load(class_export["key"])
@@ -231,7 +231,7 @@ def _code_lines(source: str) -> list[str]:
 def test_the_students_install_holds_no_solution_under_any_name(wheel, class_export, tmp_path):
     """A reference renamed, or a solution pasted into a module, is found by its lines: at most one line of a
     solution (a formula the library itself needs, such as the levels of a b-bit quantization) is in the wheel."""
-    from cnet_lib.teacher.answer_key import solution_sources
+    from cnet_lib.teacher.keys import solution_sources
 
     installed = {ln for text in _installed_texts(wheel, tmp_path).values() for ln in _code_lines(text)}
     solutions = solution_sources(class_export["root"])

@@ -85,12 +85,14 @@ CARDS: dict[str, Card] = {
     "refinement_training": Card(
         assumes="*ContinuousNet*; SGD with momentum.",
         learn="how refinement (M → 2M, N_t → 2N_t) keeps θ(t) exactly, how the two image models were trained, "
-              "and what refinement saves in training time, measured fairly against its ideal.",
+              "what refinement saves in training time, measured fairly against its ideal, and what a confidence "
+              "interval for a difference of two accuracies says.",
         image_models=True),
     "manifestation_invariance": Card(
         assumes="*Refinement training*; accuracy on a test set and its sampling error.",
-        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), read "
-              "from a verdict computed from the numbers, and a table like the paper's Table 1.",
+        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), and how "
+              "to judge that over several trained models: a confidence interval for a difference of means, "
+              "Welch's test with the training seed as the unit, Holm's correction for several tests at once.",
         image_models=True),
     "robustness": Card(
         assumes="*Manifestation invariance*; accuracy on a test set and its sampling error.",
@@ -99,11 +101,12 @@ CARDS: dict[str, Card] = {
               "advance, Holm's correction for the secondary tests, the Monte-Carlo error of random draws, and "
               "Welch's t-test over training seeds.", image_models=True),
     "adaptive": Card(
-        assumes="*Numerical integrators* (Butcher tableaux, order) and *Beyond the paper: robustness* (paired "
-                "comparisons, a rule fixed in advance).",
-        learn="how an embedded Runge–Kutta pair controls its own steps (error norm, controller, first step), why no "
-              "step may cross a jump of θ(t), and whether an error-controlled solver tells a continuous model from a "
-              "discrete one, on the pendulum's ODE-Nets and on the two image models.", image_models=True,
+        assumes="*Numerical integrators* (Butcher tableaux, order) and *Is a ResNet a forward-Euler integrator?* (the "
+                "pendulum's ODE-Nets); accuracy on a test set.",
+        learn="how an embedded Runge–Kutta pair controls its own steps, why no step may cross a jump of θ(t), and "
+              "whether an error-controlled solver tells a continuous model from a discrete one, on the pendulum's "
+              "ODE-Nets and the two image models (a paired 95% interval for a difference of accuracies).",
+        image_models=True,
         pendulum_models=True),
 }
 """Every chapter of ``_toc.yml`` has a card (``tests/test_chapter_cards.py`` checks it)."""

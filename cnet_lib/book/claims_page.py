@@ -11,7 +11,7 @@ every rule independently and holds each row to it, and feeds each rule numbers o
 verdict words are "holds", "holds in part", "not shown at this scale", "does not hold here" (the book's numbers
 meet the rule's opposite, or no part of the claim), "tested here" (what the paper leaves to future work) and "not
 tested".  "Keeps its accuracy" is judged by one threshold throughout the book,
-:data:`cnet_lib.images.studies.graph_rule.KEEP_POINTS`.
+:data:`cnet_lib.studies.stats.KEEP_POINTS`.
 """
 from __future__ import annotations
 
@@ -22,25 +22,24 @@ from types import SimpleNamespace
 from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
-from ..images.studies.adaptive_verdict import judge_adaptive
-from ..images.studies.factorial import CELLS
-from ..images.studies.graph_rule import KEEP_POINTS
-from ..images.studies.paired_stats import spread, two_proportions, welch
-from ..images.studies.refinement_timing import recorded_timing
-from ..images.studies.seed_verdict import contrast_over_seeds
-from ..images.studies.shipped_studies import shipped_seeds
-from ..images.studies.theta import theta_roughness
+from ..images.runs.theta_record import theta_roughness
+from ..studies.stats import KEEP_POINTS, spread, two_proportions, welch
+from ..studies.runner import shipped_seeds
 from ..images.training.results_file import read_results
 from ..images.training.train_state import CHECKPOINT, load_model
 from ..pendulum import config_for, train_models
 from ..runtime.rich_text import Rich, join_rich
 from ..runtime.rows import find_row, format_table
 from ..runtime.vocabulary import run_label
+from ..studies.manifestation import CELLS, over_seeds
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
                                       large_step_slopes, rollout_rows)
+from ..studies.refinement.study import recorded_timing
 from ..studies.robustness import PRIMARY, robustness_over_seeds
+from ..studies import adaptive
 from .measurements import result
-from .paper_claims import PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule, schedule_ideal
+from .paper_claims import (PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule,
+                           schedule_ideal)
 from .shipped_tables import shipped_study
 
 __all__ = ["Rule", "RULES", "VERDICTS", "EFFICIENCY", "PAGES", "claim_rows", "paper_claims_table", "TABLE"]
@@ -266,7 +265,7 @@ def _pendulum_claims(add) -> None:
 def _manifestation_claims(add, sweeps: dict) -> None:
     """Figure 9 and two sentences on it (Sec. 5.3), and Table 1(a)'s cheaper graphs: the image models' sweeps over the
     seeds."""
-    c = contrast_over_seeds(sweeps)
+    c = over_seeds(sweeps)
     d = {run: spread(v) for run, v in c.drops.items()}
     ci = c.methods["ci95"] if c.methods else (None, None)
     add("an RK4-trained, refined ContinuousNet keeps its accuracy on other graphs; an Euler-trained one does not",
@@ -390,7 +389,7 @@ def _beyond_claims(add, seeds: dict) -> None:
         f"{sum(acc['euler_fixed']) / len(acc['euler_fixed']):.1f}% (mean of {len(acc['rk4_refined'])} seeds); Euler minus "
         f"RK4 {_signed(w['diff'])} points, 95% interval [{_signed(w['ci95'][0])}, {_signed(w['ci95'][1])}], Welch "
         f"p = {w['p']:.2g}", "accuracy", low=w["ci95"][0], high=w["ci95"][1])
-    a = judge_adaptive(shipped_study("gpu", "adaptive-"), "rk4_refined", "euler_fixed")
+    a = adaptive.judge(shipped_study("gpu", adaptive.PREFIX), "rk4_refined", "euler_fixed")
     add("\u201cUsing adaptive time steps \u2026 is of interest but is left for future work\u201d", "Sec. 3.2", "adaptive",
         f"the error-controlled solver classes the RK4-trained model {a.classes['rk4_refined'].klass} and the "
         f"Euler-trained one {a.classes['euler_fixed'].klass} (one model per method)", None, verdict="tested here")

@@ -2,8 +2,8 @@
 solved with several schemes and numbers of steps, its text tables, its figures and its live app.
 
 The chapter defines the problem itself (``rate(t, y)`` and the exact solution ``exact(t)``, plain
-Python functions of floats); this module does the rest, as a study's ``study``, ``tables`` and
-``figures`` modules do for theirs.  A run is a dict (one row): ``scheme, n_steps, dt, t, y, error``
+Python functions of floats); this module does the rest, as a study's ``study`` and ``show`` modules do for theirs,
+down to the numbers its prose quotes (:func:`facts`).  A run is a dict (one row): ``scheme, n_steps, dt, t, y, error``
 with ``error = |y_N − exact(t_end)|``.  Figures draw precomputed runs (their controls work in the
 static book), schemes in their colours from :mod:`cnet_lib.runtime.vocabulary`.
 """
@@ -22,7 +22,7 @@ from ..runtime.vocabulary import SCHEME_COLORS, scheme_color, scheme_label
 from ..draw.plotting import dropdown_slider_figure, line, loglog_style, reference_slope, slider_figure
 from ..draw.widgets import Choice, IntRange, LiveApp, live_app
 
-__all__ = ["solve", "convergence_runs", "dts_and_errors", "two_point_orders", "error_table", "order_table",
+__all__ = ["solve", "convergence_runs", "dts_and_errors", "two_point_orders", "facts", "error_table", "order_table",
            "fig_solutions", "fig_error_convergence", "fig_schemes_together", "live_solver_app"]
 
 Rate = Callable[[float, torch.Tensor], torch.Tensor]
@@ -64,6 +64,19 @@ def two_point_orders(runs: Sequence[dict]) -> list[dict]:
         dts, errors = dts_and_errors(runs, s)
         slope = math.log(errors[-2] / errors[-1]) / math.log(dts[-2] / dts[-1])
         out.append(dict(scheme=s, order=get_scheme(s).order, slope=slope))
+    return out
+
+
+def facts(runs: Sequence[dict]) -> dict:
+    """The numbers the chapter's prose states, ``{name: text}`` as it prints them, from the runs it has just computed:
+    the two finest numbers of steps (``n_second``, ``n_finest``), each scheme's slope through its two finest runs
+    (``slope_<scheme>``, :func:`two_point_orders`) and its error at the finest (``error_<scheme>``).  The chapter
+    glues them (``glue_all(demos.facts(runs))``) and its prose quotes them."""
+    steps = sorted(dict.fromkeys(r["n_steps"] for r in runs))
+    out = {"n_second": str(steps[-2]), "n_finest": str(steps[-1])}
+    for row in two_point_orders(runs):
+        out[f"slope_{row['scheme']}"] = f"{row['slope']:.2f}"
+        out[f"error_{row['scheme']}"] = f"{dts_and_errors(runs, row['scheme'])[1][-1]:.1e}"
     return out
 
 

@@ -6,27 +6,31 @@ stands in the paper; the pages quote it from here, so a number is typed once.  W
 paper's own.  Three tables set the book's models beside the paper, each computed from the book's own models (the
 session's runs or their sweeps, so a page shows one number per model):
 
+* :func:`runs_table`: the chapter's trained models themselves, one column each (width, scheme, basis, M, N_t, ε,
+  parameters, epochs, held-out accuracy), the table :func:`paper_beside` follows;
 * :func:`paper_beside`: the Table 1 rows a chapter corresponds to, beside the chapter's models, with the gap in
   points and why the book is below (schedule, depth, parameters, data, evaluation set), in one sentence;
 * :func:`cheaper_graphs_table`: the paper's own compression rows (the *same* trained weights on fewer steps and
   another scheme) beside the same operation on the book's RK4 model, each against its right baseline; the book's
   projection of θ(t) onto fewer pieces is its own addition and is labelled so;
 * :func:`invariance_claims_table`: two sentences of the paper about manifestations (the Euler-trained model's sharp
-  minimum at its trained depth; the RK4-trained model run with Euler) against the book's models at several N_t.
+  minimum at its trained depth; the RK4-trained model run with Euler) against the book's models at several N_t;
+* :func:`paper_facts`: the numbers of the last two tables that the chapter's prose quotes, as it prints them.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from ..images.studies.refinement_timing import schedule_ideal
 from ..images.runs.shipped import plain_description, read_manifest, shipped_run
-from ..images.studies.paired_stats import spread
+from ..studies.stats import spread
 from ..runtime.rich_text import Rich, join_rich, paragraphs
-from ..runtime.rows import find_row, format_table, seeds_phrase, spread_cell
-from ..runtime.vocabulary import run_label
+from ..runtime.rows import by_column_table, find_row, format_table, seeds_phrase, spread_cell, uniform
+from ..runtime.vocabulary import basis_label, run_label
+from ..studies.refinement.study import schedule_ideal
 
-__all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "paper_beside", "cheaper_graphs", "cheaper_graphs_table",
-           "invariance_claims", "invariance_claims_table", "gap_reasons", "paper_schedule", "schedule_ideal"]
+__all__ = ["PAPER_TABLE1", "PAPER_SENTENCES", "PAPER_SCALE", "runs_table", "paper_beside", "cheaper_graphs",
+           "cheaper_graphs_table", "invariance_claims", "invariance_claims_table", "paper_facts", "gap_reasons",
+           "paper_schedule", "schedule_ideal"]
 
 PAPER_SCALE = {"widths": "16-32-64", "units": "32-32-32", "parameters": 3.19e6, "train_images": 50_000,
                "test_images": 10_000, "epochs_command_lines": 120, "epochs_implied": 160}
@@ -111,6 +115,27 @@ def gap_reasons(run: Any, n_test: Optional[int] = None) -> str:
             f"{run.model.n_parameters():,} parameters against {PAPER_SCALE['parameters'] / 1e6:.2f} million), and other "
             f"data: the paper trains on CIFAR-10's {PAPER_SCALE['train_images']:,} training images and measures on its "
             f"{PAPER_SCALE['test_images']:,} test images, these models on {_data_words(run, n_test)}")
+
+
+def runs_table(runs: Mapping[str, Any]) -> Rich:
+    """The trained runs (``{run name: StudyRun}``), one column per run: the model (width, scheme, basis, M, N_t, ε,
+    parameters) and its training (epochs, images, final held-out accuracy)."""
+    fields = {}
+    for run in runs.values():
+        cfg, blocks = run.config, run.model.blocks
+        fields[run.label] = {
+            "channels": list(cfg.channels),
+            "scheme": uniform(b.scheme.name for b in blocks),
+            "basis": basis_label(blocks[0].basis.name),
+            "M (pieces per block)": uniform(b.n_basis for b in blocks),
+            "N_t (steps per block)": uniform(b.n_steps for b in blocks),
+            "ε": uniform(b.epsilon for b in blocks),
+            "parameters": run.model.n_parameters(),
+            "epochs": len(run.history),
+            "training images": cfg.n_train or "all",
+            "held-out accuracy": f"{run.final_accuracy:.3f}",
+        }
+    return by_column_table(fields)
 
 
 def paper_beside(runs: Mapping[str, Any], n_test: Optional[int] = None) -> Rich:
@@ -241,3 +266,58 @@ def invariance_claims_table(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[d
         parts.append(join_rich([paragraphs([head]), table]))
     note = f"{seeds_phrase(list(sweeps_by_seed))}: mean [min, max] of the points lost below each model's own graph"
     return join_rich(parts + [paragraphs([note])], sep="\n\n")
+
+
+def _text(v: Optional[float], fmt: str) -> str:
+    """A number as the prose prints it (a real minus sign), a dash for one not measured."""
+    return "—" if v is None else fmt.format(v).replace("-", "−")
+
+
+def paper_facts(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], epochs: Optional[int] = None) -> dict:
+    """``{name: text}``: the paper's numbers and the book's of :func:`cheaper_graphs` and :func:`invariance_claims`
+    that the chapter *Manifestation invariance* quotes beside those tables (means over the seeds; a dash for a graph
+    the sweeps do not have), with the trained N_t they are counted from and ``epochs``, the book's models' training
+    epochs (for the comparison with the paper's)."""
+    first = next(iter(sweeps_by_seed.values()))
+    tr = find_row(first["rk4_refined"], kind="trained")
+    nt = tr["n_steps"]
+    per = lambda n: "-".join([str(n)] * 3)  # noqa: E731
+    cheap = {r["graph"]: r for r in cheaper_graphs(sweeps_by_seed) if r["source"] == "here"}
+    loss = lambda graph: -cheap[graph]["delta"]["mean"] if graph in cheap else None  # noqa: E731
+    proj = cheap.get(f"rk4_classic {per(2)}, M = 2")
+    comp2 = [r for r in first["rk4_refined"] if r["kind"] == "compressed" and r["n_basis"] == 2
+             and r["scheme"] == "rk4_classic"]
+    euler2 = [r for r in first.get("euler_fixed", []) if r["kind"] == "compressed" and r["n_basis"] == 2
+              and r["scheme"] == "rk4_classic"]
+    claims = {(r["run"], r["n_steps"]): r["loss"]["mean"] for r in invariance_claims(sweeps_by_seed)}
+    best, p11, p6 = _row("rk4_best"), _row("same_11"), _row("same_6")
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 8: "eight", 16: "sixteen", 32: "thirty-two"}
+    paper_units = int(PAPER_SCALE["units"].split("-")[0])
+    return {
+        "paper_best": f"{best['accuracy']:.2f}", "paper_same11_loss": f"{best['accuracy'] - p11['accuracy']:.2f}",
+        "paper_same6_loss": f"{best['accuracy'] - p6['accuracy']:.2f}",
+        "paper_as_euler": f"{PAPER_SENTENCES['rk4_as_euler']['accuracy']:.2f}",
+        "paper_units": str(paper_units), "paper_epochs_lines": str(PAPER_SCALE["epochs_command_lines"]),
+        "paper_epochs_implied": str(PAPER_SCALE["epochs_implied"]),
+        "epochs": "—" if epochs is None else str(epochs), "nt": str(nt), "nt_word": words.get(nt, str(nt)),
+        "nt_minus1": str(nt - 1), "nt_minus1_word": words.get(nt - 1, str(nt - 1)), "nt_minus2": str(nt - 2),
+        "nt_minus2_word": words.get(nt - 2, str(nt - 2)),
+        "nt_times2": str(2 * nt), "nt_times4": str(4 * nt),
+        "step_ratio": words.get(paper_units // nt, f"{paper_units / nt:g}"),
+        "same_minus1_38": _text(loss(f"rk4_38 {per(nt - 1)}"), "{:.1f}"),
+        "same_minus2_38": _text(loss(f"rk4_38 {per(nt - 2)}"), "{:.1f}"),
+        "same_minus2_c": _text(loss(f"rk4_classic {per(nt - 2)}"), "{:.1f}"),
+        "same1_38": _text(loss(f"rk4_38 {per(1)}"), "{:.1f}"),
+        "proj2_acc": _text(proj and proj["accuracy"]["mean"], "{:.1f}"),
+        "proj2_delta": _text(proj and proj["delta"]["mean"], "{:+.1f}"),
+        "proj2_params": _text(comp2[0]["n_parameters"] if comp2 else None, "{:,}"),
+        "params": _text(tr.get("n_parameters"), "{:,}"),
+        "euler_proj2_acc": _text(100 * euler2[0]["accuracy"] if euler2 else None, "{:.1f}"),
+        "eu_minus1": _text(claims.get(("euler_fixed", nt - 1)), "{:.1f}"),
+        "eu_minus2": _text(claims.get(("euler_fixed", nt - 2)), "{:.1f}"),
+        "eu_times2": _text(claims.get(("euler_fixed", 2 * nt)), "{:.2f}"),
+        "eu_times4": _text(claims.get(("euler_fixed", 4 * nt)), "{:.2f}"),
+        "rke_nt": _text(claims.get(("rk4_refined", nt)), "{:.2f}"),
+        "rke_times2": _text(claims.get(("rk4_refined", 2 * nt)), "{:.2f}"),
+        "rke_times4": _text(claims.get(("rk4_refined", 4 * nt)), "{:.2f}"),
+    }

@@ -17,8 +17,7 @@ from typing import Optional
 
 from ..images.runs.image_presets import image_runs
 from ..images.runs.shipped import SHIPPED, read_manifest
-from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
-from ..images.studies.shipped_studies import shipped_sweep_file
+from ..studies.runner import read_seeds_file, SEEDS_FILE, shipped_sweep_file
 from ..runtime.rich_text import Rich
 from ..runtime.rows import find_row, format_table
 from .measurements import result

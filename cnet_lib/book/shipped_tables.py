@@ -12,16 +12,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest, shipped_training_record
-from ..images.studies.adaptive_verdict import judge_adaptive
-from ..images.studies.seed_cached import SEEDS_FILE, read_seeds_file
-from ..images.studies.seed_verdict import contrast_over_seeds
-from ..report.adaptive_report import adaptive_table, equal_cost_table, word_adaptive
-from ..report.seed_report import contrast_over_seeds_table, word_contrast_over_seeds
+from ..studies.runner import read_seeds_file, SEEDS_FILE
 from ..runtime import gpu_estimate
 from ..runtime.device import gpu_words
 from ..runtime.rich_text import Rich
 from ..runtime.rows import format_table
-from ..studies import robustness
+from ..studies import adaptive, manifestation, robustness
 from .measurements import machine_words
 
 __all__ = ["shipped_study", "shipped_models_table", "seeds_training_table", "t4_estimate_table", "SHIPPED_TABLES"]
@@ -50,7 +46,7 @@ def _seeds(preset: str) -> dict:
 
 
 def _contrast(preset: str):
-    return contrast_over_seeds({seed: r["sweeps"] for seed, r in _seeds(preset).items()})
+    return manifestation.over_seeds({seed: r["sweeps"] for seed, r in _seeds(preset).items()})
 
 
 def _robust_seeds(preset: str):
@@ -126,12 +122,12 @@ SHIPPED_TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "t4_estimate_gpu": lambda root=None: t4_estimate_table("gpu"),
     "robustness_cpu": lambda root=None: robustness.drops_table(_robustness("cpu")),
     "robustness_cpu_verdict": lambda root=None: robustness.word_verdict(_robustness("cpu")),
-    "adaptive_cpu": lambda root=None: adaptive_table(shipped_study("cpu", "adaptive-")),
-    "adaptive_cpu_equal_cost": lambda root=None: equal_cost_table(shipped_study("cpu", "adaptive-")),
-    "adaptive_cpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("cpu", "adaptive-"))),
-    "adaptive_gpu_verdict": lambda root=None: word_adaptive(judge_adaptive(shipped_study("gpu", "adaptive-"))),
-    "seeds_contrast_gpu": lambda root=None: contrast_over_seeds_table(_contrast("gpu")),
-    "seeds_contrast_gpu_verdict": lambda root=None: word_contrast_over_seeds(_contrast("gpu")),
+    "adaptive_cpu": lambda root=None: adaptive.accuracy_table(shipped_study("cpu", adaptive.PREFIX)),
+    "adaptive_cpu_equal_cost": lambda root=None: adaptive.equal_cost_table(shipped_study("cpu", adaptive.PREFIX)),
+    "adaptive_cpu_verdict": lambda root=None: adaptive.verdict(adaptive.judge(shipped_study("cpu", adaptive.PREFIX))),
+    "adaptive_gpu_verdict": lambda root=None: adaptive.verdict(adaptive.judge(shipped_study("gpu", adaptive.PREFIX))),
+    "seeds_contrast_gpu": lambda root=None: manifestation.contrast_table(_contrast("gpu")),
+    "seeds_contrast_gpu_verdict": lambda root=None: manifestation.word_contrast(_contrast("gpu")),
     "seeds_robustness_gpu": lambda root=None: robustness.over_seeds_table(_robust_seeds("gpu")),
     "seeds_robustness_gpu_verdict": lambda root=None: robustness.word_over_seeds(_robust_seeds("gpu")),
 }

@@ -1,7 +1,7 @@
 """``python -m cnet_lib answers``: the exercises' table (chapter, points, minutes, difficulty) and whether the
 data derived from the exercises is up to date: the public answers the book's checks read
-(:mod:`cnet_lib.teacher.public_answers`) and the library code each exercise's sandbox keeps
-(:mod:`cnet_lib.teacher.kept`, traced from the chapters' solutions); ``--write`` recomputes both, after a change to
+(:func:`cnet_lib.teacher.keys.write_public_answers`) and the library code each exercise's sandbox keeps
+(:func:`cnet_lib.teacher.absent.trace`, traced from the chapters' solutions); ``--write`` recomputes both, after a change to
 an exercise's cases, reference or solution, or to the library.
 
     python -m cnet_lib answers            # the table, and what is stale if anything (exit status 1)
@@ -16,9 +16,8 @@ from typing import Optional, Sequence
 from ..book.exercises.catalogue import CATALOGUE, DIFFICULTY
 from ..runtime.rows import format_table
 from ..book.toc import find_root
-from ..teacher.answer_key import solution_sources
-from ..teacher.kept import stale_kept, write_kept
-from ..teacher.public_answers import stale_answers, write_public_answers
+from ..teacher.absent import stale_kept, write_kept
+from ..teacher.keys import solution_sources, stale_answers, write_public_answers
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]

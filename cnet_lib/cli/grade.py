@@ -1,5 +1,5 @@
 """``python -m cnet_lib grade SUBMISSIONS --key KEYDIR``: grade a folder of submissions into a CSV gradebook and one
-feedback file per student, offline (:mod:`cnet_lib.teacher.grading_run`).
+feedback file per student, offline (:func:`cnet_lib.teacher.grading.grade_folder`).
 
     python -m cnet_lib grade submissions/ --key students-key/ --out gradebook.csv
     python -m cnet_lib grade submissions/ --key students-key/ --time-limit 20 --feedback feedback/
@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..teacher.answer_key import DEFAULT_TIME_LIMIT, AnswerKey
-from ..teacher.grading_run import RunOptions, grade_folder
-from ..teacher.isolation import SandboxError
-from ..teacher.limits import GIB, MIB, Limits
+from ..teacher.grading import RunOptions, grade_folder
+from ..teacher.isolation import GIB, MIB, Limits, SandboxError
+from ..teacher.keys import DEFAULT_TIME_LIMIT, AnswerKey
 
 __all__ = ["SUMMARY", "main"]
 

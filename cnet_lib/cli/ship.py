@@ -3,7 +3,7 @@
 Trains both runs of the preset with the project's own training (:func:`cnet_lib.images.runs.run_store.trained_runs`,
 never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
 everything a chapter reads (and the other training seeds' numbers, ``seeds.json``, where the run folder
-holds them: :mod:`cnet_lib.images.studies.seed_cached`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
+holds them: :mod:`cnet_lib.studies.runner`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
 exact command, the run's identity hash (:func:`cnet_lib.images.runs.run_folders.identity_hash`; a changed preset
 makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
 data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
@@ -42,24 +42,30 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ..images.runs.image_presets import CONTROLS, image_runs, sweep_grid
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
 from ..images.runs.shipping_copy import shipping_copies
-from ..images.studies.adaptive_cached import adaptive_runs, adaptive_study_path
-from ..images.studies.shipping import STUDY_PREFIXES, ShipError, copy_run_file, ship_studied, study_seconds
-from ..images.studies.sweep_cached import sweep_cache, sweep_runs
+from ..images.runs.study_run import StudyRun
+from ..images.runs.theta_record import SNAPSHOTS
+from ..studies.runner import SEEDS_FILE
+from ..images.runs.shipping import ShipError, copy_run_file, study_seconds, write_shipped
+from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
-from ..studies import robustness
+from ..studies import adaptive, manifestation, robustness
 from .command_line import UsageError, command_main
 
-__all__ = ["SUMMARY", "INTERRUPTED", "ShipError", "ship", "restudy", "add_arguments", "run", "main"]
+__all__ = ["SUMMARY", "INTERRUPTED", "STUDY_PREFIXES", "ShipError", "ship", "ship_studied", "restudy", "add_arguments",
+           "run", "main"]
 
 SUMMARY = "Train a preset's image models (or --restudy them) and ship them with the book in cnet_lib/shipped/"
+
+STUDY_PREFIXES = (manifestation.SWEEP_PREFIX, robustness.study.PREFIX, adaptive.PREFIX)
+"""The names of the study files a shipped folder holds start with these."""
 
 
 def ship(settings: Settings, data_description: str, command: str, dest: Path = SHIPPED,
@@ -69,7 +75,7 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     (:data:`cnet_lib.images.runs.image_presets.CONTROLS`, the other cells of integrator x refinement): trained and
     swept, shipped with their sweep (the robustness and adaptive studies are the main runs').  A run file that
     cannot be shipped (damaged, not a file, a link) stops with one sentence (:class:`ShipError`) before any
-    shipped folder is replaced (:func:`cnet_lib.images.studies.shipping.write_shipped`).  ``weights`` other than ``"float32"`` ships each run's weights
+    shipped folder is replaced (:func:`ship_studied`).  ``weights`` other than ``"float32"`` ships each run's weights
     alone stored that way, and every study from them (:func:`cnet_lib.images.runs.shipping_copy.shipping_copies`)."""
     if weights not in WEIGHTS:
         raise ValueError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)} (e.g. weights='float16')")
@@ -80,6 +86,39 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
         runs = shipping_copies(runs, weights)
     return ship_studied(runs, data_description, command, dest, controls=controls, weights=weights, started=t0,
                         studies=(robustness.study.study_file,))
+
+
+def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: str, dest: Path,
+                 controls: bool = False, weights: str = "float32", started: Optional[float] = None,
+                 studies: Sequence[Callable[[Mapping[str, StudyRun]], Path]] = ()) -> list[Path]:
+    """Study the trained ``runs`` of one preset (each run's sweep; unless ``controls``, the ``studies`` of all of them
+    and the adaptive-step study, beside the first: cached, so a study already computed is read) and write their
+    shipped folders ``dest/<preset>-<run>/`` (:func:`cnet_lib.images.runs.shipping.write_shipped`: all or none).
+    Each of ``studies`` computes its study of the runs (or reads its cache) and returns its file (the robustness
+    study's :func:`cnet_lib.studies.robustness.study.study_file`).  ``weights`` is how their checkpoints store the
+    weights (recorded in the manifests; the runs are already stored so, see
+    :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the command
+    started at (its wall seconds go into the manifests)."""
+    first = next(iter(runs.values()))
+    preset, dev = first.config.preset, first.settings.device
+    t0 = time.perf_counter() if started is None else started
+    sweeps_t0 = time.perf_counter()
+    manifestation.run(runs, verbose=True)
+    files = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0].name] for name, run in runs.items()}
+    if not controls:
+        files[next(iter(runs))] += [study(runs).name for study in studies]  # these studies live beside the first run
+    finished = time.perf_counter()
+    if not controls:  # the adaptive-step study, beside it too
+        files[next(iter(runs))].append(adaptive.study_for_shipping(runs, dev).name)
+    record = {"command": command, "description": data_description, "weights": weights,
+              "sweeps_and_robustness_seconds": finished - sweeps_t0, "wall_seconds_of_this_command": finished - t0,
+              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    # the current studies only, not stale caches; and the other training seeds' numbers where the run has them
+    written = write_shipped([(run, dest / f"{preset}-{name}", [CHECKPOINT, RESULTS, SNAPSHOTS, *files[name], SEEDS_FILE])
+                            for name, run in runs.items()], record)
+    for name, folder in zip(runs, written):
+        print(f"shipped {name}: {folder} ({sum(f.stat().st_size for f in folder.iterdir()) / 1e6:.2f} MB)")
+    return written
 
 
 def _shipped_manifests(preset: str, dest: Path) -> dict[str, dict]:
@@ -108,18 +147,17 @@ def restudy(settings: Settings, command: str, dest: Path = SHIPPED) -> list[Path
     if own:
         raise ValueError(f"{', '.join(own)} did not come from the shipped models (a finished run of your own "
                          "was found first); give --root an empty folder")
-    sweep_runs(runs, verbose=True)
+    manifestation.run(runs, verbose=True)
     dev = settings.device
-    studies = {name: [sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
+    studies = {name: [manifestation.sweep_cache(run, sweep_grid(preset), dev)[0]] for name, run in runs.items()}
     studies[next(iter(runs))].append(robustness.study.study_file(runs))
-    adaptive_runs(runs, verbose=True, progress=True, device=dev)
-    studies[next(iter(runs))].append(adaptive_study_path(runs, device=dev))
+    studies[next(iter(runs))].append(adaptive.study_for_shipping(runs, dev))
     seconds = {name: {f.name: study_seconds(f) for f in files} for name, files in studies.items()}
     written = []
     for name, run in runs.items():
         folder, manifest = dest / f"{preset}-{name}", manifests[name]
         for old in folder.iterdir():
-            if old.name.startswith((*STUDY_PREFIXES, robustness.study.PREFIX)):
+            if old.name.startswith(STUDY_PREFIXES):
                 old.unlink()
         for f in studies[name]:
             copy_run_file(f, folder / f.name)

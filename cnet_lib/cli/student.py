@@ -1,5 +1,5 @@
 """``cnet student OUTDIR`` (or ``python -m cnet_lib student``): write the student copies of the chapters
-(:mod:`cnet_lib.book.student_copies`) and the teacher's answer key (:mod:`cnet_lib.teacher.answer_key`).
+(:mod:`cnet_lib.book.student_copies`) and the teacher's answer key (:class:`cnet_lib.teacher.keys.AnswerKey`).
 
     python -m cnet_lib student OUTDIR --wheel-url URL      # students install the wheel written to OUTDIR-wheel
     python -m cnet_lib student OUTDIR --from-repository    # students install the repository at this commit
@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from ..book.student_copies import (StudentExportError, chapters_with_exercises, export, is_pushed, repository_install,
                                    wheel_install)
 from ..book.toc import find_root
-from ..teacher.answer_key import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
+from ..teacher.keys import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "FAULTS", "INTERRUPTED", "add_arguments", "run", "main"]

@@ -1,5 +1,5 @@
 """``cnet sweep`` (or ``python -m cnet_lib sweep``): evaluate a trained ContinuousNet on other manifestations, compressed, and
-without its blocks (:mod:`cnet_lib.images.studies.sweep_measure`).
+without its blocks (:func:`cnet_lib.studies.manifestation.sweep_checkpoint`).
 
     python -m cnet_lib sweep runs/smoke-rk4_refined/checkpoint.pt --out sweep.json --html sweep.html
 
@@ -13,11 +13,9 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..draw.image_figures import fig_accuracy_vs_nt
-from ..images.studies.sweep_measure import sweep_checkpoint, write_sweep
-from ..report.sweep_report import sweep_table
 from ..runtime.memory import out_of_memory_hint
 from ..runtime.settings import Settings
+from ..studies.manifestation import fig_accuracy_vs_nt, sweep_checkpoint, sweep_table, write_sweep
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]

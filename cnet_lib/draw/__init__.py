@@ -1,35 +1,28 @@
 """Drawing, the layer between the reports and the book: the book's plotly helpers (:mod:`.plotting`), a
 figure as the book's HTML (:mod:`.html_figures`), live apps (:mod:`.widgets`, :mod:`.widget_view`), and
-the figures and live apps of the image study (:mod:`.image_figures`,
-:mod:`.adaptive_figures`, :mod:`.image_apps`, :mod:`.adaptive_app`; their answers in two steps: :mod:`.progressive`; answers that come at once, with their
+the drawing helpers the studies' figures and live apps share (what the image apps share: :mod:`.image_apps`; each
+study's own figures are in its folder, :mod:`cnet_lib.studies`); their answers in two steps: :mod:`.progressive`; answers that come at once, with their
 sampling error said: :mod:`.quick_answers`, not re-exported).  Only this layer and :mod:`cnet_lib.book` import
 plotly, IPython or ipywidgets.
 
 Every public name of these modules is re-exported here, by name (``tests/test_cli.py`` checks that none is missing), so
-a chapter writes ``draw.fig_accuracy_vs_nt(sweeps)``.
+a chapter writes ``draw.fig_adaptive_accuracy(...)``.
 """
 from ..runtime.settings import require_extra
 
 require_extra("cnet_lib.draw")  # plotly, ipywidgets, ...: a clear message on the core install
 
-from . import (adaptive_app, adaptive_figures, html_figures, image_apps, image_figures, plotting,
-               progressive, widget_view, widgets)
-from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, reference_slope, book_layout,
+from . import html_figures, image_apps, plotting, progressive, widget_view, widgets
+from .plotting import (ACCURACY_TITLE, percent, log_ticks, log_tick_values, log_tick_text, slider_figure, dropdown_slider_figure, loglog_style, line, line_styles, reference_slope, book_layout,
                        LEGEND_RIGHT, LEGEND_BELOW)
 from .html_figures import (BOOK_RENDERER, MODEBAR_PX, TITLE_CHARS, PLOTLYJS_MARKER, MAX_LINE_POINTS, book_renderer,
                            wrap_title, below_modebar, lean, figure_html, plotlyjs_html)
 from .progressive import Progressive, Refiner, display_data, error_output
 from .widget_view import WIDGET_VIEW, colab_widget_metadata, widget_bundle, bundle_for_ipython
 from .widgets import LiveApp, live_app, Choice, IntRange, Steps, STATIC_NOTE, SLIDER_PX, controls_row
-from .image_figures import (fig_basis_functions, fig_theta_bases, fig_training_curves, fig_theta_refinement,
-                            fig_manifestations, fig_accuracy_vs_nt, fig_sweep_explorer)
-from .image_apps import live_sweep_app, app_data, swept_images, evaluate_in_chunks, mosaic
-from .adaptive_figures import (PAIR_DASH, CONTROL_DASHES, fig_flow_errors, fig_adaptive_accuracy, fig_adaptive_nfe, fig_step_positions,
-                               fig_equal_cost)
-from .adaptive_app import LIVE_TOLERANCES, fig_step_explorer, live_adaptive_app
+from .image_apps import app_data, evaluate_in_chunks, mosaic, predicted_titles, thumbnails
 
-MODULES = (plotting, html_figures, widget_view, progressive, widgets, image_figures, image_apps,
-           adaptive_figures, adaptive_app)
+MODULES = (plotting, html_figures, widget_view, progressive, widgets, image_apps)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .html_figures import lean
 
-__all__ = ["ACCURACY_TITLE", "percent", "slider_figure", "dropdown_slider_figure", "loglog_style", "log_ticks", "log_tick_values", "log_tick_text", "line", "reference_slope", "book_layout",
+__all__ = ["ACCURACY_TITLE", "percent", "slider_figure", "dropdown_slider_figure", "loglog_style", "log_ticks", "log_tick_values", "log_tick_text", "line", "line_styles", "reference_slope", "book_layout",
            "LEGEND_RIGHT", "LEGEND_BELOW"]
 
 LEGEND_RIGHT = dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top")
@@ -38,6 +38,13 @@ def percent(value):
 def line(x, y, name: str = "", color: Optional[str] = None, dash: Optional[str] = None, mode: str = "lines", **kw) -> go.Scatter:
     """A ``go.Scatter`` from array-likes (lists, numpy arrays or CPU/GPU tensors)."""
     return go.Scatter(x=_to_list(x), y=_to_list(y), name=name, mode=mode, line=dict(color=color, dash=dash), **kw)
+
+
+def line_styles(*styles: tuple[str, Optional[str]]) -> list:
+    """Legend entries (no data) that say what each line style means, e.g. ``("trained", None)``,
+    ``("untrained", "dash")``, so that the curves themselves need one legend entry per series, not per style."""
+    return [line([None], [None], name=f"{'solid' if dash is None else dash + 'ed'}: {what}", color="#555555", dash=dash,
+                 legendrank=2000, hoverinfo="skip") for what, dash in styles]
 
 
 def _to_list(v):

@@ -3,10 +3,9 @@
 The exact solution and the data (:mod:`.physics`); the ODE-Net, its rollouts (several models and schemes at once
 too) and its training (:mod:`.odenet`); every ODE-Net of a study trained at once, on the device measured faster
 (:mod:`.batched_training`); the presets, the study on disk and as it ships, and the models obtained once per
-machine (:mod:`.trained_models`); the adaptive solves of many rates and tolerances at once
-(:mod:`.batched_adaptive`) and the flows of the trained rates integrated to a tolerance (:mod:`.adaptive_flows`).
-What the chapters measure with these models, and their tables, sentences and figures, are the pendulum study's
-(:mod:`cnet_lib.studies.pendulum`).
+machine (:mod:`.trained_models`).  What the chapters measure with these models, and their tables, sentences and
+figures, are the pendulum study's (:mod:`cnet_lib.studies.pendulum`; the flows integrated to a tolerance:
+:mod:`cnet_lib.studies.adaptive`).
 
 Every public name of these modules is re-exported here, by name, so a reader writes ``pendulum.train_models(cfg)``.
 """
@@ -14,7 +13,7 @@ from ..runtime.settings import require_extra
 
 require_extra("cnet_lib.pendulum")  # scipy, torchdiffeq, ...: a clear message on the core install
 
-from . import adaptive_flows, batched_adaptive, batched_training, odenet, physics, trained_models
+from . import batched_training, odenet, physics, trained_models
 from .physics import (G, RHO0, PendulumData, exact_solution, true_rate, modified_rate, energy, period, make_data,
                       n_intervals, steps_for)
 from .odenet import (TORCHDIFFEQ_METHODS, ODENet, ODENetFit, odenet_label, one_step, rollout, global_error,
@@ -26,11 +25,7 @@ from .trained_models import (PendulumConfig, PENDULUM_PRESETS, config_for, STORE
                              study_hash, store_path, shipped_study_path, save_study, load_study, read_study,
                              training_key, study_configs, job_for, train_models, obtain_study, study_source,
                              NOTICE_SECONDS, training_notice)
-from .adaptive_flows import (ADAPTIVE_PENDULUM, adaptive_table_for, PendulumFlow, pendulum_flows, flow_rows, own_rows,
-                             torchdiffeq_rows, PendulumRule, PENDULUM_RULE, judge_flows)
-from .batched_adaptive import (MemberRates, adaptive_solves, fixed_solves)
-
-MODULES = (physics, odenet, batched_training, trained_models, adaptive_flows, batched_adaptive)
+MODULES = (physics, odenet, batched_training, trained_models)
 """The modules whose public names (``__all__``) this package re-exports."""
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -22,10 +22,10 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-from typing import Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich_table", "paragraphs", "heading", "join_rich",
-           "as_rich"]
+           "as_rich", "gathered_facts"]
 
 STACK_CHARS = 44
 """A table whose widest row (cells plus two characters between columns) is longer than this many
@@ -200,3 +200,22 @@ def join_rich(parts: Iterable[Union[str, Rich]], sep: str = "\n") -> Rich:
     becomes paragraphs, :func:`as_rich`); empty parts are left out."""
     parts = [as_rich(p) for p in parts if p]
     return Rich(sep.join(p.text for p in parts), "".join(p.html_body for p in parts))
+
+
+def gathered_facts(groups: Sequence[tuple[tuple[str, ...], Callable[..., dict]]], results: Mapping) -> dict:
+    """The numbers a chapter's prose quotes, ``{name: text}``, from the ``results`` its cells computed (by keyword):
+    ``groups`` pairs the keywords each group of numbers needs with the function that writes them; a group runs when
+    its keywords are given, all of them together.  An unknown keyword, or a group given in part, raises TypeError
+    saying which (a study's ``facts(**results)`` is this over its own groups)."""
+    known = {k for keys, _ in groups for k in keys}
+    unknown = sorted(set(results) - known)
+    if unknown:
+        raise TypeError(f"facts() got {unknown}: it knows {sorted(known)}")
+    out: dict = {}
+    for keys, make in groups:
+        given = [k for k in keys if k in results]
+        if given and len(given) < len(keys):
+            raise TypeError(f"facts() needs {' and '.join(keys)} together, got only {', '.join(given)}")
+        if given:
+            out.update(make(*(results[k] for k in keys)))
+    return out

@@ -4,7 +4,8 @@ Every study returns its results as lists of dicts (one row per measurement), so 
 filter them with a comprehension or hand them to pandas.  :func:`find_row` and :func:`select_rows`
 are the one way the library queries such rows (floats match within rounding); :func:`format_table`
 is the one way it prints them: a :class:`~cnet_lib.runtime.rich_text.Rich`, plain text when printed and
-an HTML table that wraps to the page when displayed in a notebook or the book.
+an HTML table that wraps to the page when displayed in a notebook or the book.  Over training seeds a cell shows
+``mean [min, max]`` (:func:`spread_cell`) and a note says how many seeds stand behind it (:func:`seeds_phrase`).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .rich_text import Rich, rich_table
 
-__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "spread_cell", "seeds_phrase"]
+__all__ = ["matches", "select_rows", "find_row", "Column", "format_table", "uniform", "by_column_table", "spread_cell",
+           "seeds_phrase", "times"]
 
 
 def matches(row: Mapping, **match) -> bool:
@@ -79,6 +81,22 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: in
     return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
 
 
+def uniform(values: Iterable) -> Any:
+    """One value when all are equal (one per block, say), else the list."""
+    values = list(values)
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def by_column_table(fields: Mapping[str, Mapping[str, Any]]) -> Rich:
+    """A table with one column per item (a trained run, say): ``fields[label][what]`` becomes the cell of row
+    ``what`` under column ``label``; the rows in the order they first appear."""
+    labels = list(fields)
+    whats = list(dict.fromkeys(w for f in fields.values() for w in f))
+    rows = [{"what": w, **{lab: fields[lab].get(w) for lab in labels}} for w in whats]
+    columns = [("", "what", "{}")] + [(lab, (lambda r, lab=lab: r[lab]), "{}") for lab in labels]
+    return format_table(rows, columns, left=len(columns))
+
+
 def _number(fmt: str, v: float) -> str:
     """``fmt.format(v)``, without the minus sign of a value that rounds to zero (``-0.0``)."""
     text = fmt.format(v)
@@ -87,7 +105,7 @@ def _number(fmt: str, v: float) -> str:
 
 def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
     """A cell of a value over training seeds (``s``: ``{"n", "mean", "min", "max"}``,
-    :func:`cnet_lib.images.studies.paired_stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
+    :func:`cnet_lib.studies.stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
     (a dash) for none."""
     if not s or not s["n"]:
         return None
@@ -101,3 +119,16 @@ def seeds_phrase(seeds: Sequence[int]) -> str:
     k = len(seeds)
     return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
            f"{', '.join(map(str, seeds))})"
+
+
+def times(x: float) -> str:
+    """A ratio as a sentence says it: two decimals below 10 (``0.81``), one below 100 (``20.3``), three significant
+    digits with thousands separators above (``1,540``, ``80,500``): no false precision, no ``80466``."""
+    if not math.isfinite(x):
+        return "infinitely many"
+    if abs(x) < 10:
+        return f"{x:.2f}"
+    if abs(x) < 100:
+        return f"{x:.1f}"
+    digits = int(math.floor(math.log10(abs(x)))) - 2
+    return f"{round(x, -digits):,.0f}"

@@ -1,6 +1,6 @@
-"""The tracing run of :mod:`.kept`: ``python -I kept_trace.py`` in a process of its own, with the package's parent
-folder, the modules to import, the modules to leave out and the chapters' solutions as JSON on standard input;
-writes ``{exercise: sorted "module:qualified name"}`` to standard output.
+"""The tracing run of :func:`.absent.trace`: ``python -I kept_trace.py`` in a process of its own, with the
+package's parent folder, the modules to import, the modules to leave out and the chapters' solutions as JSON on
+standard input; writes ``{exercise: sorted "module:qualified name"}`` to standard output.
 
 It imports nothing of cnet_lib before its profile hook is on (:func:`sys.setprofile`, and
 :func:`threading.setprofile` for threads), so the package's own import is traced too.  A code object is named by
@@ -61,7 +61,7 @@ def _run_exercise(name: str, solution: str, drawn: int) -> None:
     # by name, as every module here: nothing of cnet_lib may be imported before the hook is on
     recipes_module = importlib.import_module("cnet_lib.book.exercises.recipes")
     exercise = importlib.import_module("cnet_lib.book.exercises.registry").exercise(name)
-    sandbox = importlib.import_module("cnet_lib.teacher.sandbox")
+    runner = importlib.import_module("cnet_lib.teacher.runner")
     hidden_cases = importlib.import_module("cnet_lib.teacher.keys").hidden_cases
     build = recipes_module.build
 
@@ -71,16 +71,16 @@ def _run_exercise(name: str, solution: str, drawn: int) -> None:
     recipes_module.BUILDERS["counted_rate"] = lambda ident, label: build({"$": "rate", "name": "pendulum", "counted": True})
     calls = [recipes_module.build_call(r) for r in recipes]
     job = {"exercise": name, "cell": solution, "preamble": "", "no_grad": bool(exercise.no_grad)}
-    result = sandbox.run_job(job, calls)
+    result = runner.run_job(job, calls)
     if result.get("kind") != "cases" or any("error" in c for c in result["cases"]):
         raise RuntimeError(f"the solution of {name} does not run on its cases: {str(result)[:2000]}")
     for case in result["cases"]:
         recipes_module.decode(case["value"])
     recipes_module.decode(recipes_module.encode(build({"$": "tensor", "data": [1.0, 2.0]})))
     failing = f"def {name}(*args, **kwargs):\n    raise ValueError('a student\\'s bug')\n"
-    sandbox.run_job({**job, "cell": failing}, calls[:1])
+    runner.run_job({**job, "cell": failing}, calls[:1])
     stub = f"def {name}(*args, **kwargs):\n    '''Task.'''\n    raise NotImplementedError('write it')\n"
-    sandbox.run_job({**job, "cell": stub}, calls[:1])
+    runner.run_job({**job, "cell": stub}, calls[:1])
 
 
 def main() -> int:

@@ -4,8 +4,16 @@ notebook's code cells.
 The folder holds one entry per student: a folder named after the student with any of their notebooks (``.ipynb``)
 or submission zips (``grader.export()``'s, or otter's), or a single file, a notebook or a zip, named after the
 student (an export's ``_<chapter>_<time>`` or ``<chapter>_<time>`` part is dropped from the name).  The name is
-kept exactly as the file system gives it (:mod:`.student_names`).  A notebook's chapter comes from the metadata
-the student copy carries, else from its file name, else from the exercises it defines.
+kept exactly as the file system gives it (any script, any length, any bytes: a name that is not UTF-8, such as
+the ``Jos\\xe9`` that unzipping "José" can give, arrives with the bytes it could not decode escaped, :pep:`383`):
+:func:`printable` shows it (or any text holding it) as a spreadsheet and a markdown file can, undecodable bytes
+written ``\\xe9`` and control characters as ``\\n``; :func:`file_key` is the stem of the student's feedback file
+and the key ``--resume`` matches, one per name and never the same for two names: a plain name (lower-case ASCII
+letters, digits, ``_ - .``, up to 64 characters) is its own key, any other its readable part (letters and digits
+of any script, up to 60 bytes of UTF-8), ``~`` and 16 hex digits of the SHA-256 of the name's exact bytes, so that
+Иван and 王伟, José and Josè, "bob smith" and "bob_smith", Alice and alice all get files of their own, and no key
+is longer than 80 bytes.  A notebook's chapter comes from the metadata the student copy carries, else from its
+file name, else from the exercises it defines.
 
 Nothing a submission is or holds stops the reading of the others: a symbolic link (to a classmate's notebook, say)
 or a special file (a FIFO, a device) is refused, never followed or opened for reading; a folder is walked without
@@ -34,10 +42,12 @@ error, nesting too deep, a null byte), is "not Python" with the parser's words.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import stat
 import time
+import unicodedata
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +58,8 @@ from ..book.exercises.registry import chapter_exercises
 from .submission_files import READ_SECONDS, bounded_problems, file_kind, read_files
 
 __all__ = ["Submission", "find_submissions", "add_notebook", "student_name", "MAX_FILES", "MAX_DEPTH", "CodeCell",
-           "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS", "READ_CHARACTERS"]
+           "read_cells", "exercise_cell", "preamble", "Deadline", "CELL_CAP", "READ_SECONDS", "READ_CHARACTERS",
+           "printable", "file_key", "name_bytes"]
 
 MAX_FILES = 500
 MAX_DEPTH = 6
@@ -166,6 +177,47 @@ def preamble(cells: list[CodeCell], upto: int) -> str:
             lines += [ast.unparse(n) for n in cell.tree.body
                       if isinstance(n, (ast.Import, ast.ImportFrom)) and not getattr(n, "level", 0)]
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- names as people write them
+_PLAIN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+_READABLE_BYTES = 60
+
+
+def name_bytes(name: str) -> bytes:
+    """The exact bytes of a name read from the file system (undecodable bytes as they were)."""
+    try:
+        return os.fsencode(name)
+    except UnicodeError:  # a surrogate no file system name decodes to (from a notebook's text)
+        return name.encode("utf-8", errors="surrogatepass")
+
+
+def printable(text: str) -> str:
+    """``text`` as valid, visible Unicode (see the module doc)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte the file system's name could not decode
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            out.append(ch.encode("unicode_escape", errors="backslashreplace").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _readable(name: str) -> str:
+    kept = "".join(ch if (ch.isalnum() or ch in "-_.") and not 0xDC80 <= ord(ch) <= 0xDCFF else "_" for ch in name)
+    kept = re.sub(r"_+", "_", kept).strip("._") or "student"
+    data = kept.encode("utf-8")[:_READABLE_BYTES]
+    return data.decode("utf-8", errors="ignore")
+
+
+def file_key(name: str) -> str:
+    """The stem of ``name``'s feedback file and its key in the gradebook (see the module doc)."""
+    if _PLAIN.fullmatch(name):
+        return name
+    return f"{_readable(name)}~{hashlib.sha256(name_bytes(name)).hexdigest()[:16]}"
 
 
 # ----------------------------------------------------------------------------- who handed in what

@@ -15,14 +15,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
-from ...images.studies import refinement_timing as image_timing
-from ...images.studies import seed_verdict
-from ...images.studies import sweep_cached as image_study
-from ...images.studies import sweep_measure as image_sweeps
-from ...images.studies import sweep_verdict as image_verdict
-from ...report import refinement_report, seed_report, sweep_report
 from ...runtime import rows as row_tables
-from ...studies.robustness import study as robustness_study
+from ...studies import manifestation, refinement, robustness
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -220,7 +214,7 @@ IDEAL_SPEEDUP = Exercise(
     public=lambda: schedule_cases([[1, 2, 2], [8] * 5, [1, 1, 2, 2, 4, 4, 8, 8, 8, 8], [1, 2, 4],
                                    [1] * 20 + [2] * 20 + [4] * 20 + [8] * 10 + [16] * 10 + [32] * 40,
                                    [1, 2, 4, 8, 4]]),
-    forbidden=lambda: [Forbidden(modules=(image_timing, image_study, refinement_report),
+    forbidden=lambda: [Forbidden(modules=(refinement, manifestation),
                                  why="the image study computes the measured and ideal speed-ups; compute it yourself.")],
     rules=Rules(banned_names=("refinement_cost",)),
 )
@@ -261,8 +255,7 @@ IDENTITY_GAP_NEAR_MISSES = (
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS, near_misses=IDENTITY_GAP_NEAR_MISSES,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(image_study, image_sweeps, image_verdict, row_tables, robustness_study,
-                                          seed_verdict, sweep_report, seed_report),
+    forbidden=lambda: [Forbidden(modules=(manifestation, robustness, row_tables),
                                  why="the library's row readers (find_row, which other chapters use) find the rows "
                                      "for you; here, find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),

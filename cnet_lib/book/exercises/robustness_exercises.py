@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...images.studies import paired_stats as image_stats
+from ...studies import stats as image_stats
 from ...studies.robustness import study as robustness_study
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise

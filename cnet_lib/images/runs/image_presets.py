@@ -4,9 +4,10 @@ records).  Calibration edits numbers here only (how each preset was calibrated, 
 ``CHANGELOG.md``: "Calibration history").
 
 Every run is ``{**data, **common, **runs[name]}`` as :class:`~cnet_lib.images.training.train_config.TrainConfig`
-fields; ``sweep`` is the grid :mod:`cnet_lib.images.studies.sweep_measure` evaluates a trained model on.  (The
-robustness study keeps its grid per preset beside its code, :data:`cnet_lib.studies.robustness.study.GRIDS`; the
-pendulum chapters keep their own table in :mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
+fields; ``sweep`` is the grid :func:`cnet_lib.images.training.evaluation.manifestation_sweep` evaluates a trained
+model on.  (The robustness study keeps its grid per preset beside its code,
+:data:`cnet_lib.studies.robustness.study.GRIDS`; the pendulum chapters keep their own table in
+:mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
 :class:`cnet_lib.runtime.settings.Settings`.)
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4), compress=(1,),
                       compress_schemes=("rk4_38",)),
         "training_time": "seconds",
-        # refinement's speed-up, timed in turn (cnet_lib.images.studies.refinement_timing)
+        # refinement's speed-up, timed in turn (cnet_lib.studies.refinement.time_refinement)
         "timing": dict(rounds=2, steps=1, warmup=1),
     },
     # the default without a GPU: the models ship with the book (cnet_lib/shipped/)
@@ -54,7 +55,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
             "rk4_fixed": dict(scheme="rk4_classic", n_basis=4),  # RK4 at its final depth from the start
             "euler_refined": dict(scheme="euler", n_basis=1, refine_at=(1, 3)),  # Euler grown like rk4_refined
         },
-        # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (graph_rule)
+        # N_t = 6 on M = 4: steps that cross θ's jumps, shown apart by the manifestation verdict (its graph rule)
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 3, 4, 6, 8),
                       compress=(1, 2), compress_schemes=("rk4_classic", "rk4_38")),
         # the words; the times and the machine are the shipped models' records (shipped.expected_training)
@@ -85,7 +86,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         # the T4 estimate computed from them (book.measurements.t4_estimate)
         "training_time": ("both models in {total} on {machine} "
                           "(measured, training seed {seed}: RK4 refined {rk4_refined}, Euler {euler_fixed})"),
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
     # The paper's scale (Queiruga et al., arXiv 2008.02389) on the schedule of the authors' published command
@@ -114,7 +115,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
         "sweep": dict(schemes=("euler", "midpoint", "rk4_classic", "rk4_38"), n_steps=(1, 2, 4, 8, 16, 32, 64),
                       compress=(2, 4, 6, 8, 16), compress_schemes=("rk4_classic", "rk4_38")),
         "training_time": "hours on a GPU (not measured)",
-        # on a GPU all of it in seconds; on a CPU what fits 20 s (refinement_timing.fit_budget)
+        # on a GPU all of it in seconds; on a CPU what fits 20 s (cnet_lib.studies.refinement.study.fit_budget)
         "timing": dict(rounds=7, steps=20, warmup=3, budget_s=20),
     },
 }
@@ -154,7 +155,7 @@ def sweep_grid(preset: str) -> dict:
 
 def timing_grid(preset: str) -> dict:
     """How refinement's training time is timed in ``preset`` (rounds, steps, warmup and the budget in seconds of
-    :func:`cnet_lib.images.studies.refinement_timing.time_refinement`)."""
+    :func:`cnet_lib.studies.refinement.time_refinement`)."""
     return dict(select_preset(IMAGE_PRESETS, preset)["timing"])
 
 

@@ -24,8 +24,10 @@ from ..training.train_state import CHECKPOINT
 from .image_presets import image_runs, training_time_template
 from .run_folders import identity_hash
 
-__all__ = ["SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
+__all__ = ["SEEDS_FILE", "SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
            "install_shipped", "shipping_presets", "plain_description", "shipped_training_record", "expected_training"]
+
+SEEDS_FILE = "seeds.json"
 
 SHIPPED = Path(__file__).resolve().parents[2] / "shipped"
 MANIFEST = "manifest.json"
@@ -100,7 +102,8 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
     """Copy the shipped model of ``cfg`` (checkpoint, history, θ snapshots, its sweep and robustness
     results) into ``folder``, after :func:`verify_shipped`: a file already there with the recorded
     SHA-256 is kept, any other one (missing, damaged) is copied atomically and checked again.
-    Says where the model comes from and how to retrain; False without a shipped model."""
+    Says that the model ships and how to train it instead (not where it was trained: the chapters say that in a
+    margin note, :func:`cnet_lib.images.runs.study_run.provenance`); False without a shipped model."""
     src = shipped_run(cfg)
     if src is None:
         return False
@@ -114,12 +117,9 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
         if file_digest(dest) != digest:
             raise ShippedFileError(f"the copy {dest} of the shipped file {src / name} differs from it after copying "
                                    "(a failing disk?): check the disk and run again")
-    if verbose:
-        took = duration(manifest.get("train_seconds", 0))
-        print(f"{label}: using the model shipped with the book for this preset ({took} of training on "
-              f"{_machine(manifest.get('machine') or {})}; "
-              f"{plain_description(manifest.get('data', {}).get('description', ''))}). To train it yourself instead "
-              f"(about {took} on such a machine): trained_runs(ctx.settings, use_shipped=False).")
+    if verbose:  # where and on what it was trained is provenance: the chapters say it in a margin note
+        print(f"{label}: using the model shipped with the book for this preset. To train it yourself instead: "
+              "trained_runs(ctx.settings, use_shipped=False).")
     return True
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping, Optional
 
 import torch
 
@@ -15,8 +16,9 @@ from ...runtime.vocabulary import run_label
 from ..training.train_config import TrainConfig, build_model
 from ..training.results_file import read_results
 from ..training.train_state import CHECKPOINT
+from .shipped import plain_description, read_manifest, shipped_run
 
-__all__ = ["trained_arithmetic", "StudyRun", "study_device", "training_time"]
+__all__ = ["trained_arithmetic", "as_trained_note", "StudyRun", "study_device", "training_time", "provenance"]
 
 
 @dataclass
@@ -79,6 +81,21 @@ def trained_arithmetic(run: StudyRun) -> str:
     return "bf16 autocast" if device.startswith("cuda") and run.config.amp else "float32"
 
 
+def as_trained_note(figures: Mapping[str, float], runs: Optional[Mapping[str, Any]], how: str) -> str:
+    """Why a study shows other accuracies of the same models than the one each has everywhere else (its accuracy on
+    its own graph as trained, :attr:`StudyRun.final_accuracy`): ``figures`` the study's ({label: %}), ``how`` what
+    the study did differently (its images, its arithmetic).  ``""`` when every figure rounds to the trained one (to
+    one decimal) or no ``runs`` are given; labels that are no run (another graph of a model) are left out."""
+    if not runs:
+        return ""
+    pairs = [(label, f, 100 * runs[label].final_accuracy) for label, f in figures.items() if label in runs]
+    if not pairs or all(f"{f:.1f}" == f"{t:.1f}" for _, f, t in pairs):
+        return ""
+    arith = {trained_arithmetic(runs[label]) for label, _, _ in pairs}
+    trained = " and ".join(f"{t:.1f}%" for _, _, t in pairs)
+    return f"as trained: {trained} ({' or '.join(sorted(arith))}, on all the held-out images); here {how}"
+
+
 def training_time(run: StudyRun) -> dict:
     """How long a run trained and where: ``{"epochs", "train_seconds"`` (the sum over its history,
     evaluation excluded), ``"device", "device_name", "cpu_count"`` (from the run's results file, which a shipped
@@ -87,3 +104,17 @@ def training_time(run: StudyRun) -> dict:
     env = env if isinstance(env, dict) else {}
     return {"epochs": len(run.history), "train_seconds": sum(h["train_seconds"] for h in run.history),
             "device": env.get("device"), "device_name": env.get("device_name"), "cpu_count": env.get("cpu_count")}
+
+
+def provenance(run: StudyRun) -> dict:
+    """Where and on what ``run`` was trained, for a chapter's margin: :func:`training_time` with ``"environment"``
+    (its results file's, ``{}`` without one), ``"seed"`` (its training seed), ``"shipped"`` and ``"data"`` (a shipped
+    model's data as its manifest describes it, in a reader's words; ``None`` for a run trained in this session, whose
+    data are the session's)."""
+    env = (read_results(run.out_dir) or {}).get("environment")
+    data = None
+    folder = shipped_run(run.config) if run.shipped else None
+    if folder is not None:
+        data = plain_description(read_manifest(folder).get("data", {}).get("description", "")) or None
+    return {**training_time(run), "environment": env if isinstance(env, dict) else {}, "seed": run.config.seed,
+            "shipped": bool(run.shipped), "data": data}

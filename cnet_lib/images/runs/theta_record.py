@@ -1,6 +1,9 @@
-"""θ(t) recorded while a run trains: a snapshot of a few weights after every epoch (:func:`theta_snapshot`: the
-coefficients θ̂_β of a few entries of one weight and of the skip gain s(t) per OdeBlock, as JSON-able lists), in
-``theta_snapshots.json`` beside the checkpoint (read by the chapter on refinement).
+"""θ(t) of a trained run: recorded while it trains, a snapshot of a few weights after every epoch
+(:func:`theta_snapshot`: the coefficients θ̂_β of a few entries of one weight and of the skip gain s(t) per OdeBlock,
+as JSON-able lists), in ``theta_snapshots.json`` beside the checkpoint; the curve of such a recorded θ(t)
+(:func:`theta_curve`); and how rough a trained θ(t) is from piece to piece (:func:`theta_roughness`).  The studies
+that read θ(t) (the chapters *ContinuousNet* and *Refinement training*, the integrator x refinement factorial) share
+these.
 
 A snapshots file that cannot be read is set aside (one sentence,
 :func:`cnet_lib.runtime.json_cache.read_cache`); a finished run then gets its first and last epoch back
@@ -10,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import torch
 
+from ...core.bases import make_basis
 from ...core.odeblock import coefficient_key
 from ...runtime.checkpoint import load_checkpoint
 from ...runtime.json_cache import read_cache, write_cache
@@ -23,8 +28,8 @@ from ..training.train_state import CHECKPOINT
 from .run_folders import run_hash
 
 __all__ = ["THETA_PARAM", "THETA_ENTRIES", "theta_entries", "theta_snapshot", "SNAPSHOTS", "read_snapshots",
-           "initial_snapshot", "write_snapshots", "rebuilt_snapshots",
-           "SnapshotRecorder"]
+           "initial_snapshot", "write_snapshots", "rebuilt_snapshots", "SnapshotRecorder", "theta_curve",
+           "theta_roughness"]
 
 SNAPSHOTS = "theta_snapshots.json"
 
@@ -143,3 +148,49 @@ class SnapshotRecorder:
             print(f"  {self.label}: epoch {row['epoch']}/{self.cfg.epochs}  N_t={row['n_steps']}  "
                   f"loss {row['train_loss']:.3f}  test acc {row['test_acc']:.3f}  {row['train_seconds']:.1f} s"
                   + ("  (refined before this epoch)" if row["refined"] else ""))
+
+
+# --------------------------------------------------------------------------- a recorded θ(t) as a curve, and its roughness
+def _curve_points(basis) -> list[tuple[Fraction, int]]:
+    pts = basis.breakpoints
+    if basis.degree <= 1:
+        out = []
+        for lo, hi in zip(pts[:-1], pts[1:]):
+            out += [(lo, 1), (hi, -1)]
+        return out
+    n = 120
+    return [(Fraction(k, n), 1 if k < n else -1) for k in range(n + 1)]
+
+
+def theta_curve(coeffs: Sequence[float], basis: str = "piecewise_constant", T: float = 1.0) -> tuple[list, list]:
+    """(t, θ(t)) of a scalar weight function Σ_β φ_β(t/T) θ̂_β, exact at the break points
+    (both one-sided limits, so jumps of the piecewise-constant basis are drawn as jumps)."""
+    coeffs = [float(c) for c in coeffs]
+    b = make_basis(basis, len(coeffs))
+    ts, vs = [], []
+    for tau, side in _curve_points(b):
+        ts.append(float(tau) * T)
+        vs.append(sum(w * coeffs[beta] for beta, w in b.weights(tau, side)))
+    return ts, vs
+
+
+@torch.no_grad()
+def theta_roughness(model: torch.nn.Module) -> list[dict]:
+    """How far apart neighbouring pieces of θ(t) are, per OdeBlock: over its convolution coefficients, the norm of
+    the jump between pieces β and β + 1 relative to the two pieces' mean norm, ‖θ̂_{β+1} − θ̂_β‖ / ((‖θ̂_β‖ + ‖θ̂_{β+1}‖)/2),
+    averaged over the jumps (one row ``{"block", "n_basis", "roughness", "largest"}`` per block; ``None`` for a block
+    of one piece).  0 for a θ(t) that is one constant; about 1.4 for independent pieces of equal size (a freshly
+    initialised block); small for a θ(t) whose pieces are samples of a smooth function.  The paper's Figure 8 reads
+    the smoothness of its trained weights by eye; this is a number for it."""
+    rows = []
+    for i, b in enumerate(model.blocks):
+        jumps = []
+        for name, c in getattr(b, "coeffs", {}).items():
+            if c.dim() < 3 or c.shape[0] < 2:  # convolution weights only (M, out, in, k, k)
+                continue
+            flat = c.detach().double().flatten(1)
+            norms = flat.norm(dim=1)
+            jumps += ((flat[1:] - flat[:-1]).norm(dim=1) / ((norms[1:] + norms[:-1]) / 2)).tolist()
+        rows.append({"block": i + 1, "n_basis": getattr(b, "n_basis", None),
+                     "roughness": sum(jumps) / len(jumps) if jumps else None, "largest": max(jumps) if jumps else None})
+    return rows

@@ -10,7 +10,8 @@ this module.  This module is that plan as code, in three steps:
 2. :func:`collect` gathers the runs into the study's record (one entry a model: cell, seed, accuracies per graph,
    training time, machine), the file that ships (``results.json`` beside this module).
 3. :func:`analyse` computes the plan's primary test from that record (it refuses an incomplete primary design),
-   then the exploratory analyses, labelled so.
+   then the exploratory analyses, labelled so; :func:`report` (:mod:`.show`) shows them in that order, or says that
+   the study has not finished while its record does not ship.
 """
 from __future__ import annotations
 
@@ -24,17 +25,18 @@ from typing import Iterable, Mapping, Optional, Sequence
 import torch
 
 from ...images.data.image_data import load_dataset
-from ...images.studies.paired_stats import holm, welch
-from ...images.studies.sweep_measure import manifestation_sweep
+from ..stats import holm, welch
+from ...images.training.evaluation import manifestation_sweep
 from ...images.training.train_config import TrainConfig
 from ...images.training.train_loop import train
 from ...runtime.checkpoint import atomic_write_text
 from ...runtime.device import environment
 from ...runtime.progress import progress_bar, progress_write
+from .show import NOT_FINISHED, report
 
 __all__ = ["CELLS", "PRIMARY", "EXPLORATORY", "PRIMARY_SEEDS", "EXPLORATORY_SEEDS", "GRAPHS", "PRIMARY_GRAPHS",
            "DELTA", "ALPHA", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate", "collect", "model_loss",
-           "contrast_test", "analyse", "shipped_record"]
+           "contrast_test", "analyse", "shipped_record", "report", "NOT_FINISHED"]
 
 RECIPE = dict(dataset="cifar10", n_train=10_000, n_test=None, channels=(8, 16, 32), batch_size=128, lr=0.1,
               lr_schedule="step", lr_milestones=(5,), lr_decay=0.1, epochs=6, weight_decay=5e-4, momentum=0.9)

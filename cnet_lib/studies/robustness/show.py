@@ -38,8 +38,8 @@ from ...draw.widgets import Choice, IntRange, Steps
 from ...draw.widgets import live_app as widget_app
 from ...images.runs.image_presets import live_images, sweep_grid
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.study_cache import as_trained_note
+from ..runner import check_study_inputs
+from ...images.runs.study_run import as_trained_note
 from ...images.training.evaluation import Evaluator
 from ...runtime.rich_text import Rich, paragraphs
 from ...runtime.rows import format_table, seeds_phrase, spread_cell

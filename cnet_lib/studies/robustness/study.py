@@ -42,11 +42,9 @@ from ...core.validation import check_float, check_int, check_ints
 from ...images.runs.run_folders import short_hash
 from ...images.runs.study_inputs import study_data
 from ...images.runs.study_run import StudyRun, study_device
-from ...images.studies.checks import check_study_inputs
-from ...images.studies.paired_stats import holm, mcnemar, paired_difference, spread, welch, with_seed_variance
-from ...images.studies.seed_cached import seed_studies
-from ...images.studies.shipped_studies import announce_recompute, shipped_stand_ins
-from ...images.studies.study_cache import Described, StudyFile, cached_study
+from ..runner import (announce_recompute, cached_study, check_study_inputs, Described, seed_studies,
+                      shipped_stand_ins, StudyFile)
+from ..stats import holm, mcnemar, paired_difference, spread, welch, with_seed_variance
 from ...images.training.evaluation import Evaluator
 from ...runtime.device import full_float32
 from ...runtime.preset_names import select_preset
@@ -651,7 +649,7 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, test: Primar
     """Compare model ``a`` (the refined RK4 model) with ``b`` (the Euler model) condition by condition:
     each model's drop = clean − perturbed per image (averaged over seeds), and the paired difference
     drop_b − drop_a with its standard error (images, plus the spread over the seeds of a random
-    perturbation: :func:`~cnet_lib.images.studies.paired_stats.with_seed_variance`), 95% interval and p.
+    perturbation: :func:`~cnet_lib.studies.stats.with_seed_variance`), 95% interval and p.
     ``test`` decides (:func:`decide`); the other rows are secondary, Holm-adjusted within their family
     at ``test.alpha``; a random perturbation with fewer than two seeds for either model is unmeasured.
     The blocks **matter** when removing them costs each model at least ``matter_points`` (the
@@ -694,7 +692,7 @@ def judge(study: Mapping[str, Sequence[Condition]], a: str, b: str, test: Primar
 @dataclass
 class SeedRobustness:
     """The study's rows over training seeds: per row each method's drops (one per seed, points), their
-    :func:`~cnet_lib.images.studies.paired_stats.spread`, and with two or more seeds Welch's difference B − A,
+    :func:`~cnet_lib.studies.stats.spread`, and with two or more seeds Welch's difference B − A,
     interval, p and Holm's p; ``outcome`` is the primary test's (:func:`decide`), or ``"one seed"``."""
 
     a: str
@@ -760,5 +758,5 @@ def robustness_over_seeds(studies_by_seed: Mapping[Any, Mapping[str, Sequence]],
 def over_seeds(runs: Mapping[str, StudyRun], study: Mapping[str, Sequence], verbose: bool = True) -> SeedRobustness:
     """:func:`robustness_over_seeds` of ``study`` (the loaded runs' study, :func:`run`) and of every other training
     seed that the seeds file beside the runs holds for these models
-    (:func:`cnet_lib.images.studies.seed_cached.seed_studies`); the loaded models alone when there is none."""
+    (:func:`cnet_lib.studies.runner.seed_studies`); the loaded models alone when there is none."""
     return robustness_over_seeds(seed_studies(runs, study, verbose=verbose))
