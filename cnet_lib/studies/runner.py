@@ -31,7 +31,10 @@ from ..runtime.locks import folder_lock
 from ..runtime.memory import out_of_memory_hint
 from ..runtime.records import DamagedRecord, load_json
 
-__all__ = ["check_study_inputs", "StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on", "precision", "utc_now", "SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "write_seeds_file", "read_seeds_file", "seed_sweeps", "seed_studies", "MACHINE_FIELDS", "shipped_stand_ins", "announce_recompute", "shipped_sweep_file", "shipped_seeds"]
+__all__ = ["check_study_inputs", "StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on",
+           "precision", "utc_now", "SEEDS_FILE", "SEEDS_FORMAT", "seed_record", "write_seeds_file",
+           "read_seeds_file", "seed_sweeps", "seed_studies", "MACHINE_FIELDS", "shipped_stand_ins",
+           "announce_recompute", "shipped_sweep_file", "shipped_seeds"]
 
 
 def check_study_inputs(runs: Mapping, n_images: Optional[int] = None, n_show: Optional[int] = None) -> list:
