@@ -7,34 +7,9 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-import torch
-
 from cnet_lib.book import paper_claims as RR
-from cnet_lib.core.models import ContinuousNet
 from cnet_lib.images.training import train_state as TS
-
-
-def cells(text: str) -> list[list[str]]:
-    """The cells of each line of a text table (columns are separated by two or more spaces)."""
-    import re
-
-    return [[c for c in re.split(r"\s{2,}", line.strip())] for line in text.splitlines() if line.strip()]
-
-
-def row_of(text: str, first: str) -> list[str]:
-    """The cells of the table line whose first cell is ``first``."""
-    found = [c for c in cells(text) if c[0] == first]
-    assert len(found) == 1, f"no single line starting with {first!r} in:\n{text}"
-    return found[0]
-
-
-def tiny(scheme="euler", n_basis=2, gain=0.5, seed=0, **kw) -> ContinuousNet:
-    torch.manual_seed(seed)
-    m = ContinuousNet(channels=(2, 4, 4), n_basis=n_basis, scheme=scheme, **kw).eval()
-    with torch.no_grad():
-        for b in m.blocks:
-            b.skip_gain.fill_(gain)
-    return m
+from text_tables import row_of, tiny
 
 
 def history(rows):

@@ -27,6 +27,7 @@ from cnet_lib.images.training.train_loop import train
 from cnet_lib.runtime.settings import Settings
 from cnet_lib.studies import manifestation as M
 from cnet_lib.studies.manifestation import study as MS
+from text_tables import row_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))
@@ -263,14 +264,6 @@ def test_table1_and_text(study):
     assert "blocks removed" in text and "θ compressed" in text and "speed-up" in text
 
 
-def row_of(text: str, first: str) -> list[str]:
-    """The cells of the table line whose first cell is ``first`` (columns are separated by two or more spaces)."""
-    found = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if line.strip()]
-    found = [c for c in found if c[0] == first]
-    assert len(found) == 1, f"no single line starting with {first!r} in:\n{text}"
-    return found[0]
-
-
 def sweep(trained, identity, scheme="euler", nt=2):
     return [{"kind": "trained", "scheme": scheme, "n_steps": nt, "n_basis": nt, "units": 3 * nt, "n_parameters": 10,
              "accuracy": trained, "ms_per_image": 0.5, "seconds": 1.0},
@@ -294,7 +287,6 @@ def test_format_sweep_summary_and_sweeps():
     # the graph and its accuracy first (issue 53: what a phone shows without a swipe)
     assert row_of(first, "identity") == ["identity", "-", "0", "0.1831", "0", "0", "4", "0.100"]
     assert row_of(second, "manifestation *")[3] == "0.8000"
-
 
 
 # ----------------------------------------------------------------------------- figures and the live app

@@ -25,19 +25,9 @@ from cnet_lib.studies import refinement as RF
 from cnet_lib.studies.refinement import show as SH
 from cnet_lib.studies.refinement import study as RT
 from glued_prose import ROOT, cells_ending_in_glue, code, glued_names, markdown, typed_numbers
+from text_tables import cells, row_of
 
 CHAPTER = "refinement_training"
-
-
-def cells(text: str) -> list[list[str]]:
-    """The cells of each line of a text table (columns are separated by two or more spaces)."""
-    return [[c for c in re.split(r"\s{2,}", line.strip())] for line in text.splitlines() if line.strip()]
-
-
-def row_of(text: str, first: str) -> list[str]:
-    found = [c for c in cells(text) if c[0] == first]
-    assert len(found) == 1, f"no single line starting with {first!r} in:\n{text}"
-    return found[0]
 
 
 def history(rows):

@@ -32,8 +32,8 @@ from ...core.schemes import get_scheme
 from ...draw import Choice, LEGEND_BELOW, Steps, dropdown_slider_figure, live_app, log_ticks, loglog_style, slider_figure
 from ...pendulum import RHO0, G as G_DEFAULT, ODENetFit, PendulumConfig, exact_solution, odenet_label, rollout
 from ...runtime.progress import duration
-from ...runtime.rich_text import Rich, join_rich, paragraphs
-from ...runtime.rows import find_row, format_table, select_rows
+from ...runtime.rich_text import Rich, gathered_facts, join_rich, paragraphs
+from ...runtime.rows import find_row, format_table, select_rows, times
 from ...runtime.threads import torch_threads
 from ...runtime.vocabulary import SCHEME_COLORS, SERIES_COLORS, scheme_color, scheme_label
 
@@ -44,7 +44,7 @@ __all__ = [
     "error_floor_table", "interchange_table", "control_table", "energy_gained_table", "flow_period_table",
     # words and their thresholds
     "SAME_FIT", "FALLS_APART", "STEADY", "SEVERAL", "FLAT", "SAME_FLOOR", "ORDERS", "BREAKS", "SMALL_COST",
-    "MANY_TIMES", "SAME_GAIN", "ORDER_OFF", "ORDER_ONE", "times", "span", "word_orders", "word_long_window",
+    "MANY_TIMES", "SAME_GAIN", "ORDER_OFF", "ORDER_ONE", "span", "word_orders", "word_long_window",
     "word_fit", "word_dip", "word_rate_distances", "word_odenet_curves", "word_error_floor", "word_interchange",
     "word_control", "word_energy",
     # figures and the live app
@@ -337,19 +337,6 @@ def word_long_window(rows: Sequence[Mapping], slopes: Sequence[Mapping]) -> Rich
 
 def _factor(values: Sequence[float]) -> float:
     return max(values) / min(values) if min(values) > 0 else float("inf")
-
-
-def times(x: float) -> str:
-    """A ratio as a sentence says it: two decimals below 10 (``0.81``), one below 100 (``20.3``), three significant
-    digits with thousands separators above (``1,540``, ``80,500``): no false precision, no ``80466``."""
-    if not math.isfinite(x):
-        return "infinitely many"
-    if abs(x) < 10:
-        return f"{x:.2f}"
-    if abs(x) < 100:
-        return f"{x:.1f}"
-    digits = int(math.floor(math.log10(abs(x)))) - 2
-    return f"{round(x, -digits):,.0f}"
 
 
 def span(lo: float, hi: float, fmt=times) -> str:
@@ -910,15 +897,4 @@ def facts(**results) -> dict:
     :func:`~.study.integrator_convergence` rows), ``floor``, ``matrix`` (:func:`~.study.interchange_matrix`),
     ``control`` and ``gained`` with ``periods`` (:func:`~.study.energy_gained`, :func:`~.study.flow_periods`).
     A chapter glues them (``glue_all(pendulum.facts(dip=dip))``) and its prose quotes them."""
-    known = {k for keys, _ in _FACTS for k in keys}
-    unknown = sorted(set(results) - known)
-    if unknown:
-        raise TypeError(f"facts() got {unknown}: it knows {sorted(known)}")
-    out = {}
-    for keys, make in _FACTS:
-        given = [k for k in keys if k in results]
-        if given and len(given) < len(keys):
-            raise TypeError(f"facts() needs {' and '.join(keys)} together, got only {', '.join(given)}")
-        if given:
-            out.update(make(*(results[k] for k in keys)))
-    return out
+    return gathered_facts(_FACTS, results)
