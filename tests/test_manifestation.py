@@ -528,9 +528,15 @@ def test_every_number_the_chapter_states_is_glued_from_its_cells():
     assert set(typed) <= {"95%", "5%", "0.05"}, f"numbers typed into the prose, not glued: {typed}"
     used = set(GLUE.findall(_markdown()))
     by_seed = _three_seeds((0.08, 0.10, 0.015), (0.005, 0.01, 0.0))
+    from cnet_lib.studies import manifestation_factorial as MF
+
+    record = MF.shipped_record()
+    analysis = MF.analyse(record)
     glued = {**M.facts(by_seed[0], M.over_seeds(by_seed), _factorial(), {r: 0.5 for r in M.CELLS.values()}, "cpu"),
-             **book.paper_facts(by_seed, epochs=6), "planned_seeds": "12"}
+             **book.paper_facts(by_seed, epochs=6), "planned_seeds": "12",
+             **MF.facts(analysis, MF.post_hoc(record, analysis), record)}
     assert used <= set(glued), f"quoted and never glued: {sorted(used - set(glued))}"
+    assert "book.glue_all(planned.facts(analysis, later, record))" in _code()
     assert "book.glue_all(manifestation.facts(sweeps, contrast, fx, roughness, preset=ctx.preset))" in _code()
     assert "book.glue_all(book.paper_facts(by_seed" in _code() and 'book.glue("planned_seeds"' in _code()
 

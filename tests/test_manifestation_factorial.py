@@ -69,8 +69,17 @@ def test_the_report_shows_the_plans_test_first_and_the_exploratory_analyses_labe
     shown = str(MF.report(record, analysis))
     first, rest = shown.split("Exploratory analyses (not part of the plan's test; p values unadjusted)")
     assert first.startswith("The plan's test") and "H_I" in first and "H_R" in first and "p, Holm" in first
-    assert analysis["primary"]["integrator"]["verdict"] in first and f"{analysis['primary']['integrator']['p_holm']:.2g}" in first
+    p_holm = analysis["primary"]["integrator"]["p_holm"]
+    assert analysis["primary"]["integrator"]["verdict"] in first and ("< 0.001" if p_holm < 0.001 else f"{p_holm:.2g}") in first
     assert "interaction" in rest and "midpoint_fixed - euler_fixed" in rest and "H_I" not in rest
+    assert "(exploratory)" in rest and "RK4-classic, refined" in rest, "every cell's mean loss, exploratory cells labelled"
+    facts = MF.facts(analysis)
+    assert facts["planned_integrator_verdict"] == analysis["primary"]["integrator"]["verdict"]
+    assert facts["planned_euler_fixed_n"] == str(len(MF.PRIMARY_SEEDS))
+    fig = MF.fig_losses(analysis)
+    dots = [t for t in fig.data if t.mode == "markers" and len(t.x) > 1]
+    assert [len(t.x) for t in dots] == [len(analysis["cells"][c]["loss"]) for c in MF.CELLS], "one dot a model"
+    assert sorted(dots[0].x) == sorted(analysis["cells"]["euler_fixed"]["loss"])
     empty = MF.report(None)
     assert str(empty) == MF.NOT_FINISHED and "has not finished" in str(empty) and not any(ch.isdigit() for ch in str(empty))
 
@@ -103,3 +112,34 @@ def test_the_shipped_record_is_the_plans():
     assert record["plan_sha256"] == hashlib.sha256(MF.fixed_plan()).hexdigest(), \
         "the plan above its Deviations section changed after the study ran: record the change as a deviation"
     MF.analyse(record)
+
+
+def test_the_power_the_chapter_quotes_is_the_plans_table():
+    """The power the chapter glues (MF.POWER) is the plan's simulated power for a 2-point effect, row by row."""
+    import re
+
+    plan = MF.fixed_plan().decode("utf-8")
+    rows = dict(re.findall(r"^\| (\d+) \| [\d.]+ \| \**([\d.]+)\** \|", plan, flags=re.M))
+    assert {int(n): float(p) for n, p in rows.items()} == MF.POWER
+    assert MF.POWER[len(MF.PRIMARY_SEEDS)] >= 0.8, "the plan's seeds give at least 80% power"
+
+
+def test_post_hoc_analyses_are_apart_from_the_plans_and_labelled():
+    rng = random.Random(3)
+    models = [dict(_model(c, s, 0.7, 0.7 - (0.01 if c == "euler_refined" else 0.0) + rng.gauss(0, 0.002)),
+                   identity_accuracy=0.69 if c.endswith("fixed") else 0.5)
+              for c in MF.PRIMARY for s in MF.PRIMARY_SEEDS]
+    record = {"models": [dict(m, n_images=5000) for m in models], "recipe": MF.RECIPE}
+    analysis = MF.analyse(record)
+    later = MF.post_hoc(record, analysis)
+    assert later["blocks_worth"]["euler_fixed"]["mean"] == pytest.approx(1.0)
+    assert later["blocks_worth"]["rk4_refined"]["mean"] == pytest.approx(20.0)
+    assert 0.5 < later["euler_minus_rk4_refined"]["diff"] < 1.5
+    shown = str(MF.report(record, analysis, later))
+    assert shown.index("The plan's test") < shown.index("Exploratory") < shown.index("Post hoc (chosen after")
+    assert "Post hoc" not in str(MF.report(record, analysis, later, part="test"))
+    facts = MF.facts(analysis, later, record)
+    assert facts["planned_n_primary"] == "48" and facts["planned_n_images"] == "5,000"
+    assert facts["planned_worth_euler_fixed"] == "1.0" and facts["planned_midpoint_fixed"] == "—"
+    with pytest.raises(ValueError, match="part"):
+        MF.report(record, analysis, part="everything")

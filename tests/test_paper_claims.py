@@ -132,6 +132,8 @@ RESTATED = {
         else "does not hold here" if any(r["significant"] and r["diff"] < 0 for r in rows)
         else "not shown at this scale"),
     "accuracy": lambda low, high: "holds" if low > 0 else "does not hold here" if high < 0 else "not shown at this scale",
+    "inductive_bias": lambda estimate, p_holm: ("not shown at this scale" if p_holm >= 0.05
+                                                else "holds" if estimate > 0 else "does not hold here"),
 }
 
 HOLDS, PART, NOT_SHOWN, NOT = "holds", "holds in part", "not shown at this scale", "does not hold here"
@@ -167,6 +169,7 @@ EDGES = {
     "input_stability": [(([_row(True, 1), _row(True, 0.1)],), HOLDS), (([_row(True, 1), _row(False, 3)],), PART),
                         (([_row(False, 1), _row(True, -0.1)],), NOT), (([_row(False, 1), _row(False, -3)],), NOT_SHOWN)],
     "accuracy": [((0.01, 1), HOLDS), ((-0.01, 1), NOT_SHOWN), ((-1, -0.01), NOT)],
+    "inductive_bias": [((3, 0.049), HOLDS), ((3, 0.05), NOT_SHOWN), ((-3, 0.049), NOT), ((-3, 0.2), NOT_SHOWN)],
 }
 
 

@@ -90,9 +90,10 @@ CARDS: dict[str, Card] = {
         image_models=True),
     "manifestation_invariance": Card(
         assumes="*Refinement training*; accuracy on a test set and its sampling error.",
-        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), and how "
-              "to judge that over several trained models: a confidence interval for a difference of means, "
-              "Welch's test with the training seed as the unit, Holm's correction for several tests at once.",
+        learn="whether a trained model keeps its accuracy on other graphs (schemes, N_t, compressed θ), whether the "
+              "integrator or refinement decides it, and how to judge that over several trained models: a confidence "
+              "interval for a difference of means, Welch's test with the training seed as the unit, Holm's "
+              "correction for several tests at once, and the power that sets how many seeds a question needs.",
         image_models=True),
     "robustness": Card(
         assumes="*Manifestation invariance*; accuracy on a test set and its sampling error.",

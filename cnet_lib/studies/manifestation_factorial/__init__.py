@@ -32,11 +32,12 @@ from ...images.training.train_loop import train
 from ...runtime.checkpoint import atomic_write_text
 from ...runtime.device import environment
 from ...runtime.progress import progress_bar, progress_write
-from .show import NOT_FINISHED, report
+from . import show
+from .show import NOT_FINISHED, fig_losses, report
 
 __all__ = ["CELLS", "PRIMARY", "EXPLORATORY", "PRIMARY_SEEDS", "EXPLORATORY_SEEDS", "GRAPHS", "PRIMARY_GRAPHS",
-           "DELTA", "ALPHA", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate", "collect", "model_loss",
-           "contrast_test", "analyse", "shipped_record", "report", "NOT_FINISHED"]
+           "DELTA", "ALPHA", "POWER", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate", "collect", "model_loss",
+           "contrast_test", "analyse", "blocks_worth", "post_hoc", "shipped_record", "report", "facts", "fig_losses", "NOT_FINISHED"]
 
 RECIPE = dict(dataset="cifar10", n_train=10_000, n_test=None, channels=(8, 16, 32), batch_size=128, lr=0.1,
               lr_schedule="step", lr_milestones=(5,), lr_decay=0.1, epochs=6, weight_decay=5e-4, momentum=0.9)
@@ -64,6 +65,8 @@ DELTA = 2.0
 """The smallest effect that matters, in accuracy points."""
 ALPHA = 0.05
 """The family-wise level of the two primary tests (Holm)."""
+POWER = {8: 0.67, 10: 0.80, 12: 0.88, 16: 0.97}
+"""The plan's simulated power to find a 2-point effect of either factor, by seeds per cell (its *Power* table)."""
 RESULTS = Path(__file__).with_name("results.json")
 """The study's record as it ships."""
 EVALUATION = "evaluation.json"
@@ -239,6 +242,29 @@ def _exploratory(record: Mapping, loss: Mapping[str, list]) -> dict:
         if len(loss[other]) >= 2:
             out[f"{other} - {base}"] = welch(loss[base], loss[other])
     return out
+
+
+def blocks_worth(model: Mapping) -> float:
+    """What a model's blocks are worth, in points: its own graph's accuracy minus that of the model with every OdeBlock
+    replaced by the identity (a model whose blocks compute almost nothing gives the same output on every graph)."""
+    return 100 * (model["final_accuracy"] - model["identity_accuracy"])
+
+
+def post_hoc(record: Mapping, analysis: Mapping) -> dict:
+    """Analyses chosen **after** the plan's test had been computed (2026-11-29; the plan's *Deviations* list them),
+    shown labelled post hoc: each cell's :func:`blocks_worth`, and the integrator's effect on L within each level of
+    refinement (Welch, Euler-trained minus RK4-trained, unadjusted).  ``analysis`` is :func:`analyse`'s."""
+    worth = _by_cell(record, blocks_worth)
+    loss = {c: v["loss"] for c, v in analysis["cells"].items()}
+    return {"blocks_worth": {c: _mean_ci(v) for c, v in worth.items() if len(v) >= 2},
+            "euler_minus_rk4_refined": welch(loss["rk4_refined"], loss["euler_refined"]),
+            "euler_minus_rk4_fixed": welch(loss["rk4_fixed"], loss["euler_fixed"])}
+
+
+def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optional[Mapping] = None) -> dict[str, str]:
+    """The study's numbers as the chapter's prose says them (:func:`.show.facts` with the plan's :data:`POWER` and
+    :data:`PRIMARY` cells)."""
+    return show.facts(analysis, post_hoc, record, power=POWER, primary=PRIMARY)
 
 
 def _mean_ci(values: Sequence[float]) -> dict:
