@@ -154,12 +154,12 @@ def _running(name: str, card: Card) -> str:
     seconds = (published.get("seconds") or {}).get(name)
     measured = []
     if seconds is not None:
-        measured.append(f"{duration(seconds)} on {published['machine']} for this page of the book")
+        measured.append(f"{duration(seconds)} on {published['machine']}")
     gpu = gpu_run["seconds"].get(name)
     if gpu is not None:
         measured.append(f"at most {duration(gpu)} on {gpu_run['machine']}")
     if measured:
-        text += f" It ran in {' and '.join(measured)} (measured, `{PUBLISHED_PRESET}` preset)."
+        text += f" Run all takes {' and '.join(measured)}."
     if card.image_models:
         text += " To train the models yourself: `use_shipped=False` in *ContinuousNet*."
     return text
