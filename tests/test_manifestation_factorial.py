@@ -143,3 +143,31 @@ def test_post_hoc_analyses_are_apart_from_the_plans_and_labelled():
     assert facts["planned_worth_euler_fixed"] == "1.0" and facts["planned_midpoint_fixed"] == "—"
     with pytest.raises(ValueError, match="part"):
         MF.report(record, analysis, part="everything")
+
+
+def test_the_chapters_words_on_the_planned_study_follow_its_record():
+    """Manifestation invariance words the shipped result (which hypothesis holds, which way, an effect below the plan's
+    smallest effect that matters, the one cell that loses, blocks that learned little at fixed depth): each word is held
+    here to the record's numbers, so a different record fails this test before it can contradict the page."""
+    record = MF.shipped_record()
+    if record is None:
+        pytest.skip("the study has not shipped its record yet")
+    a = MF.analyse(record)
+    later = MF.post_hoc(record, a)
+    integ, refine = a["primary"]["integrator"], a["primary"]["refinement"]
+    assert integ["verdict"] == "holds" and 0 < integ["ci"][0] and integ["ci"][1] < MF.DELTA, "'there and small'"
+    assert refine["verdict"] == "the opposite holds", "'Refinement works the other way'"
+    loss = {c: v["mean"] for c, v in a["exploratory"]["cell_loss"].items()}
+    assert max(loss, key=loss.get) == "euler_refined" and all(loss[c] < 0.2 for c in ("euler_fixed", "rk4_fixed",
+                                                                                         "rk4_refined"))
+    worth = {c: v["mean"] for c, v in later["blocks_worth"].items()}
+    assert worth["euler_fixed"] < 10 and worth["rk4_fixed"] < 10 < min(worth["euler_refined"], worth["rk4_refined"])
+    ph = later["euler_minus_rk4_refined"]
+    assert 0 < ph["ci95"][0] and ph["diff"] < 1, "'in its direction, but under a point'"
+    from pathlib import Path
+
+    chapter = Path(__file__).resolve().parents[1] / "book" / "manifestation_invariance.ipynb"
+    text = "".join("".join(c["source"]) for c in json.loads(chapter.read_text(encoding="utf-8"))["cells"])
+    for words in ("there and small", "Refinement works the other way", "only the refined models' blocks learned",
+                  "but under a point"):
+        assert words in " ".join(text.split()), words
