@@ -264,6 +264,15 @@ def test_the_tables_a_phone_must_read_put_their_key_columns_first():
     assert str(sweep_table(rows)).split()[:4] == ["kind", "scheme", "N_t", "accuracy"]
     assert 'cnet-key">accuracy</th>' in sweep_table(rows).html
     assert 'cnet-key">Δ points</th>' in table1_table(rows).html
+    header = next(line for line in str(table1_table(rows)).splitlines() if line.startswith("graph"))
+    assert header.split()[:4] == ["graph", "accuracy", "Δ", "points"], "the key columns right after the first"
+    from cnet_lib.studies import manifestation_factorial as MF
+
+    record = MF.shipped_record()
+    if record is not None:
+        test = MF.report(record, MF.analyse(record), part="test")
+        assert "cnet-cards" in test.html and '<th class="cnet-key">verdict</th>' in test.html
+        assert str(test).splitlines()[1].split()[:2] == ["hypothesis", "verdict"]
 
 
 def test_chapters_attribute_to_the_paper_only_what_it_says():

@@ -13,7 +13,6 @@ MathJax download), and plotly.js itself is displayed once, inline, in the setup 
 from __future__ import annotations
 
 import re
-import textwrap
 from typing import Any
 
 from .phone_layout import phone_script, phone_updates

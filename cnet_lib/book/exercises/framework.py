@@ -29,7 +29,6 @@ class can run the whole notebook with unfinished exercises.
 from __future__ import annotations
 
 import copy
-import math
 import os
 import sys
 import sysconfig

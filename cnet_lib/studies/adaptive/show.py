@@ -118,7 +118,7 @@ def word_verdict(v: Verdict, labels: Optional[Mapping[str, str]] = None, width: 
     in a notebook, and says that one trained model per method stands behind it.  Each model's numbers and class are
     :func:`verdict_table`'s."""
     lab = {v.a: run_label(v.a), v.b: run_label(v.b), **(labels or {})}
-    r, ca, cb = v.rule, v.classes[v.a], v.classes[v.b]
+    r = v.rule
     ratio = v.nfe_ratio
     more = ("more" if ratio >= r.nfe_ratio else "fewer" if ratio <= 1 / r.nfe_ratio else "about as many")
     points = f"{r.min_effect:g} point{'' if r.min_effect == 1 else 's'}"

@@ -126,13 +126,13 @@ def table1_table(rows: Sequence[dict]) -> Rich:
     narrow enough for the page: the graph, its cost, the measured speed-up and the accuracy."""
     graph = {"trained": "trained", "manifestation": "same θ", "compressed": "θ compressed", "identity": "blocks removed"}
     # the graph, its accuracy and what it lost first: what a phone shows without a swipe
-    cols = [("graph", lambda r: graph[r["kind"]], "{}"), ("scheme", "scheme", "{}"),
-            ("N_t", lambda r: r.get("n_steps") or None, "{}"),
+    cols = [("graph", lambda r: graph[r["kind"]], "{}"),
             ("accuracy", lambda r: 100 * r["accuracy"], "{:.1f}%"), ("Δ points", "delta_points", "{:+.1f}"),
+            ("scheme", "scheme", "{}"), ("N_t", lambda r: r.get("n_steps") or None, "{}"),
             ("speed-up", "speedup", "{:.2f}x"), ("M", lambda r: r.get("n_basis") or None, "{}"),
             ("evaluations of R", "units", "{}"), ("params", "n_parameters", "{}")]
     models = list(dict.fromkeys(r["model"] for r in rows))
-    return join_rich([join_rich([heading(m), format_table([r for r in rows if r["model"] == m], cols, left=2,
+    return join_rich([join_rich([heading(m), format_table([r for r in rows if r["model"] == m], cols, left=1,
                                                           key=("accuracy", "Δ points"))])
                       for m in models], sep="\n\n")
 

@@ -58,9 +58,9 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
     seeds = {c: len(v["seeds"]) for c, v in analysis["cells"].items() if v["seeds"]}
     primary = format_table(
         [{"name": _HYPOTHESES[k], **t} for k, t in analysis["primary"].items()],
-        [("hypothesis", "name", "{}"), ("estimate (points)", "estimate", "{:+.2f}"), ("95% interval", _ci, "{}"),
-         ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}"), ("verdict", "verdict", "{}")], left=1,
-        key=("verdict",), note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t "
+        [("hypothesis", "name", "{}"), ("verdict", "verdict", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
+         ("95% interval", _ci, "{}"), ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}")],
+        left=2, key=("verdict",), cards=True, note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t "
                                "test of each contrast of the four primary cells' means, the training seed as the unit, "
                                "Holm over the two; " + ", ".join(f"{c} {n}" for c, n in seeds.items()) + " models")
     ex = analysis["exploratory"]
