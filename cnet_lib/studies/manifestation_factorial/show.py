@@ -30,6 +30,13 @@ def _ci(test: Mapping) -> str:
     return f"[{test['ci'][0]:+.2f}, {test['ci'][1]:+.2f}]"
 
 
+def _counts(seeds: Mapping[str, int]) -> str:
+    """How many models each cell has, in words: "12 models a cell" when they agree."""
+    counts = sorted(set(seeds.values()))
+    return f"{counts[0]} models a cell" if len(counts) == 1 else "models per cell: " + ", ".join(
+        f"{_CELL_WORDS[c]} {n}" for c, n in seeds.items())
+
+
 def _p(value: float) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.2g}"
 
@@ -55,14 +62,15 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
         raise ValueError(f"part={part!r}: choose 'all', 'test' (the plan's test) or 'rest' (what follows it)")
     if record is None or analysis is None:
         return paragraphs([NOT_FINISHED])
-    seeds = {c: len(v["seeds"]) for c, v in analysis["cells"].items() if v["seeds"]}
+    seeds = {c: len(v["seeds"]) for c, v in analysis["cells"].items() if v["seeds"] and "(exploratory)" not in
+             _CELL_WORDS[c]}
     primary = format_table(
         [{"name": _HYPOTHESES[k], **t} for k, t in analysis["primary"].items()],
         [("hypothesis", "name", "{}"), ("verdict", "verdict", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
          ("95% interval", _ci, "{}"), ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}")],
         left=2, key=("verdict",), cards=True, note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t "
                                "test of each contrast of the four primary cells' means, the training seed as the unit, "
-                               "Holm over the two; " + ", ".join(f"{c} {n}" for c, n in seeds.items()) + " models")
+                               "Holm over the two; " + _counts(seeds))
     ex = analysis["exploratory"]
     cells = format_table(
         [{"cell": _CELL_WORDS[c], "n": s["n"], "loss": _interval(s), "acc": _interval(ex["cell_accuracy"][c], 1)}
