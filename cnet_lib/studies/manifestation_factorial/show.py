@@ -26,6 +26,11 @@ _CELL_WORDS = {"euler_fixed": "Euler, fixed depth", "euler_refined": "Euler, ref
                "euler_fixed_noskip": "Euler, fixed depth, no skip-init (exploratory)"}
 
 
+_SHORT = {"euler_fixed": "Euler, fixed", "euler_refined": "Euler, refined", "rk4_fixed": "RK4, fixed",
+          "rk4_refined": "RK4, refined", "midpoint_fixed": "midpoint*", "euler_fixed_noskip": "Euler, no skip*"}
+"""The figure's cell labels, short enough for a phone's plot (* exploratory)."""
+
+
 def _ci(test: Mapping) -> str:
     return f"[{test['ci'][0]:+.2f}, {test['ci'][1]:+.2f}]"
 
@@ -148,7 +153,7 @@ def fig_losses(analysis: Mapping) -> go.Figure:
     for i, cell in enumerate(names):
         seeds, losses = analysis["cells"][cell]["seeds"], analysis["cells"][cell]["loss"]
         summary = analysis["exploratory"]["cell_loss"][cell]
-        label = _CELL_WORDS[cell].replace(" (exploratory)", "*")
+        label = _SHORT[cell]
         fig.add_trace(go.Scatter(x=losses, y=[label] * len(losses), mode="markers",
                                  marker=dict(size=8, opacity=0.6, color="#1f77b4" if i < 4 else "#7f7f7f"),
                                  text=[f"seed {s}" for s in seeds], showlegend=False,
@@ -160,7 +165,7 @@ def fig_losses(analysis: Mapping) -> go.Figure:
                                               arrayminus=[summary["mean"] - lo], color="black"),
                                  hovertemplate=f"mean {summary['mean']:.2f} [{lo:.2f}, {hi:.2f}]<extra></extra>"))
     book_layout(fig, title="Accuracy lost on the plan's three graphs, one dot a model",
-                xaxis_title="L (accuracy points lost; * exploratory)", height=120 + 45 * len(names))
+                xaxis_title="L, points lost (* exploratory)", height=120 + 45 * len(names))
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.add_vline(x=0, line=dict(color="#999999", width=1))
     return fig
