@@ -24,6 +24,7 @@ def test_the_plans_graphs_are_valid_for_every_cell_and_never_a_models_own():
             assert get_scheme(scheme).order >= get_scheme(cell["scheme"]).order and n % 4 == 0 and n >= 4
     assert [c for c, _ in MF.schedule()[:4]] == list(MF.PRIMARY), "the primary cells first, seed by seed"
     assert len(MF.PRIMARY_SEEDS) == 12 and len(MF.EXPLORATORY_SEEDS) == 8
+    assert MF.show._PRIMARY == MF.PRIMARY, "the report's primary cells are the plan's"
 
 
 def test_a_two_group_contrast_is_welchs_test():

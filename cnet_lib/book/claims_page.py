@@ -405,7 +405,7 @@ def _weight_claims(add) -> None:
         refinement = (mean["euler_fixed"] - mean["euler_refined"] + mean["rk4_fixed"] - mean["rk4_refined"]) / 2
         integrator = (mean["euler_fixed"] - mean["rk4_fixed"] + mean["euler_refined"] - mean["rk4_refined"]) / 2
         fixed = [mean["euler_fixed"], mean["rk4_fixed"]]
-        which = (f". The cpu preset's four models (seed 0): " + "; ".join(f"{run_label(r)} {v:.2f}" for r, v in mean.items())
+        which = (". The cpu preset's four models (seed 0): " + "; ".join(f"{run_label(r)} {v:.2f}" for r, v in mean.items())
                  + f": refinement accounts for {refinement:.2f} of the difference, the integrator for {integrator:.2f}. "
                  f"The fixed-depth models' {min(fixed):.2f} to {max(fixed):.2f} is about √2 ({math.sqrt(2):.2f}), the "
                  "value for independent pieces, and refinement starts every new piece as a copy of its parent: its "

@@ -26,6 +26,8 @@ _CELL_WORDS = {"euler_fixed": "Euler, fixed depth", "euler_refined": "Euler, ref
                "euler_fixed_noskip": "Euler, fixed depth, no skip-init (exploratory)"}
 
 
+_PRIMARY = ("euler_fixed", "euler_refined", "rk4_fixed", "rk4_refined")
+"""The cells of the plan's test (the study's ``PRIMARY``; this module only formats)."""
 _SHORT = {"euler_fixed": "Euler, fixed", "euler_refined": "Euler, refined", "rk4_fixed": "RK4, fixed",
           "rk4_refined": "RK4, refined", "midpoint_fixed": "midpoint*", "euler_fixed_noskip": "Euler, no skip*"}
 """The figure's cell labels, short enough for a phone's plot (* exploratory)."""
@@ -67,22 +69,24 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
         raise ValueError(f"part={part!r}: choose 'all', 'test' (the plan's test) or 'rest' (what follows it)")
     if record is None or analysis is None:
         return paragraphs([NOT_FINISHED])
-    seeds = {c: len(v["seeds"]) for c, v in analysis["cells"].items() if v["seeds"] and "(exploratory)" not in
-             _CELL_WORDS[c]}
+    seeds = {c: len(analysis["cells"][c]["seeds"]) for c in _PRIMARY}
     primary = format_table(
         [{"name": _HYPOTHESES[k], **t} for k, t in analysis["primary"].items()],
         [("hypothesis", "name", "{}"), ("verdict", "verdict", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
          ("95% interval", _ci, "{}"), ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}")],
-        left=2, key=("verdict",), cards=True, note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t "
-                               "test of each contrast of the four primary cells' means, the training seed as the unit, "
-                               "Holm over the two; " + _counts(seeds))
+        left=2, key=("verdict",), cards=True,
+        note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t test of each "
+             "contrast of the four primary cells' means, the training seed as the unit, Holm over the two; "
+             + _counts(seeds))
     ex = analysis["exploratory"]
+    n_images = record["models"][0].get("n_images") if record["models"] else None
     cells = format_table(
         [{"cell": _CELL_WORDS[c], "n": s["n"], "loss": _interval(s), "acc": _interval(ex["cell_accuracy"][c], 1)}
          for c, s in ex["cell_loss"].items()],
         [("cell", "cell", "{}"), ("models", "n", "{}"), ("L, mean [95% interval] (points)", "loss", "{}"),
          ("own-graph accuracy (%)", "acc", "{}")], left=1, key=("L, mean [95% interval] (points)",),
-        note="each cell's mean over its training seeds, with a t interval; 5,000 held-out images per model")
+        note="each cell's mean over its training seeds, with a t interval"
+             + (f"; {n_images:,} held-out images per model" if n_images else ""))
     rows = [{"name": "interaction (EF − ER) − (RF − RR)", **ex["interaction"]},
             {"name": "accuracy: integrator", **ex["accuracy_integrator"]},
             {"name": "accuracy: refinement", **ex["accuracy_refinement"]}]
