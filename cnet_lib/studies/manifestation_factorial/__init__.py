@@ -33,7 +33,7 @@ from ...runtime.checkpoint import atomic_write_text
 from ...runtime.device import environment
 from ...runtime.progress import progress_bar, progress_write
 from . import show
-from .show import NOT_FINISHED, fig_losses, report
+from .show import NOT_FINISHED, fig_losses
 
 __all__ = ["CELLS", "PRIMARY", "EXPLORATORY", "PRIMARY_SEEDS", "EXPLORATORY_SEEDS", "GRAPHS", "PRIMARY_GRAPHS",
            "DELTA", "ALPHA", "POWER", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate", "collect", "model_loss",
@@ -259,6 +259,12 @@ def post_hoc(record: Mapping, analysis: Mapping) -> dict:
     return {"blocks_worth": {c: _mean_ci(v) for c, v in worth.items() if len(v) >= 2},
             "euler_minus_rk4_refined": welch(loss["rk4_refined"], loss["euler_refined"]),
             "euler_minus_rk4_fixed": welch(loss["rk4_fixed"], loss["euler_fixed"])}
+
+
+def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_hoc: Optional[Mapping] = None,
+           part: str = "all"):
+    """The study as its plan demands it be shown (:func:`.show.report` with the plan's :data:`PRIMARY` cells)."""
+    return show.report(record, analysis, post_hoc, part, primary=PRIMARY)
 
 
 def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optional[Mapping] = None) -> dict[str, str]:

@@ -26,8 +26,6 @@ _CELL_WORDS = {"euler_fixed": "Euler, fixed depth", "euler_refined": "Euler, ref
                "euler_fixed_noskip": "Euler, fixed depth, no skip-init (exploratory)"}
 
 
-_PRIMARY = ("euler_fixed", "euler_refined", "rk4_fixed", "rk4_refined")
-"""The cells of the plan's test (the study's ``PRIMARY``; this module only formats)."""
 _SHORT = {"euler_fixed": "Euler, fixed", "euler_refined": "Euler, refined", "rk4_fixed": "RK4, fixed",
           "rk4_refined": "RK4, refined", "midpoint_fixed": "midpoint*", "euler_fixed_noskip": "Euler, no skip*"}
 """The figure's cell labels, short enough for a phone's plot (* exploratory)."""
@@ -59,25 +57,28 @@ def _interval(summary: Mapping, digits: int = 2) -> str:
 
 
 def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_hoc: Optional[Mapping] = None,
-           part: str = "all") -> Rich:
+           part: str = "all", primary: tuple = ()) -> Rich:
     """The planned study of ``record`` (its shipped record, or ``None`` before it ships) with ``analysis`` (its
     ``analyse(record)``): the primary test's table, then, under a heading that says they are exploratory, each
     cell's loss and accuracy and the exploratory contrasts, then ``post_hoc`` (its ``post_hoc(record, analysis)``)
     under a heading that says it was chosen after the test; :data:`NOT_FINISHED` alone without a record.  ``part``:
-    ``"test"`` for the plan's test alone, ``"rest"`` for what follows it (a chapter may fold it), ``"all"`` both."""
+    ``"test"`` for the plan's test alone, ``"rest"`` for what follows it (a chapter may fold it), ``"all"`` both.
+    ``primary``: the cells of the plan's test (the study's ``report`` passes them)."""
     if part not in ("all", "test", "rest"):
         raise ValueError(f"part={part!r}: choose 'all', 'test' (the plan's test) or 'rest' (what follows it)")
     if record is None or analysis is None:
         return paragraphs([NOT_FINISHED])
-    seeds = {c: len(analysis["cells"][c]["seeds"]) for c in _PRIMARY}
-    primary = format_table(
+    seeds = {c: len(analysis["cells"][c]["seeds"]) for c in primary}
+    test = [heading("The plan's test"), format_table(
         [{"name": _HYPOTHESES[k], **t} for k, t in analysis["primary"].items()],
         [("hypothesis", "name", "{}"), ("verdict", "verdict", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
          ("95% interval", _ci, "{}"), ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}")],
         left=2, key=("verdict",), cards=True,
         note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t test of each "
-             "contrast of the four primary cells' means, the training seed as the unit, Holm over the two; "
-             + _counts(seeds))
+             "contrast of the four primary cells' means, the training seed as the unit, Holm over the two"
+             + (f"; {_counts(seeds)}" if seeds else ""))]
+    if part == "test":
+        return join_rich(test)
     ex = analysis["exploratory"]
     n_images = record["models"][0].get("n_images") if record["models"] else None
     cells = format_table(
@@ -96,7 +97,6 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
                                       ("95% interval", _ci, "{}"), ("p (unadjusted)", lambda r: _p(r["p"]), "{}")], left=1,
                                note="loss contrasts in points of L; the accuracy contrasts in points of own-graph "
                                     "accuracy (Euler minus RK4, fixed depth minus refined); a - b: a's mean L minus b's")
-    test = [heading("The plan's test"), primary]
     parts = [heading("Exploratory analyses (not part of the plan's test; p values unadjusted)"), cells, exploratory]
     if post_hoc is not None:
         worth = post_hoc["blocks_worth"]
