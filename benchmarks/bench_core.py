@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _timing import interleaved_median, write_result  # noqa: E402
 
 from cnet_lib import ContinuousNet, integrate, step_times  # noqa: E402
-from cnet_lib.core.resnet import resnet_from_continuousnet  # noqa: E402
+from cnet_lib.core.models import resnet_from_continuousnet  # noqa: E402
 
 
 def train_step(model, x, y, opt):

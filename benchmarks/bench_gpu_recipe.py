@@ -28,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine  # noqa: E402
 
-from cnet_lib.images.data.fake_data import write_fake_cifar  # noqa: E402
+from cnet_lib.images.data.download import write_fake_cifar  # noqa: E402
 from cnet_lib.images.data.image_data import TEST_SUBSET_SEED, load_dataset  # noqa: E402
 from cnet_lib.images.training.train_config import TrainConfig  # noqa: E402
 from cnet_lib.images.training.train_loop import train  # noqa: E402

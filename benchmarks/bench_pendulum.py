@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleaved_median, write_result  # noqa: E402
 
 from cnet_lib.pendulum import ODENet, make_data, one_step  # noqa: E402
-from cnet_lib.runtime.threads import torch_threads  # noqa: E402
+from cnet_lib.runtime.device import torch_threads  # noqa: E402
 
 SCHEMES = ("euler", "midpoint", "rk4_38")  # the schemes torchdiffeq and cnet_lib both have
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # cnet_lib from th
 from _timing import machine  # noqa: E402
 
 from cnet_lib import pendulum  # noqa: E402
-from cnet_lib.runtime.threads import available_cores, torch_threads  # noqa: E402
+from cnet_lib.runtime.device import available_cores, torch_threads  # noqa: E402
 
 CALIBRATION = 0.02
 """The fraction of the iterations the calibration run trains, to predict each mode's time."""

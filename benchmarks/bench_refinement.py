@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.runtime.device import default_device, environment
 from cnet_lib.images import TrainConfig, train

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from _timing import write_result  # noqa: E402
 from classroom import fill, right_answers  # noqa: E402
 
-from cnet_lib.book.toc import toc_notebooks  # noqa: E402
+from cnet_lib.book.project import toc_notebooks  # noqa: E402
 from cnet_lib.cli.student import main as export  # noqa: E402
 
 RUN = r'''

@@ -21,7 +21,7 @@ and say so when it is missing.
 import importlib as _importlib
 
 from .core.adaptive import (AdaptiveSolution, AdaptiveStats, MaxStepsError, integrate_adaptive,
-                            integrate_adaptive_positions)
+    integrate_adaptive_positions)
 from .core.bases import Basis, CoefficientMap, Legendre, PiecewiseConstant, PiecewiseLinear, basis_names, make_basis
 from .core.integrate import StagePosition, integrate, integrate_positions, stage_positions, step_times
 from .core.models import ContinuousNet, PreActResidual, Stitch, count_parameters, wide_continuous_net
@@ -29,8 +29,7 @@ from .core.odeblock import OdeBlock, StaleOptimizerWarning, remap_optimizer_stat
 from .core.schemes import EmbeddedPair, Tableau, get_scheme, register_scheme, scheme_names, unregister_scheme
 from .runtime.checkpoint import CheckpointError, load_model, save_model
 from .runtime.device import default_device
-from .runtime.preset_names import PRESETS, preset_name, select_preset
-from .runtime.settings import Settings
+from .runtime.settings import PRESETS, Settings, preset_name, select_preset
 
 __version__ = "0.1.0"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from cnet_lib.images import CONTROLS, image_runs, trained_runs  # noqa: E402
-from cnet_lib.images.runs.run_folders import is_finished  # noqa: E402
+from cnet_lib.images.runs.image_presets import is_finished  # noqa: E402
 from cnet_lib.images.runs.run_store import run_configs  # noqa: E402
 from cnet_lib.images.runs.shipped import SHIPPED, shipped_run  # noqa: E402
 from cnet_lib.studies.runner import SEEDS_FILE, seed_record, write_seeds_file  # noqa: E402

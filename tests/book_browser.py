@@ -352,7 +352,7 @@ def main(argv=None) -> int:
     from selenium.webdriver.chrome.service import Service
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from cnet_lib.book.toc import toc_files
+    from cnet_lib.book.project import toc_files
 
     html = Path((argv or sys.argv[1:])[0]).resolve()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(

@@ -77,7 +77,7 @@ BLOCKS = "p, li, dt, dd, th, td, figcaption, caption, .cell_output .output, .adm
 @lru_cache(maxsize=None)
 def module_names() -> tuple[str, ...]:
     """The library's module names that a reader never calls: every ``cnet_lib`` module whose name has an underscore
-    (``study_run``, ``theta_record``), less the functions and classes of that name the packages export
+    (``run_loading``, ``theta_record``), less the functions and classes of that name the packages export
     (a chapter calls ``images.trained_runs``, which is no module)."""
     import importlib
     import inspect
@@ -156,7 +156,7 @@ def page_problems(html: str, chapter: bool) -> list[str]:
 
 def chapter_pages(root: Path = ROOT) -> list[str]:
     """The pages a student reads as chapters: the introduction and every notebook of ``_toc.yml``."""
-    from cnet_lib.book.toc import toc_notebooks
+    from cnet_lib.book.project import toc_notebooks
 
     return ["book/intro"] + [f"book/{nb.stem}" for nb in toc_notebooks(root)]
 
@@ -164,7 +164,7 @@ def chapter_pages(root: Path = ROOT) -> list[str]:
 def main(argv=None) -> int:
     """``python tests/book_text.py HTML_DIR``: every problem of every page of a built book; exit 1 on one."""
     sys.path.insert(0, str(ROOT))
-    from cnet_lib.book.toc import toc_files
+    from cnet_lib.book.project import toc_files
 
     html = Path((argv or sys.argv[1:])[0])
     chapters = set(chapter_pages())

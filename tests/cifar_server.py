@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from cnet_lib.images.data.datasets import DATASETS
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 
 ARCHIVE = DATASETS["cifar10"].archive  # cifar-10-python.tar.gz
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book.exercises.registry import chapter_exercises
+from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, read_notebook, set_source, write_notebook
 from cnet_lib.teacher.isolation import SandboxError, find_isolation
 from cnet_lib.teacher.keys import CODES, GLOBAL_ERROR, solution_sources
@@ -190,7 +190,7 @@ def quantize_per_channel(w, bits):
     return torch.fake_quantize_per_channel_affine(w, safe, zero, 0, -levels, levels)  # torch does it''',
     "error_ratio": f'''import sys, threading
 
-from cnet_lib.core.step_control import error_norm
+from cnet_lib.core.adaptive import error_norm
 
 
 def error_ratio(e, y0, y1, rtol, atol):

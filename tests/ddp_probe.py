@@ -5,7 +5,7 @@ logged: before the command runs, the training loop's ``save_epoch`` is wrapped s
     torchrun --standalone --nproc_per_node=2 tests/ddp_probe.py -- train --preset smoke --run rk4_refined ...
 
 With ``$CNET_TEST_RACE`` (a folder) it also makes a damaged ``results.json`` race as badly as it can: a rank that
-finds the file damaged (``results_file.results_problem``) waits until every other rank has found it damaged too,
+finds the file damaged (``train_state.results_problem``) waits until every other rank has found it damaged too,
 or has gone past resuming without reading it (``train_loop.start_or_resume`` returned), so that ranks which would
 both act on the damage act together; each call of ``set_aside`` on it appends ``"<RANK> set aside"``, and each
 rank's final weights ``"<RANK> weights <SHA-256 of its state>"`` (:func:`cnet_lib.runtime.distributed.state_digest`).
@@ -17,13 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from cnet_lib.__main__ import main
-from cnet_lib.images.training import results_file, train_loop
+from cnet_lib.images.training import train_loop, train_state
 from cnet_lib.runtime.distributed import state_digest
+from cnet_lib.__main__ import main
 
 _save_epoch = train_loop.save_epoch
-_results_problem = results_file.results_problem
-_set_aside = results_file.set_aside
+_results_problem = train_state.results_problem
+_set_aside = train_state.set_aside
 _start_or_resume = train_loop.start_or_resume
 _train = train_loop._train
 RANK = os.environ.get("RANK", "0")
@@ -75,8 +75,8 @@ def _logged_train(*args, **kwargs):
 if __name__ == "__main__":
     train_loop.save_epoch = _logged_save
     if os.environ.get("CNET_TEST_RACE"):
-        results_file.results_problem = _read_together
-        results_file.set_aside = _logged_set_aside
+        train_state.results_problem = _read_together
+        train_state.set_aside = _logged_set_aside
         train_loop.start_or_resume = _marked_resume
         train_loop._train = _logged_train
     sys.exit(main())

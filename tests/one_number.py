@@ -3,7 +3,7 @@
 A model's accuracy on its own graph is the one its training measured (:attr:`StudyRun.final_accuracy`, which the
 sweeps reproduce); a study that evaluates the model again on a subset or in another arithmetic gets another figure,
 and the page must say why beside it ("as trained: ..." in the same sentence or the table's note,
-:func:`cnet_lib.images.runs.study_run.as_trained_note`).  :func:`own_accuracy_mentions` finds every such quotation in a
+:func:`cnet_lib.images.runs.run_loading.as_trained_note`).  :func:`own_accuracy_mentions` finds every such quotation in a
 built page: sentences "<model> 82.4% clean" / "<model>: 82.3% on its own graph", and table rows that start with a
 model's label and show it on its own graph ("own: ...", "float32", the sweep summary's and the paper table's columns).
 """
@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from bs4 import BeautifulSoup
 
-from cnet_lib.runtime.vocabulary import RUN_LABELS
+from cnet_lib.runtime.rich_text import RUN_LABELS
 
 LABELS = {label: run for run, label in RUN_LABELS.items()}
 EXPLAINED = "as trained:"

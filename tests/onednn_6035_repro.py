@@ -10,7 +10,7 @@ machine whose ``torch.backends.cpu.get_cpu_capability()`` is ``AVX2`` (no AVX-51
 
 Every input width from 2 to 7 fails there; 1 and 8..32 pass; so do stride 1, a 3x3 kernel and an NCHW
 input with NCHW weight.  ``--guarded`` runs the same loop through the library's
-:class:`cnet_lib.core.conv_guard.GuardedConv1x1`, which must always finish
+:class:`cnet_lib.core.models.GuardedConv1x1`, which must always finish
 (tests/test_conv_guard.py runs it in a subprocess).
 """
 import sys
@@ -21,7 +21,7 @@ guarded = "--guarded" in sys.argv
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 channels = int(args[0]) if args else 4
 if guarded:
-    from cnet_lib.core.conv_guard import GuardedConv1x1
+    from cnet_lib.core.models import GuardedConv1x1
     conv = GuardedConv1x1(channels, channels, stride=2)
 else:
     conv = torch.nn.Conv2d(channels, channels, kernel_size=1, stride=2, bias=False)

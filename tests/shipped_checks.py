@@ -8,12 +8,11 @@ from pathlib import Path
 
 import torch
 
-from cnet_lib.images import load_model
-from cnet_lib.images.training.train_state import CHECKPOINT, RESULTS
-from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.images.runs import shipped as SHP
 from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.training.train_state import CHECKPOINT, RESULTS
+from cnet_lib.images.runs import image_presets as RF, shipped as SHP
 from cnet_lib.runtime.checkpoint import config_diff
+from cnet_lib.images import load_model
 
 SHIP_COMMANDS = ("python -m cnet_lib ship", "python -m cnet_lib.ship", "-> ship ")  # older manifests: stale on purpose
 """How a manifest records the command that shipped it: the command line (today's and its first form), and the

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from cnet_lib.images.data import fake_data as FD
+from cnet_lib.images.data import download as FD
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.runtime.settings import Settings
 

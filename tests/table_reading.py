@@ -1,4 +1,4 @@
-"""Reading a text table of :func:`cnet_lib.runtime.rows.format_table` back, for tests that check the
+"""Reading a text table of :func:`cnet_lib.runtime.rich_text.format_table` back, for tests that check the
 printed numbers against the rows they come from."""
 from __future__ import annotations
 

@@ -13,18 +13,17 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from cnet_lib import MaxStepsError, get_scheme, integrate, integrate_adaptive
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.book.exercises import check_error_ratio
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
-from cnet_lib.book.shipped_tables import shipped_study
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.studies.stats import KEEP_POINTS
+from cnet_lib.book.measurements import shipped_study
 from cnet_lib.cli.ship import STUDY_PREFIXES
-from cnet_lib import pendulum as P
+from cnet_lib.images.runs import run_store as RS
 from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import adaptive
 from cnet_lib.studies.adaptive import study as S
+from cnet_lib.studies.stats import KEEP_POINTS
+from cnet_lib.studies import adaptive
+from cnet_lib import MaxStepsError, get_scheme, integrate, integrate_adaptive, pendulum as P
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "book" / "adaptive.ipynb"
@@ -124,7 +123,7 @@ def test_tables_figures_and_live_app(study, runs):
 
 
 def _images(runs):
-    from cnet_lib.draw.image_apps import app_data
+    from cnet_lib.draw.widgets import app_data
 
     data, x, y, _ = app_data(runs["rk4_refined"], torch.device("cpu"), 16)
     return x, y, data.mean, data.std
@@ -382,7 +381,7 @@ def test_the_exercise_check(capsys):
     for wrong in (rms_over_batch, y0_only):
         assert not check_error_ratio(wrong)
 
-    from cnet_lib.core.step_control import error_norm
+    from cnet_lib.core.adaptive import error_norm
 
     assert not check_error_ratio(lambda e, y0, y1, rtol, atol: error_norm(e, y0, y1, rtol, atol))
     out = capsys.readouterr().out

@@ -10,27 +10,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib import ContinuousNet, MaxStepsError, OdeBlock, get_scheme, integrate, integrate_adaptive
-from cnet_lib import pendulum as P
-from cnet_lib.cli import robustness as robustness_cli
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.cli import train as train_cli
-from cnet_lib.studies import manifestation as M
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.images.runs import study_run as SR
-from cnet_lib.images.training import train_state as TS
-from cnet_lib.studies.manifestation import study as ST
-from cnet_lib.images.training import train_loop as TL
-from cnet_lib import images as T
-from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.data.datasets import DatasetNotFoundError
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
+from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.training.evaluation import manifestation_sweep
-from cnet_lib.pendulum import config_for
-from cnet_lib.studies import robustness
+from cnet_lib.images.runs import run_loading as SR, run_store as RS, study_inputs as SI
+from cnet_lib.images.training import train_loop as TL, train_state as TS
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies.manifestation import study as ST
+from cnet_lib.cli import robustness as robustness_cli, sweep as sweep_cli, train as train_cli
+from cnet_lib.pendulum import config_for
+from cnet_lib.studies import manifestation as M, robustness
+from cnet_lib import (ContinuousNet, MaxStepsError, OdeBlock, get_scheme, images as T, integrate, integrate_adaptive,
+    pendulum as P)
 
 NAN = float("nan")
 

@@ -51,7 +51,7 @@ import pytest
 from book_browser import break_problems, check_page, layout_problems, text_problems
 from book_text import chapter_pages, page_problems
 from cnet_lib.book.project import colab_url
-from cnet_lib.book.toc import toc_files, toc_notebooks
+from cnet_lib.book.project import toc_files, toc_notebooks
 from smoke_data import smoke_env
 
 pytestmark = pytest.mark.slow  # builds the whole book with -W and draws every page in a browser
@@ -238,7 +238,7 @@ def test_the_partial_plotly_bundle_is_the_installed_plotly_js():
     for f in (ROOT / "cnet_lib").rglob("*.py"):
         for name in _re.findall(r"go\.([A-Z][A-Za-z]+)\(", f.read_text(encoding="utf-8")):
             used.setdefault(name, set()).add(f.relative_to(ROOT).as_posix())
-    static = {n for n, files in used.items() if files != {"cnet_lib/draw/image_apps.py"}}  # live apps: Jupyter draws them
+    static = {n for n, files in used.items() if files != {"cnet_lib/draw/widgets.py"}}  # live apps: Jupyter draws them
     assert static - {"Figure"} <= {"Scatter", "Bar", "Heatmap"}, \
         f"trace types outside the book's bundle: {static - {'Figure', 'Scatter', 'Bar', 'Heatmap'}}"
 

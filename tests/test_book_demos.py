@@ -10,9 +10,9 @@ import pytest
 import torch
 from table_reading import assert_printed, by_first_column, parse_table
 
-from cnet_lib import integrate
+from cnet_lib.runtime.rich_text import SCHEME_COLORS, scheme_color, scheme_label
 from cnet_lib.book import demos
-from cnet_lib.runtime.vocabulary import SCHEME_COLORS, scheme_color, scheme_label
+from cnet_lib import integrate
 
 SCHEMES = ["euler", "midpoint", "rk4_classic"]
 T_END = 2.0

@@ -16,9 +16,9 @@ from cnet_lib.book import project as _project
 from cnet_lib.book.chapter_cards import Card
 from cnet_lib.book.conventions import check_notebook, fix_notebook
 from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures
-from cnet_lib.book.exercises.registry import chapter_exercises
+from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
-from cnet_lib.book.toc import toc_files, toc_notebooks
+from cnet_lib.book.project import toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -491,7 +491,7 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
     import ipywidgets as W
     import plotly.graph_objects as go
 
-    from cnet_lib.draw.widget_view import WIDGET_VIEW
+    from cnet_lib.draw.widgets import WIDGET_VIEW
     from cnet_lib.draw.widgets import live_app
 
     app = live_app({"n": W.IntSlider(value=2)}, lambda n: None, go.Figure())
@@ -509,7 +509,7 @@ def test_live_app_keeps_display_metadata_for_colab(plotly_state, colab_widget_ma
 
 def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(colab_widget_manager):
     """ipywidgets 7 (Colab's preinstalled major) has only _ipython_display_."""
-    from cnet_lib.draw.widget_view import WIDGET_VIEW, widget_bundle
+    from cnet_lib.draw.widgets import WIDGET_VIEW, widget_bundle
 
     class Widget7:
         _view_name = "IntSliderView"
@@ -530,7 +530,7 @@ def test_widget_view_without_repr_mimebundle_is_written_as_ipywidgets_7_does(col
 def test_pendulum_progress_bar_keeps_display_metadata(colab_widget_manager):
     import ipywidgets as W
 
-    from cnet_lib.book.notebook_bars import BarView as _BarView
+    from cnet_lib.book.notebook import BarView as _BarView
 
     data, metadata = _BarView(W.HBox([W.FloatProgress()]), "training")._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data and "training" in data["text/html"]

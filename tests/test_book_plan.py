@@ -5,13 +5,12 @@ import json
 
 import pytest
 
-from cnet_lib.book import measurements as M
-from cnet_lib.cli import book_plan as BP
-from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.images.runs import shipped as SHP
-from cnet_lib.images import image_runs
+from cnet_lib.images.runs import image_presets as RF, shipped as SHP
 from cnet_lib.runtime.progress import duration
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.book import measurements as M
+from cnet_lib.cli import book_plan as BP
+from cnet_lib.images import image_runs
 
 
 def test_plan_says_what_is_trained_and_how_to_preview(monkeypatch, tmp_path):

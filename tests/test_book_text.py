@@ -20,7 +20,7 @@ SEEN = [  # (kind, text): issue 44's examples, from the published book
     ("file path", "Caption: the recipe's run (benchmarks/results/gpu_recipe-h200-e40.json)."),
     ("hash", "with a hash of the run's configuration in the folder name"),
     ("hash", "the studies are cached beside the checkpoints, keyed by a hash of both checkpoint files."),
-    ("module name", "the device is chosen in the code (study_run.study_device)."),
+    ("module name", "the device is chosen in the code (run_loading.study_device)."),
     ("module name", "The runs are listed in cnet_lib.images.IMAGE_PRESETS."),
     ("benchmark script", "whole runs were compared too, by bench_refinement.py."),
     ("commit hash", "One primary test, fixed in the code (commit 88cac11) before its numbers were computed."),
@@ -64,5 +64,5 @@ def test_code_is_not_read_but_outputs_are():
 def test_the_lists_are_the_extension_points():
     """The phrase lists are plain lists and dicts: a new phrase is one more entry, its example one more row above."""
     assert isinstance(DEFERRALS, list) and isinstance(ALLOWED, list) and all(isinstance(v, list) for v in MACHINERY.values())
-    assert "study_run" in module_names() and "trained_runs" not in module_names()
+    assert "run_loading" in module_names() and "trained_runs" not in module_names()
     assert chapter_pages()[0] == "book/intro" and "book/how_to_use" in chapter_pages()

@@ -3,7 +3,7 @@
 For every notebook of ``_toc.yml``, read as code without running it: code cells are short (exercise and solution cells aside); no cell formats a table by hand (an
 f-string printed in a loop, or an f-string field with a width); no check cell leaves its result as the
 cell's value (the static book would show a stray ``True``); no colour is typed (colours come from
-``cnet_lib.runtime.vocabulary``); and a live app's static fallback is not a figure that an earlier
+``cnet_lib.runtime.rich_text``); and a live app's static fallback is not a figure that an earlier
 cell already displays.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
-from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.book.project import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = tuple(nb.stem for nb in toc_notebooks(ROOT))
@@ -79,7 +79,7 @@ def test_check_cells_show_no_bare_value(name):
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_no_typed_colours(name):
     typed = [cid for cid, src in _code_cells(name) if re.search(r"#[0-9a-fA-F]{3,8}\b|color\s*=", src)]
-    assert not typed, f"{name}: colours come from cnet_lib.runtime.vocabulary, not the chapter: {typed}"
+    assert not typed, f"{name}: colours come from cnet_lib.runtime.rich_text, not the chapter: {typed}"
 
 
 @pytest.mark.parametrize("name", CHAPTERS)

@@ -26,7 +26,7 @@ import pytest
 from classroom import (BROKEN, BROKEN_FLAGS, BROKEN_IMPORT, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
                        TAMPERING_OUTCOME, TYPICAL, TYPICAL_AIMED, fill, right_answers)
 from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
-from cnet_lib.book.exercises.registry import chapter_exercises
+from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher.keys import NEAR_MISS_SHARE, AnswerKey, hidden_cases
 

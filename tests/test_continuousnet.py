@@ -12,14 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
-from cnet_lib.core.models import ContinuousNet
-from cnet_lib.core.odeblock import coefficient_key
-from cnet_lib.images.runs.theta_record import THETA_PARAM, theta_curve
-from cnet_lib.runtime.vocabulary import SERIES_COLORS
-from cnet_lib.studies import continuousnet as CN
 from glued_prose import cells_ending_in_glue, code, glued_names, markdown, typed_numbers
 from text_tables import cells, row_of, tiny
+
+from cnet_lib.images.runs.theta_record import THETA_PARAM, theta_curve
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.core.odeblock import coefficient_key
+from cnet_lib.runtime.rich_text import SERIES_COLORS
+from cnet_lib.studies import continuousnet as CN
 
 CHAPTER = "continuousnet"
 

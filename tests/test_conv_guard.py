@@ -1,4 +1,4 @@
-"""The guard against oneDNN issue 6035 (cnet_lib/core/conv_guard.py): a channels-last ContinuousNet
+"""The guard against oneDNN issue 6035 (cnet_lib/core/models.py): a channels-last ContinuousNet
 trains on the CPU of any x86_64 machine, the guard changes no number, and the CPU's precision is
 contiguous float32.  Every run that could meet the fault runs in a subprocess, so that a heap
 corruption or a hang fails its test instead of ending the whole test run.  Seconds."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.core.conv_guard import GUARDED_INPUT_CHANNELS, GuardedConv1x1, OneDNNLayoutWarning, onednn_hazard
+from cnet_lib.core.models import GUARDED_INPUT_CHANNELS, GuardedConv1x1, OneDNNLayoutWarning, onednn_hazard
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.runtime.device import Precision, precision_for
 
@@ -23,7 +23,7 @@ LIMIT_S = 300  # each subprocess needs about two seconds; a hang is what this li
 TRAIN_CHANNELS_LAST = """
 import sys, warnings, torch
 from cnet_lib import ContinuousNet
-from cnet_lib.core.conv_guard import OneDNNLayoutWarning
+from cnet_lib.core.models import OneDNNLayoutWarning
 torch.manual_seed(0)
 m = ContinuousNet(channels=(2, 4, 4), n_basis=1, scheme="rk4_classic").train()
 if sys.argv[1] == "model":
@@ -64,7 +64,7 @@ def test_the_guarded_reproduction_finishes(channels):
 
 GRADIENTS = """
 import torch, warnings
-from cnet_lib.core.conv_guard import GuardedConv1x1
+from cnet_lib.core.models import GuardedConv1x1
 warnings.simplefilter("ignore")
 torch.manual_seed(1)
 conv = GuardedConv1x1(4, 6, stride=2).double()

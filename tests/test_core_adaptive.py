@@ -13,7 +13,7 @@ from cnet_lib.core.adaptive import (AdaptivePosition, MaxStepsError, embedded_st
                                     integrate_adaptive_positions)
 from cnet_lib.core.bases import piece_index
 from cnet_lib.core.schemes import EmbeddedPair, is_embedded_pair
-from cnet_lib.core.step_control import FACMAX, FACMIN, SAFETY, Tolerances, error_norm, initial_step, propose_step
+from cnet_lib.core.adaptive import FACMAX, FACMIN, SAFETY, Tolerances, error_norm, initial_step, propose_step
 from cnet_lib.pendulum.physics import exact_solution, true_rate
 
 F = Fraction
@@ -52,7 +52,7 @@ def test_pairs_have_torchdiffeqs_propagated_tableau(name, module, table):
         assert torch.allclose(row, torch.tensor([float(v) for v in pair.a[i][:i]], dtype=torch.float64), atol=1e-14)
     assert torch.allclose(ref.c_sol, torch.tensor([float(v) for v in pair.b], dtype=torch.float64), atol=1e-15)
     theirs_hat = [F(v).limit_denominator(100_000) for v in (ref.c_sol - ref.c_error).tolist()]
-    from cnet_lib.core.order_conditions import row_satisfies
+    from cnet_lib.core.schemes import row_satisfies
 
     assert row_satisfies(pair.a, theirs_hat, pair.order_hat) and not row_satisfies(pair.a, theirs_hat, pair.order_hat + 1)
     assert (tuple(theirs_hat) == pair.b_hat) == (name == "bosh3")

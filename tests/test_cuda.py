@@ -12,24 +12,21 @@ import copy
 import pytest
 import torch
 
-from cnet_lib.studies import manifestation as M
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.studies import robustness
-from cnet_lib.studies.manifestation import study as ST
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.cli import train as train_cli
-from cnet_lib import images as T
-from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.runtime.cuda_graphs import graph_class
 from cnet_lib.images.data.batches import normalize
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
-from cnet_lib.runtime.device import default_device, precision_for, resolve_device
+from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.training.evaluation import Evaluator, evaluate
 from cnet_lib.core.models import ContinuousNet
-from cnet_lib.core.resnet import resnet_from_continuousnet
+from cnet_lib.core.models import resnet_from_continuousnet
+from cnet_lib.images.runs import run_store as RS, study_inputs as SI
+from cnet_lib.runtime.cuda_graphs import graph_class
+from cnet_lib.runtime.device import default_device, precision_for, resolve_device
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies.manifestation import study as ST
+from cnet_lib.cli import sweep as sweep_cli, train as train_cli
+from cnet_lib.studies import manifestation as M, robustness
+from cnet_lib import images as T
 
 pytestmark = pytest.mark.cuda
 

@@ -10,14 +10,10 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from cnet_lib.images.data import batches as B
-from cnet_lib.images.data import datasets as DS
-from cnet_lib.images.data import download as DL
-from cnet_lib.images.data import fake_data as FD
-from cnet_lib.images.data import image_data as ID
-from cnet_lib.runtime.settings import Settings
 from smoke_data import SHARED_DATA as SHARED
+
+from cnet_lib.images.data import batches as B, datasets as DS, download as DL, download as FD, image_data as ID
+from cnet_lib.runtime.settings import Settings
 
 
 @pytest.fixture(scope="module")

@@ -24,15 +24,15 @@ import torch
 import torch.nn.functional as F
 
 from cnet_lib.images.data.batches import iterate_batches
-from cnet_lib.images.training.evaluation import evaluate
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import TEST_SUBSET_SEED, load_dataset
 from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.training.evaluation import evaluate
 from cnet_lib.images.training.train_config import build_model
 from cnet_lib.images.training.train_state import CHECKPOINT, RESULTS, load_model, start_or_resume
-from cnet_lib.runtime import distributed as D
+from cnet_lib.runtime.device import torch_threads
 from cnet_lib.runtime.settings import Settings
-from cnet_lib.runtime.threads import torch_threads
+from cnet_lib.runtime import distributed as D
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,15 +3,13 @@ the messages a reader gets in Colab or on a laptop when the data cannot be had."
 from __future__ import annotations
 
 import pytest
-
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
-from cnet_lib.images.data import datasets as DS
-from cnet_lib.images.data import download as DL
-from cnet_lib.images.data import image_data as ID
-from cnet_lib.images.data.fake_data import write_fake_cifar
+
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.images.data import datasets as DS, download as DL, image_data as ID
 from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.images import image_runs
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.images import image_runs
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,7 @@ import pytest
 import torch
 from torch.func import functional_call
 
-from cnet_lib.book.exercises import framework as core
-from cnet_lib.book.exercises import reset_hints, solution
-from cnet_lib.book.exercises import how_to_use as H
-from cnet_lib.book.exercises import image_exercises as I
-from cnet_lib.book.exercises import pendulum_exercises as P
-from cnet_lib.book.exercises import robustness_exercises as Q
+from cnet_lib.book.exercises import framework as core, image_exercises as I, pendulum_exercises as P, reset_hints, solution
 from cnet_lib.teacher import keys
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +109,7 @@ def quantize_per_channel(w, bits):
 
 
 RIGHT = [
-    (H.check_observed_order, observed_order),
+    (P.check_observed_order, observed_order),
     (P.check_rk_step, rk_step),
     (P.check_embedded_step, embedded_step),
     (P.check_global_error, _global_error(round)),
@@ -123,7 +118,7 @@ RIGHT = [
     (I.check_refine_piecewise_linear, refine_piecewise_linear),
     (I.check_ideal_speedup, ideal_speedup),
     (I.check_identity_gap, identity_gap),
-    (Q.check_quantize_per_channel, quantize_per_channel),
+    (I.check_quantize_per_channel, quantize_per_channel),
 ]
 
 
@@ -139,7 +134,7 @@ def _shortcuts():
     from cnet_lib import integrate
     from cnet_lib.book import paper_claims as PC
     from cnet_lib.studies.refinement import study as RT
-    from cnet_lib.runtime.rows import find_row
+    from cnet_lib.runtime.rich_text import find_row
     from cnet_lib.pendulum import exact_solution, global_error, one_step, rollout
 
     def rk_by_integrate(f, t, x, h, tab):
@@ -197,8 +192,8 @@ def _shortcuts():
         return PiecewiseLinear(coeffs.shape[0]).refine()[1].apply(coeffs)
 
     return [
-        (H.check_observed_order, keys.reference_observed_order, "reference_observed_order"),
-        (H.check_observed_order, lambda d, e: keys.reference_observed_order(d, e), "reference_observed_order"),
+        (P.check_observed_order, keys.reference_observed_order, "reference_observed_order"),
+        (P.check_observed_order, lambda d, e: keys.reference_observed_order(d, e), "reference_observed_order"),
         (P.check_rk_step, keys.reference_rk_step, "reference_rk_step"),
         (P.check_rk_step, rk_by_integrate, "integrate"),
         (P.check_rk_step, rk_by_torchdiffeq, "torchdiffeq"),
@@ -212,9 +207,9 @@ def _shortcuts():
         (I.check_parameters_after_refinement, keys.reference_parameters_after_refinement, "reference_parameters"),
         (I.check_ideal_speedup, speedup_by_study, "cnet_lib.studies.refinement.study.refinement_cost"),
         (I.check_ideal_speedup, PC.schedule_ideal, "cnet_lib.studies.refinement.study.schedule_ideal"),
-        (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rows.find_row"),
+        (I.check_identity_gap, gap_by_find_row, "cnet_lib.runtime.rich_text.find_row"),
         (I.check_identity_gap, keys.reference_identity_gap, "reference_identity_gap"),
-        (Q.check_quantize_per_channel, quant_by_library, "cnet_lib.studies.robustness.study.quantize_per_channel"),
+        (I.check_quantize_per_channel, quant_by_library, "cnet_lib.studies.robustness.study.quantize_per_channel"),
         (P.check_rk_step, rk_in_a_thread, "integrate"),
         (P.check_embedded_step, embedded_by_integrate, "integrate"),
         (P.check_embedded_step, keys.reference_embedded_step, "reference_embedded_step"),
@@ -305,8 +300,8 @@ def _almost_right():
         return len(n) * max(n) / sum(n)
 
     return [
-        (H.check_observed_order, two_point, "two-point slope"),
-        (H.check_observed_order, swapped_axes, "log Δt against log error"),
+        (P.check_observed_order, two_point, "two-point slope"),
+        (P.check_observed_order, swapped_axes, "log Δt against log error"),
         (P.check_rk_step, rk_without_h_in_time, "stage times t + c_i"),
         (P.check_global_error, _global_error(int), "int() instead of round()"),
         (I.check_euler_block_as_resnet, _euler_block(lambda b: 1 / b.n_basis, lambda k, h, b: k * h), "h = 1/M"),
@@ -318,10 +313,10 @@ def _almost_right():
         (I.check_ideal_speedup, speedup_integer, "integer division"),
         (I.check_identity_gap, gap_by_position, "rows by position"),
         (I.check_identity_gap, gap_as_fraction, "a fraction, not points"),
-        (Q.check_quantize_per_channel, quant_one_scale, "one scale for the whole tensor"),
-        (Q.check_quantize_per_channel, quant_unsigned_levels, "2^bits levels"),
-        (Q.check_quantize_per_channel, quant_nan_on_zeros, "division by a zero scale"),
-        (Q.check_quantize_per_channel, quant_float64, "dtype not kept"),
+        (I.check_quantize_per_channel, quant_one_scale, "one scale for the whole tensor"),
+        (I.check_quantize_per_channel, quant_unsigned_levels, "2^bits levels"),
+        (I.check_quantize_per_channel, quant_nan_on_zeros, "division by a zero scale"),
+        (I.check_quantize_per_channel, quant_float64, "dtype not kept"),
         (P.check_global_error, _global_error(math.ceil), "ceil() where t_final/dt lands a hair above a whole number"),
         (P.check_embedded_step, embedded_twice, "2s evaluations of the rate"),
         (P.check_embedded_step, embedded_sign, "the estimate's sign"),
@@ -358,13 +353,13 @@ def test_hints_are_graded_nudge_first(capsys):
 
     outs = []
     for _ in range(4):
-        _, out = _verdict(capsys, H.check_observed_order, wrong)
+        _, out = _verdict(capsys, P.check_observed_order, wrong)
         outs.append(out)
     levels = [next(int(n) for n in range(1, 3) if f"hint {n} of 2" in o) for o in outs]
     assert levels == [1, 1, 2, 2]
-    assert H.OBSERVED_ORDER_HINTS[0] in outs[0] and H.OBSERVED_ORDER_HINTS[1] not in outs[0]
+    assert P.OBSERVED_ORDER_HINTS[0] in outs[0] and P.OBSERVED_ORDER_HINTS[1] not in outs[0]
     assert "hint=2" in outs[0], "the first hint says how to ask for the next"
-    assert "polyfit" not in " ".join(H.OBSERVED_ORDER_HINTS), "no hint is the solution's code"
+    assert "polyfit" not in " ".join(P.OBSERVED_ORDER_HINTS), "no hint is the solution's code"
 
 
 def test_a_hint_can_be_asked_for(capsys):
@@ -378,9 +373,9 @@ def test_an_unfinished_stub_gets_no_hint_and_counts_no_failure(capsys):
         raise NotImplementedError("todo")
 
     for _ in range(3):
-        _, out = _verdict(capsys, H.check_observed_order, stub)
+        _, out = _verdict(capsys, P.check_observed_order, stub)
         assert "not done yet" in out and "hint 1 of" not in out
-    _, out = _verdict(capsys, H.check_observed_order, lambda d, e: 1.0)
+    _, out = _verdict(capsys, P.check_observed_order, lambda d, e: 1.0)
     assert "hint 1 of 2" in out
 
 
@@ -504,7 +499,7 @@ def test_a_failure_shows_the_first_element_that_differs_never_two_equal_prints(c
         scale = w.abs().flatten(1).amax(dim=1).reshape(-1, *[1] * (w.dim() - 1)) / levels
         return (torch.round(w / scale).clamp(-levels, levels) * scale).to(w.dtype)
 
-    _, out = _verdict(capsys, Q.check_quantize_per_channel, nan_on_zeros)
+    _, out = _verdict(capsys, I.check_quantize_per_channel, nan_on_zeros)
     assert "at index (1, 0): expected 0.0, got nan" in out, out
 
 

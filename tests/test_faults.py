@@ -19,16 +19,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.runtime import checkpoint as C
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.training import train_state as TS
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.images.training import evaluation as S
-from cnet_lib.cli import train as train_cli
-from cnet_lib import images as T
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.runs import run_store as RS
+from cnet_lib.images.training import evaluation as S, train_state as TS
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.cli import sweep as sweep_cli, train as train_cli
+from cnet_lib.runtime import checkpoint as C
+from cnet_lib import images as T
 
 pytestmark = pytest.mark.slow  # kills and interrupts trainings in subprocesses
 

@@ -24,26 +24,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained
 
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.cli import train as train_cli
-from cnet_lib.images.data import cifar_files as CF
-from cnet_lib.images.data import download as DL
-from cnet_lib.images.data import fake_data as FD
-from cnet_lib.images.data import image_data as ID
+from cnet_lib.images.runs.run_loading import training_time
+from cnet_lib.images.training.train_state import read_results
+from cnet_lib.images.data import cifar_files as CF, download as DL, download as FD, image_data as ID
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs.study_run import training_time
-from cnet_lib.studies.manifestation import study as ST
 from cnet_lib.images.training import train_state as TS
-from cnet_lib.images.training.results_file import read_results
-from cnet_lib.pendulum import trained_models as PS
-from cnet_lib.runtime import checkpoint as C
-from cnet_lib.runtime import files as F
-from cnet_lib.runtime import records as R
-from cnet_lib.runtime.json_cache import read_cache
-from cnet_lib.runtime.locks import FolderNotWritable, LockFileError, folder_lock, lock_files, lock_holder
+from cnet_lib.runtime.checkpoint import read_cache
+from cnet_lib.runtime.files import FolderNotWritable, LockFileError, folder_lock, lock_files, lock_holder
 from cnet_lib.runtime.settings import Settings
-from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained  # noqa: F401 (fixtures)
+from cnet_lib.studies.manifestation import study as ST
+from cnet_lib.cli import sweep as sweep_cli, train as train_cli
+from cnet_lib.pendulum import trained_models as PS
+from cnet_lib.runtime import checkpoint as C, files as F, records as R
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN_ARGS = ["--dataset", "cifar10", "--n-train", "64", "--n-test", "32", "--channels", "2", "4", "4",
@@ -215,7 +209,7 @@ def test_a_pipe_as_the_lock_holder_record_blocks_neither_the_holder_nor_whoever_
     holder.parent.mkdir()
     os.mkfifo(holder)
     out = _in_a_subprocess(
-        "import sys\nfrom cnet_lib.runtime.locks import folder_lock, lock_holder\n"
+        "import sys\nfrom cnet_lib.runtime.files import folder_lock, lock_holder\n"
         "print('reader:', lock_holder(sys.argv[1]))\n"
         "with folder_lock(sys.argv[1], 'training rk4'):\n    print('held:', lock_holder(sys.argv[1]))\n", str(run))
     assert "reader: another process" in out and "held: process" in out and "training rk4" in out

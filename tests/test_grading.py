@@ -27,10 +27,10 @@ from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
 from cnet_lib.book.exercises.catalogue import DIFFICULTY
 from cnet_lib.book.exercises.recipes import encode
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
-from cnet_lib.book.student_cells import bib_labels, roles_to_text
-from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.book.student_copies import bib_labels, roles_to_text
+from cnet_lib.book.project import toc_notebooks
 from cnet_lib.cli.grade import main as grade_command
-from cnet_lib.core import adaptive, bases, integrate, step_control
+from cnet_lib.core import adaptive, bases, integrate
 from cnet_lib.studies.robustness import study as perturbations
 from cnet_lib.teacher import keys
 from cnet_lib.teacher.absent import absent_message, kept_in, plan, stale_kept, stub_source
@@ -431,7 +431,7 @@ def test_nothing_an_exercises_sandbox_keeps_computes_its_answer():
                              text=True, timeout=600)
     assert json.loads(control.stdout) == {
         "quantize_per_channel": ["cnet_lib.studies.robustness.study.quantize_per_channel"],
-        "error_ratio": ["cnet_lib.core.step_control.error_norm"]}, control.stderr[-2000:]
+        "error_ratio": ["cnet_lib.core.adaptive.error_norm"]}, control.stderr[-2000:]
     kept = subprocess.run(trial, capture_output=True, text=True, timeout=600)
     found = json.loads(kept.stdout)
     assert set(found) == set(EXERCISES) and not any(found.values()), (found, kept.stderr[-2000:])
@@ -563,7 +563,7 @@ def test_the_similarity_check_tells_pasted_library_code_from_the_books_solutions
               "refine_piecewise_linear": inspect.getsource(bases.PiecewiseLinear.refine)
               + inspect.getsource(bases.CoefficientMap.apply),
               "quantize_per_channel": inspect.getsource(perturbations.quantize_per_channel),
-              "error_ratio": inspect.getsource(step_control.error_norm) + inspect.getsource(step_control._scaled_norm)}
+              "error_ratio": inspect.getsource(adaptive.error_norm) + inspect.getsource(adaptive._scaled_norm)}
     for name, code in pasted.items():
         renamed = code.replace("x", "state").replace("h", "dt")  # renaming changes no token's kind
         for cell in (code, renamed):
@@ -605,7 +605,7 @@ def test_a_cell_is_read_as_ipython_reads_it_in_linear_time():
 
     from IPython.core.inputtransformer2 import TransformerManager
 
-    from cnet_lib.book.cell_magics import cell_python
+    from cnet_lib.book.exercise_cells import cell_python
 
     sources = ["!ls -la\nx = 1\n", "  %time f()\n", "if True:\n    %pip install -q \"a b\"\n", "x = !ls\nprint(x)\n",
                "y = %env HOME\n", "obj?\n", "??obj\n", "a.b??\n", "%%time\nx = 1\n", ">>> x = 1\n", "    x = 1\n    y = 2\n"]

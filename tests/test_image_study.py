@@ -8,11 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.images.runs import theta_record as TR
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.images.runs import image_presets as RF, run_store as RS, study_inputs as SI, theta_record as TR
 from cnet_lib.runtime.files import shown_path
 from cnet_lib.runtime.settings import Settings
 

@@ -16,11 +16,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import cnet_lib
 import pytest
 
-import cnet_lib
-from cnet_lib.book.student_wheel import build_wheel, project_version
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.book.student_copies import build_wheel, project_version
 from cnet_lib.runtime.settings import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The live apps answer at once, with their sampling error said (:mod:`cnet_lib.draw.quick_answers`,
+"""The live apps answer at once, with their sampling error said (:mod:`cnet_lib.draw.progressive`,
 :mod:`cnet_lib.draw.progressive`).  The bound on an interaction is a count of images pushed through a
 ContinuousNet (a forward pre-hook), not seconds, so it holds on any machine.  Every app of the book answers every control through the notebook's plotly renderer
 (issue 57; in a real front end: tests/test_jupyterlab_apps.py)."""
@@ -14,18 +14,16 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from cnet_lib import draw
-from cnet_lib.studies import manifestation
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.runs.run_loading import StudyRun
+from cnet_lib.studies.robustness.study import Condition
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.draw.progressive import Progressive, Refiner
-from cnet_lib.draw import quick_answers as QA
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.studies import robustness
-from cnet_lib.studies.robustness.study import Condition
-from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import adaptive
+from cnet_lib.draw import progressive as QA
+from cnet_lib.studies import adaptive, manifestation, robustness
+from cnet_lib import draw
 
 N_IMAGES, N_SHOW, N_STUDY = 400, 4, 128
 
@@ -252,7 +250,7 @@ def test_an_app_fits_the_data_it_has(runs):
 
 
 def test_the_thumbnails_are_one_mosaic_with_each_image_in_its_tile():
-    from cnet_lib.draw.image_apps import mosaic
+    from cnet_lib.draw.widgets import mosaic
 
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 255, (7, 3, 4, 5), dtype=torch.uint8, generator=g)

@@ -12,22 +12,22 @@ from pathlib import Path
 import pytest
 import torch
 from scipy import stats
+from text_tables import row_of
 
-from cnet_lib import book
-from cnet_lib.book.notebook_cells import cell_source, read_notebook
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.core.models import ContinuousNet
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
-from cnet_lib.images.runs import run_store as RS
 from cnet_lib.images.runs.image_presets import CONTROLS, IMAGE_PRESETS, image_runs
 from cnet_lib.images.training.evaluation import manifestation_sweep
 from cnet_lib.images.training.train_config import TrainConfig
 from cnet_lib.images.training.train_loop import train
+from cnet_lib.book.notebook_cells import cell_source, read_notebook
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.images.runs import run_store as RS
 from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import manifestation as M
 from cnet_lib.studies.manifestation import study as MS
-from text_tables import row_of
+from cnet_lib.cli import sweep as sweep_cli
+from cnet_lib.studies import manifestation as M
+from cnet_lib import book
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book.toc import toc_notebooks
+from cnet_lib.book.project import toc_notebooks
 from smoke_data import smoke_env
 
 pytestmark = pytest.mark.slow  # runs every chapter through nbmake

@@ -10,16 +10,14 @@ import shutil
 import numpy as np
 import pytest
 import torch
-
-from cnet_lib.cli import pack as pack_cli
-from cnet_lib.images.data import cifar_pack as CP
-from cnet_lib.images.data import download as DL
-from cnet_lib.images.data import image_data as ID
-from cnet_lib.images.data.cifar_files import CifarFileError
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.data.pack_writer import pixel_error, write_pack
-from cnet_lib.runtime.checkpoint import file_digest
 from smoke_data import SHARED_DATA
+
+from cnet_lib.images.data.cifar_files import CifarFileError
+from cnet_lib.images.data.cifar_pack import pixel_error, write_pack
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.images.data import cifar_pack as CP, download as DL, image_data as ID
+from cnet_lib.runtime.checkpoint import file_digest
+from cnet_lib.cli import pack as pack_cli
 
 # bounds on the small offline copy at quality 90 (measured there: max 45, mean 2.09, PSNR 39.1 dB), and the
 # largest mean error of one image (8: two unrelated photographs differ by far more)

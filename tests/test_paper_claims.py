@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.book import paper_claims as PC
 from cnet_lib.images.runs.theta_record import theta_roughness
 from cnet_lib.images.training.train_config import TrainConfig, build_model
 from cnet_lib.studies.pendulum import study as LS
+from cnet_lib.book import paper_claims as PC
 
 
 def _rows(own, other, base):
@@ -253,7 +253,7 @@ def test_the_claims_page_on_what_ships():
 def test_the_tables_a_phone_must_read_put_their_key_columns_first():
     """Issue 53: the introduction's results table and the manifestation tables (35 rows of 8 columns) put their
     accuracies right after the first columns and mark them (the browser test checks a phone shows them unswiped)."""
-    from cnet_lib.book.paper_comparison import paper_comparison_table
+    from cnet_lib.book.paper_claims import paper_comparison_table
     from cnet_lib.studies.manifestation import sweep_table, table1_table
 
     intro = paper_comparison_table()
@@ -328,8 +328,8 @@ def test_the_paper_s_epochs_are_said_as_its_timings_and_the_command_lines_say_th
 def test_the_one_number_check_finds_an_unexplained_figure_and_accepts_an_explained_one():
     """The check of the built book (tests/test_book_build.py) on pages made for it: a sentence and a table row that
     quote a model with another accuracy fail unless the sentence or the table's note says why ("as trained: ...")."""
-    from cnet_lib.images.runs.study_run import as_trained_note  # noqa: F401  (the words the pages use)
-    from cnet_lib.runtime.rows import format_table
+    from cnet_lib.images.runs.run_loading import as_trained_note  # noqa: F401  (the words the pages use)
+    from cnet_lib.runtime.rich_text import format_table
     from one_number import own_accuracy_mentions, trained_accuracies, unexplained
 
     runs_table = format_table([{"what": "held-out accuracy", "a": 0.823, "b": 0.819}],

@@ -19,33 +19,15 @@ import torch
 from smoke_data import smoke_settings
 from table_reading import assert_printed, by_first_column, parse_table, printed_as
 
-from cnet_lib import integrate
 from cnet_lib.book.chapter_cards import without_card
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.project import PUBLISHED_PRESET
-from cnet_lib.pendulum import (
-    G,
-    RHO0,
-    ODENet,
-    config_for,
-    energy,
-    exact_solution,
-    global_error,
-    make_data,
-    modified_rate,
-    odenet_label,
-    one_step,
-    period,
-    rollout,
-    train_models,
-    train_odenet,
-    true_rate,
-)
 from cnet_lib.pendulum.odenet import TORCHDIFFEQ_METHODS
-from cnet_lib.runtime.rows import find_row
-from cnet_lib.runtime.vocabulary import scheme_label
-from cnet_lib.studies.pendulum import show as SH
-from cnet_lib.studies.pendulum import study as S
+from cnet_lib.runtime.rich_text import find_row, scheme_label
+from cnet_lib.studies.pendulum import show as SH, study as S
+from cnet_lib.pendulum import (G, ODENet, RHO0, config_for, energy, exact_solution, global_error, make_data,
+    modified_rate, odenet_label, one_step, period, rollout, train_models, train_odenet, true_rate)
+from cnet_lib import integrate
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMES = ["euler", "midpoint", "rk4_classic", "rk4_38"]
@@ -233,7 +215,7 @@ def test_exercise_checks_accept_the_reference_and_reject_mistakes(capsys):
 
 def test_presets_are_complete():
     from cnet_lib.pendulum import PENDULUM_PRESETS
-    from cnet_lib.runtime.preset_names import PRESETS
+    from cnet_lib.runtime.settings import PRESETS
 
     assert set(PENDULUM_PRESETS) == set(PRESETS)
     for name in PRESETS:
@@ -352,7 +334,7 @@ def test_energy_gained_and_flow_periods():
 
 
 def test_figures_use_the_vocabularys_colours(smoke_study):
-    from cnet_lib.runtime.vocabulary import SCHEME_COLORS, scheme_color
+    from cnet_lib.runtime.rich_text import SCHEME_COLORS, scheme_color
 
     cfg, models, rows = smoke_study
     loss = SH.fig_training_loss(models)

@@ -15,7 +15,7 @@ import pytest
 
 from book_browser import MACHINE_PATH, MACHINERY
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
-from cnet_lib.book.toc import toc_files, toc_notebooks
+from cnet_lib.book.project import toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 FOR_STUDENTS = re.compile(r"\bsmoke\b|\bCI\b|continuous integration")

@@ -16,9 +16,8 @@ import importlib.util
 import re
 from pathlib import Path
 
-
-from cnet_lib.cli import COMMANDS
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
+from cnet_lib.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +101,7 @@ def test_library_references_resolve():
 def test_the_check_sees_stale_references():
     stale = ("from cnet_lib.presets import preset_name\npython -m cnet_lib.sweep CHECKPOINT\npython -m cnet_lib nothing\n"
              "`cnet nothing` and\n  cnet sweeep X\n"
-             "see cnet_lib.train.SGDStep and cnet_lib/cuda_graphs.py\nfrom cnet_lib.runtime.preset_names import nothing_here\n")
+             "see cnet_lib.train.SGDStep and cnet_lib/cuda_graphs.py\nfrom cnet_lib.runtime.settings import nothing_here\n")
     problems = references(stale)
     assert problems == sorted([
         "from cnet_lib.presets import ...: No module named 'cnet_lib.presets'", "cnet_lib.presets: does not resolve",
@@ -110,8 +109,8 @@ def test_the_check_sees_stale_references():
         "cnet_lib.sweep: does not resolve",
         "python -m cnet_lib nothing: no such command", "cnet nothing: no such command", "cnet sweeep: no such command",
         "cnet_lib.train.SGDStep: does not resolve", "cnet_lib/cuda_graphs.py: no such file or folder",
-        "from cnet_lib.runtime.preset_names import nothing_here: cnet_lib.runtime.preset_names has no nothing_here"]), problems
-    fine = ("from cnet_lib.runtime.preset_names import preset_name\npython -m cnet_lib sweep CHECKPOINT\n"
+        "from cnet_lib.runtime.settings import nothing_here: cnet_lib.runtime.settings has no nothing_here"]), problems
+    fine = ("from cnet_lib.runtime.settings import preset_name\npython -m cnet_lib sweep CHECKPOINT\n"
             "python -m cnet_lib <command>\n`cnet train --list`, the cnet command line\nsee cnet_lib.images.training.train_loop.SGDStep and cnet_lib/runtime/cuda_graphs.py, "
             "cnet_lib/shipped/\n")
     assert references(fine) == []

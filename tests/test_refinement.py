@@ -15,17 +15,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from glued_prose import ROOT, cells_ending_in_glue, code, glued_names, markdown, typed_numbers
+from text_tables import cells, row_of
 
-from cnet_lib import images
 from cnet_lib.book.paper_claims import PAPER_SENTENCES, paper_schedule
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.images.training import train_state as TS
-from cnet_lib.runtime.vocabulary import run_color
+from cnet_lib.runtime.rich_text import run_color
+from cnet_lib.studies.refinement import show as SH, study as RT
 from cnet_lib.studies import refinement as RF
-from cnet_lib.studies.refinement import show as SH
-from cnet_lib.studies.refinement import study as RT
-from glued_prose import ROOT, cells_ending_in_glue, code, glued_names, markdown, typed_numbers
-from text_tables import cells, row_of
+from cnet_lib import images
 
 CHAPTER = "refinement_training"
 

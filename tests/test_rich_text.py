@@ -8,12 +8,12 @@ import pickle
 import plotly.graph_objects as go
 import pytest
 
-from cnet_lib.draw import html_figures as HF
-from cnet_lib.draw.phone_layout import phone_script, phone_updates
-from cnet_lib.draw.plotting import LEGEND_BELOW, slider_figure, line
-from cnet_lib.runtime import rich_text as RT
+from cnet_lib.draw.html_figures import phone_script, phone_updates
+from cnet_lib.draw.plotting import LEGEND_BELOW, line, slider_figure
 from cnet_lib.runtime.files import shown_path
-from cnet_lib.runtime.rows import format_table
+from cnet_lib.runtime.rich_text import format_table
+from cnet_lib.draw import html_figures as HF
+from cnet_lib.runtime import rich_text as RT
 
 
 def test_a_table_has_two_faces():
@@ -190,7 +190,7 @@ def test_messages_show_no_machine_paths(tmp_path):
 
 
 def test_progress_bars_of_one_cell_leave_one_line():
-    from cnet_lib.book.notebook_bars import bars_summary
+    from cnet_lib.book.notebook import bars_summary
 
     assert bars_summary([("ODE-Net(euler)", 3000)]) == "ODE-Net(euler): 3000 steps (a live progress bar in Jupyter and Colab)"
     six = [("ODE-Net(midpoint)", 3000), ("ODE-Net(rk4_38)", 3000)] * 3

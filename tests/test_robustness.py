@@ -14,17 +14,16 @@ import pytest
 import torch
 from scipy import stats
 
-from cnet_lib import images as T
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
-from cnet_lib.cli import robustness as robustness_cli
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.core.odeblock import OdeBlock
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.images.runs import run_store as RS
-from cnet_lib.studies import stats as STATS
 from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import robustness as R
+from cnet_lib.cli import robustness as robustness_cli
+from cnet_lib.studies import robustness as R, stats as STATS
+from cnet_lib import images as T
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -571,7 +570,7 @@ def test_tables_and_figures_show_the_study(data):
     for f in (fig, quant, noise, drops):  # long run labels: the legend in rows below the plot
         assert f.layout.legend.orientation == "h" and f.layout.legend.y < 0
     assert explorer.layout.legend.x == 1.02  # the legend in a column on the right
-    from cnet_lib.runtime.vocabulary import run_color, run_dash
+    from cnet_lib.runtime.rich_text import run_color, run_dash
 
     # the Euler model on the RK4 graph is the Euler model: its colour, dashed (not RK4's colour)
     other = {"euler_fixed": _model(seed=2)}

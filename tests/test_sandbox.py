@@ -38,7 +38,7 @@ from attacks import ATTACKERS, CHAINS_REACH, MEMORY, PROCESSES, ZERO_AND_LIBRARY
 from classroom import fill, require_sandbox, right_answers
 from hostile_class import EXTRA_CELLS, MEMFD, NAMES, NAMESPACES, RUN_ATTACKERS, hand_in_files
 from cnet_lib.book.exercises import EXERCISES
-from cnet_lib.book.exercises.registry import chapter_exercises
+from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.cli.grade import main as grade
 from cnet_lib.teacher import isolation, sandbox
 from cnet_lib.teacher.absent import installed_package

@@ -8,14 +8,14 @@ import dataclasses
 import pytest
 import torch
 
-from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.studies import runner as SF
-from cnet_lib.images.data.fake_data import write_fake_cifar
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
+from cnet_lib.images.runs.run_loading import StudyRun
 from cnet_lib.images.runs.study_inputs import study_data
-from cnet_lib.images.runs.study_run import StudyRun
 from cnet_lib.images.training.train_config import TrainConfig
+from cnet_lib.images.runs import image_presets as RF
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies import runner as SF
 
 
 def _run(tmp_path, seed: int, digest: str, name: str = "rk4_refined") -> StudyRun:

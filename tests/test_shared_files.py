@@ -23,31 +23,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-from cnet_lib.cli import sweep as sweep_cli
-from cnet_lib.cli import train as train_cli
-from cnet_lib.images.data import datasets as DS
-from cnet_lib.images.data import download as DL
-from cnet_lib.images.data import fake_data as FD
-from cnet_lib.images.data import image_data as ID
-from cnet_lib.images.training import train_state as TS
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import shipped as SHP
-from cnet_lib.images.runs import study_inputs as SI
-from cnet_lib.images.runs import theta_record as TR
-from cnet_lib.images.training import evaluation as EV
-from cnet_lib.studies.manifestation import study as ST
-from cnet_lib import images as T
-from cnet_lib.images.training import train_loop as TL
-from cnet_lib.images.data.cifar_files import CifarFileError
-from cnet_lib.runtime import files as F
-from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_stale_temporaries, save_checkpoint
-from cnet_lib.runtime.locks import folder_lock, lock_files
-from cnet_lib.runtime.memory import OutOfMemory, out_of_memory_hint
-from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import robustness
-from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained  # noqa: F401 (fixtures)
 from smoke_data import SHARED_DATA as SHARED
+from smoke_runs import GRID, data_dir, runs_copy, smoke_runs, trained
+
+from cnet_lib.images.data.cifar_files import CifarFileError
+from cnet_lib.images.data import datasets as DS, download as DL, download as FD, image_data as ID
+from cnet_lib.images.runs import run_store as RS, shipped as SHP, study_inputs as SI, theta_record as TR
+from cnet_lib.images.training import evaluation as EV, train_loop as TL, train_state as TS
+from cnet_lib.runtime.checkpoint import file_digest, load_checkpoint, remove_stale_temporaries, save_checkpoint
+from cnet_lib.runtime.device import OutOfMemory, out_of_memory_hint
+from cnet_lib.runtime.files import folder_lock, lock_files
+from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies.manifestation import study as ST
+from cnet_lib.cli import sweep as sweep_cli, train as train_cli
+from cnet_lib.runtime import files as F
+from cnet_lib.studies import robustness
+from cnet_lib import images as T
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT = 300  # seconds a subprocess may take to reach a point: a wide margin, never a measurement
@@ -100,7 +91,7 @@ def read_only(*folders: Path):
 HOLD = """
 import shutil, sys, time
 from pathlib import Path
-from cnet_lib.runtime.locks import folder_lock
+from cnet_lib.runtime.files import folder_lock
 out, release, result = map(Path, sys.argv[1:])
 with folder_lock(out, "training the first run"):
     print("held", flush=True)
@@ -571,7 +562,7 @@ def test_a_fault_in_a_chapter_shows_as_its_one_sentence(tmp_path):
     sentence = "out of memory on cpu while training epoch 1 with batches of 32 images: try smaller batches"
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("from cnet_lib.book import setup\nctx = setup(quiet=True)"),
-        nbformat.v4.new_code_cell(f"from cnet_lib.runtime.memory import OutOfMemory\nraise OutOfMemory({sentence!r})"),
+        nbformat.v4.new_code_cell(f"from cnet_lib.runtime.device import OutOfMemory\nraise OutOfMemory({sentence!r})"),
         nbformat.v4.new_code_cell("raise ValueError('a bug of the reader')"),
     ])
     NotebookClient(nb, timeout=WAIT, kernel_name="python3", allow_errors=True,

@@ -16,13 +16,11 @@ import shutil
 
 import pytest
 
-from cnet_lib.cli import ship as SH
-from cnet_lib.images.runs import shipping as SHW
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import shipped as SHP
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.training.train_state import CHECKPOINT, RESULTS
+from cnet_lib.images.runs import run_store as RS, shipped as SHP, shipping as SHW
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.cli import ship as SH
 
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4), epochs=1)
 RECORD = {"command": "python -m cnet_lib ship smoke", "description": "fake data", "sweeps_and_robustness_seconds": 1.0,

@@ -14,18 +14,16 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from cnet_lib.book import measurements as M
-from cnet_lib.images.runs import run_folders as RF
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import shipped as SHP
-from cnet_lib.images.runs.image_presets import image_runs, sweep_grid as image_presets_sweep
-from cnet_lib.images.training.train_state import CHECKPOINT
-from cnet_lib.runtime.progress import duration
-from cnet_lib.runtime.settings import Settings
-from cnet_lib.studies import robustness
 from shipped_checks import check_preset_folders
 from smoke_data import smoke_settings
+
+from cnet_lib.images.runs.image_presets import image_runs, sweep_grid as image_presets_sweep
+from cnet_lib.images.training.train_state import CHECKPOINT
+from cnet_lib.images.runs import image_presets as RF, run_store as RS, shipped as SHP
+from cnet_lib.runtime.progress import duration
+from cnet_lib.runtime.settings import Settings
+from cnet_lib.book import measurements as M
+from cnet_lib.studies import robustness
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "cpu"
@@ -63,7 +61,7 @@ def test_on_a_gpu_without_bf16_the_chapters_load_the_shipped_gpu_sweeps(tmp_path
     """On a T4 (CUDA, no bf16) a sweep's key says float32, the shipped one was computed with bf16 autocast:
     the shipped sweep is loaded, and said so, instead of minutes of recomputing it (a reader's own model is
     swept there as before)."""
-    from cnet_lib.images.runs import study_run as SR
+    from cnet_lib.images.runs import run_loading as SR
     from cnet_lib.studies.manifestation import study as CS
 
     runs = RS.trained_runs(smoke_settings(preset="gpu", runs_dir=tmp_path), verbose=False)
@@ -189,7 +187,7 @@ def test_the_t4_estimate_is_computed_from_the_shipped_records_in_any_install(tmp
     """The setup cell's T4 estimate comes from the shipped records (results files and sweeps), so a Colab reader's
     install, which has no benchmarks/, shows it, and twice the training time on the same GPU adds the training seconds
     times the stated assumptions (float32 over bf16 27.0/16.2, the peaks 67 over 8.1 TFLOP/s)."""
-    from cnet_lib.runtime import gpu_estimate as GE
+    from cnet_lib.runtime import device as GE
 
     before, trained = M.t4_estimate("gpu"), 0.0
     for run in image_runs("gpu"):
@@ -329,7 +327,7 @@ def test_restudy_replaces_the_studies_and_keeps_the_training(tmp_path, monkeypat
     changed grid, the training record stays, every file matches its manifest again."""
     from cnet_lib.cli import ship as SH
     from cnet_lib.images.runs import image_presets as P
-    from cnet_lib.images.data.fake_data import write_fake_cifar
+    from cnet_lib.images.data.download import write_fake_cifar
 
     data = tmp_path / "data"
     write_fake_cifar(data, n_train=64, n_test=32, seed=0)

@@ -1,13 +1,13 @@
-"""The CPU thread policy (cnet_lib.runtime.threads): threads from the work size, the session's ``threads``
+"""The CPU thread policy (cnet_lib.runtime.device): threads from the work size, the session's ``threads``
 setting (``CNET_THREADS``) overrides."""
 from __future__ import annotations
 
 import pytest
 import torch
 
+from cnet_lib.images.data.download import write_fake_cifar
+from cnet_lib.runtime.device import image_step_flops, threads_for, torch_threads
 from cnet_lib import images as T
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.runtime.threads import image_step_flops, threads_for, torch_threads
 
 
 def test_smoke_steps_get_one_thread_and_cpu_preset_steps_two():

@@ -7,15 +7,15 @@ import os
 import pytest
 import torch
 
-from cnet_lib.runtime import checkpoint as C
-from cnet_lib.cli import train as train_cli
-from cnet_lib import images as T
-from cnet_lib.images.training import train_config as TC, train_loop as TL, train_state as TS
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.runs.image_presets import image_runs
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.core.models import count_parameters
 from cnet_lib.images.training.train_state import start_or_resume
+from cnet_lib.core.models import count_parameters
+from cnet_lib.images.training import train_config as TC, train_loop as TL, train_state as TS
 from cnet_lib.runtime.device import Precision
+from cnet_lib.cli import train as train_cli
+from cnet_lib.runtime import checkpoint as C
+from cnet_lib import images as T
 
 
 @pytest.fixture(scope="module")

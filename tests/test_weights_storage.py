@@ -12,18 +12,15 @@ import shutil
 import pytest
 import torch
 
-from cnet_lib.cli import ship as SH
-from cnet_lib.images.runs import shipping as SHW
-from cnet_lib.core.models import ContinuousNet
-from cnet_lib.images.data.fake_data import write_fake_cifar
-from cnet_lib.images.runs import run_store as RS
-from cnet_lib.images.runs import shipped as SHP
-from cnet_lib.images.runs import shipping_copy as SC
-from cnet_lib.studies.manifestation import run as sweep_runs, sweep_cache
+from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.runs.image_presets import sweep_grid
+from cnet_lib.core.models import ContinuousNet
+from cnet_lib.images.runs import run_store as RS, shipped as SHP, shipping as SC, shipping as SHW
 from cnet_lib.images.training import train_state as TS
-from cnet_lib.runtime import checkpoint as C
 from cnet_lib.runtime.settings import Settings
+from cnet_lib.studies.manifestation import run as sweep_runs, sweep_cache
+from cnet_lib.cli import ship as SH
+from cnet_lib.runtime import checkpoint as C
 
 RETURN_LIMIT = 16 * 2**20
 TINY = dict(n_train=64, n_test=32, batch_size=32, channels=(2, 4, 4), epochs=1)

@@ -180,7 +180,7 @@
 
   /* -- a slider's step labels that run off the figure or into each other are hidden (the current value names the
         step shown) and the rail takes the room their padding kept (the figure's phone layout does this where it can
-        tell in advance, cnet_lib/draw/phone_layout.py) -- */
+        tell in advance, cnet_lib/draw/html_figures.py) -- */
   function quietSlider(gd) {
     var svg = gd.querySelector("svg.main-svg"), s = gd.layout.sliders && gd.layout.sliders[0];
     if (!svg || !s || gd._cnetQuiet) return;

@@ -10,7 +10,7 @@ page).
 What plotly and MathJax leave to a page, at 390 px:
 
 * **a figure's box follows its height**: plotly's HTML gives a figure's box a fixed height; the phone layout of a
-  figure (:mod:`cnet_lib.draw.phone_layout`) makes it taller, to put its legend below the plot, and the legend ran
+  figure (:mod:`cnet_lib.draw.html_figures`) makes it taller, to put its legend below the plot, and the legend ran
   past the box over the text that follows;
 * **slider steps a finger can choose**: a slider whose steps lie closer than 24 px gets a menu of its steps beside
   it, and follows it both ways;

@@ -33,7 +33,7 @@ another version (Node.js and npm, from the npm registry; nothing of it is needed
 
 then put the header of the file beside it, with the new version, above the output, as
 ``book/_ext/vendor/plotly-book-<version>.min.js``.  (The live apps' figures, drawn in Jupyter or Colab by plotly's own
-renderer, may use other trace types: ``cnet_lib.draw.image_apps`` draws its images with ``go.Image``.)"""
+renderer, may use other trace types: ``cnet_lib.draw.widgets`` draws its images with ``go.Image``.)"""
 BUNDLE = "plotly-book-{version}.min.js"
 
 

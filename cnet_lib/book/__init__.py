@@ -1,10 +1,9 @@
 """The book's machinery, above the drawing layer: the chapters' setup cell (:mod:`.notebook`, which
-builds the session's settings), faults shown as one sentence (:mod:`.faults`), notebook progress bars
-(:mod:`.notebook_bars`), the first chapter's worked example (:mod:`.demos`), exercises and their checks
-(:mod:`.exercises`), student copies (:mod:`.student_copies`), the table of contents (:mod:`.toc`),
+builds the session's settings, shows faults as one sentence and draws notebook progress bars), the first chapter's worked example (:mod:`.demos`), exercises and their checks
+(:mod:`.exercises`), student copies (:mod:`.student_copies`),
 notebook files and cells (:mod:`.notebook_cells`, :mod:`.exercise_cells`), the chapters' conventions
-(:mod:`.conventions`), the repository's address (:mod:`.project`), and the chapters' trained models with the
-seed paper's numbers and sentences beside them (:mod:`.paper_claims`, :mod:`.paper_comparison`).
+(:mod:`.conventions`), the repository's address and table of contents (:mod:`.project`), and the chapters' trained models with the
+seed paper's numbers and sentences beside them (:mod:`.paper_claims`).
 """
 from ..runtime.settings import require_extra
 

@@ -23,25 +23,21 @@ from typing import Callable, Optional
 
 from ..images.runs.shipped import SHIPPED, read_manifest
 from ..images.runs.theta_record import theta_roughness
-from ..studies.stats import KEEP_POINTS, spread, two_proportions, welch
-from ..studies.runner import shipped_seeds
-from ..images.training.results_file import read_results
-from ..images.training.train_state import CHECKPOINT, load_model
-from ..pendulum import config_for, train_models
-from ..runtime.rich_text import Rich, join_rich
-from ..runtime.rows import find_row, format_table
-from ..runtime.vocabulary import run_label
-from ..studies.manifestation import CELLS, over_seeds
+from ..images.training.train_state import CHECKPOINT, load_model, read_results
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
-                                      large_step_slopes, rollout_rows)
+    large_step_slopes, rollout_rows)
 from ..studies.refinement.study import recorded_timing
+from ..runtime.rich_text import Rich, find_row, format_table, join_rich, run_label
+from ..studies.manifestation import CELLS, over_seeds
 from ..studies.robustness import PRIMARY, robustness_over_seeds
-from ..studies import adaptive
-from ..studies import manifestation_factorial as planned
+from ..studies.runner import shipped_seeds
+from ..studies.stats import KEEP_POINTS, spread, two_proportions, welch
+from ..pendulum import config_for, train_models
+from ..studies import adaptive, manifestation_factorial as planned
 from .measurements import result
 from .paper_claims import (PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule,
-                           schedule_ideal)
-from .shipped_tables import shipped_study
+    schedule_ideal)
+from .measurements import shipped_study
 
 __all__ = ["Rule", "RULES", "VERDICTS", "EFFICIENCY", "PAGES", "claim_rows", "paper_claims_table", "TABLE"]
 

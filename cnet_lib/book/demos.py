@@ -5,7 +5,7 @@ The chapter defines the problem itself (``rate(t, y)`` and the exact solution ``
 Python functions of floats); this module does the rest, as a study's ``study`` and ``show`` modules do for theirs,
 down to the numbers its prose quotes (:func:`facts`).  A run is a dict (one row): ``scheme, n_steps, dt, t, y, error``
 with ``error = |y_N − exact(t_end)|``.  Figures draw precomputed runs (their controls work in the
-static book), schemes in their colours from :mod:`cnet_lib.runtime.vocabulary`.
+static book), schemes in their colours from :mod:`cnet_lib.runtime.rich_text`.
 """
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ import torch
 
 from ..core.integrate import integrate, step_times
 from ..core.schemes import get_scheme
-from ..runtime.rows import find_row, format_table
-from ..runtime.vocabulary import SCHEME_COLORS, scheme_color, scheme_label
 from ..draw.plotting import dropdown_slider_figure, line, loglog_style, reference_slope, slider_figure
 from ..draw.widgets import Choice, IntRange, LiveApp, live_app
+from ..runtime.rich_text import SCHEME_COLORS, find_row, format_table, scheme_color, scheme_label
 
 __all__ = ["solve", "convergence_runs", "dts_and_errors", "two_point_orders", "facts", "error_table", "order_table",
            "fig_solutions", "fig_error_convergence", "fig_schemes_together", "live_solver_app"]

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..runtime.progress import duration
-from ..runtime.rich_text import Rich
-from ..runtime.rows import format_table
-from .measurements import book_builds, gpu_chapters, machine_words, result, value
+from ..runtime.rich_text import Rich, format_table
 from .claims_page import TABLE as CLAIMS_TABLES
-from .paper_comparison import paper_comparison_table
-from .shipped_tables import SHIPPED_TABLES
+from .measurements import book_builds, gpu_chapters, machine_words, result, value
+from .paper_claims import paper_comparison_table
+from .measurements import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "gpu_recipe_table", "student_copies_table", "TABLES",
            "WORDED"]
@@ -157,7 +156,7 @@ TABLES: dict[str, Callable[[Optional[Path]], Rich]] = {
     "paper_comparison": paper_comparison_table, **SHIPPED_TABLES, **CLAIMS_TABLES,
 }
 """The tables a page shows with ``{measured-table} <name>``: those of the results files, and the studies that ship
-with the models (:data:`cnet_lib.book.shipped_tables.SHIPPED_TABLES`)."""
+with the models (:data:`cnet_lib.book.measurements.SHIPPED_TABLES`)."""
 
 WORDED = frozenset({"paper_comparison"})
 """Tables shown on a chapter-like page (the introduction), which names no file: their notes say in words where their

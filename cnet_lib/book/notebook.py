@@ -14,22 +14,140 @@ plotly's own ``colab`` renderer is kept.
 """
 from __future__ import annotations
 
+import html
 import random
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 
+from ..images.data.cifar_files import CifarFileError
+from ..images.data.datasets import DatasetNotFoundError
 from ..draw.html_figures import BOOK_RENDERER, book_renderer, plotlyjs_html
+from ..draw.widgets import bundle_for_ipython, widget_bundle
+from ..runtime.checkpoint import CheckpointError, CheckpointSaveError
+from ..runtime.device import OutOfMemory
+from ..runtime.files import FolderBusy, FolderNotWritable, LockFileError
 from ..runtime.progress import set_bar_factory
 from ..runtime.settings import Settings
-from .faults import show_faults_briefly
-from .notebook_bars import notebook_bar
 from .project import PACKAGE_NAME, PUBLISHED_PRESET
 
-__all__ = ["NotebookContext", "PRESET_WORDS", "setup", "in_colab", "installed_build", "preset_lines", "glue", "glue_all"]
+__all__ = ["NotebookContext", "PRESET_WORDS", "setup", "in_colab", "installed_build", "preset_lines", "glue",
+           "glue_all", "FAULTS", "fault_lines", "show_faults_briefly", "BarView", "notebook_bar", "bars_summary"]
 
+
+# Progress bars in notebooks: a live bar in Jupyter and Colab, one line of text in the static book.
+#
+# :func:`cnet_lib.book.setup` installs :func:`notebook_bar` as the factory of
+# :func:`cnet_lib.runtime.progress.progress_bar`, so the studies never touch display code.
+#
+# A cell that runs many bars (six trainings, say) would leave six lines of text in the static book; so
+# the first bar of a cell carries one line that sums up every bar of that cell (updated in place with
+# IPython's display ids as more bars start), and the others carry none.
+
+LIVE = "live progress bars in Jupyter and Colab"
+
+
+class BarView:
+    """A notebook progress bar that also carries a one-line ``text/html`` view.
+
+    The static book renders ``text/html`` in preference to widget views (see ``_config.yml``),
+    so a finished cell shows this line there instead of an empty widget hole; a bar without a line of
+    its own (``text=""``) shows an empty element.
+    """
+
+    def __init__(self, container, text: str):
+        self.container, self.text = container, text
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The bar's widget view (ipywidgets 7 or 8, display metadata kept) plus the text line."""
+        data, metadata = widget_bundle(self.container, include, exclude)
+        data["text/html"] = f"<p><em>{html.escape(self.text)}</em></p>" if self.text else '<span class="cnet-bar"></span>'
+        return bundle_for_ipython(data, metadata)
+
+
+def bars_summary(bars: list) -> str:
+    """One line for the bars ``[(desc, total), ...]`` of one cell: the bar itself for one, else how many,
+    each distinct bar once with its count."""
+    if len(bars) == 1:
+        desc, total = bars[0]
+        return f"{desc}: {total} steps (a live progress bar in Jupyter and Colab)"
+    counts: dict = {}
+    for bar in bars:
+        counts[bar] = counts.get(bar, 0) + 1
+    parts = [f"{desc}: {total} steps" + (f" (×{k})" if k > 1 else "") for (desc, total), k in counts.items()]
+    return f"{len(bars)} {LIVE}: " + "; ".join(parts)
+
+
+_CELL: dict = {"id": None, "handle": None, "view": None, "bars": []}
+"""The bars of the cell that runs now: its first bar's view and display handle, and every (desc, total)."""
+
+
+def _cell_id() -> Optional[int]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
+
+
+def notebook_bar(total=None, desc: str = "", leave: bool = False, disable: bool = False, **kw):
+    """``tqdm.auto``'s bar; in a notebook kernel, a widget bar displayed with a static text line (one line
+    per cell for all its bars, :func:`bars_summary`)."""
+    from tqdm.auto import tqdm
+
+    try:
+        from tqdm.notebook import tqdm as notebook_tqdm
+    except ImportError:  # pragma: no cover - tqdm always ships it
+        notebook_tqdm = None
+    if disable or notebook_tqdm is None or not (isinstance(tqdm, type) and issubclass(tqdm, notebook_tqdm)):
+        return tqdm(total=total, desc=desc, leave=leave, disable=disable, **kw)
+    from IPython.display import display
+
+    bar = tqdm(total=total, desc=desc, leave=leave, display=False, **kw)
+    cell = _cell_id()
+    if cell is not None and cell == _CELL["id"] and _CELL["handle"] is not None:
+        _CELL["bars"].append((desc, total))
+        _CELL["view"].text = bars_summary(_CELL["bars"])
+        _CELL["handle"].update(_CELL["view"])
+        display(BarView(bar.container, ""))
+    else:
+        view = BarView(bar.container, bars_summary([(desc, total)]))
+        _CELL.update(id=cell, view=view, bars=[(desc, total)], handle=display(view, display_id=True))
+    return bar
+
+
+# ----------------------------------------------------------------------------------------------------
+
+# Faults a reader can meet in a chapter, shown as the one sentence that says what to do.
+#
+# The library's fault errors carry a message that names what went wrong and what to do: running out
+# of memory (with the batch size to try), a damaged data file, a damaged, foreign or mismatched
+# checkpoint or shipped file, a save that failed, a folder in use by another process or one that
+# cannot be written, data that cannot be had.  In a notebook a traceback of library frames would
+# bury that sentence.  :func:`show_faults_briefly` (called by ``setup()``) makes IPython show such an
+# error as ``ErrorName: the sentence`` alone; the cell still fails, so "Run all" stops there.  Every
+# other error keeps its full traceback.
+
+FAULTS = (OutOfMemory, CifarFileError, CheckpointError, CheckpointSaveError, FolderNotWritable, FolderBusy,
+          LockFileError, DatasetNotFoundError)
+"""The errors whose message is the whole story (:class:`CheckpointError` includes the shipped files')."""
+
+
+def fault_lines(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+    """IPython's custom exception handler: shows (and returns) the error's name and message as the
+    whole traceback.  Should showing fail, IPython drops this handler and shows the full traceback."""
+    lines = [f"{etype.__name__}: {value}"]
+    shell._showtraceback(etype, value, lines)  # how IPython and ipykernel show a structured traceback
+    return lines
+
+
+def show_faults_briefly(shell: Any) -> None:
+    """Make the IPython ``shell`` show the errors of :data:`FAULTS` as their one sentence."""
+    shell.set_custom_exc(FAULTS, fault_lines)
+
+
+# ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class NotebookContext:
@@ -137,7 +255,7 @@ def _version_warning(expected: str, got: str) -> str:
 def setup(seed: int = 0, renderer: Optional[str] = None, quiet: bool = False,
           expected_build: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> NotebookContext:
     """Prepare a chapter: the session's settings, seeds, plotly display, and print the preset and device;
-    in IPython, the library's faults show as their one sentence (:mod:`cnet_lib.book.faults`).
+    in IPython, the library's faults show as their one sentence (:mod:`cnet_lib.book.notebook`).
 
     The settings are read once, from the environment (or ``environ``):
     :meth:`cnet_lib.runtime.settings.Settings.from_environment` (``CNET_PRESET``, ``CNET_DEVICE``,

@@ -14,8 +14,8 @@ import sys
 from typing import Optional, Sequence
 
 from ..book.exercises.catalogue import CATALOGUE, DIFFICULTY
-from ..runtime.rows import format_table
-from ..book.toc import find_root
+from ..book.project import find_root
+from ..runtime.rich_text import format_table
 from ..teacher.absent import stale_kept, write_kept
 from ..teacher.keys import solution_sources, stale_answers, write_public_answers
 from .command_line import command_main

@@ -16,12 +16,11 @@ from typing import Optional, Sequence
 
 import torch
 
-from .. import pendulum
-from ..book.measurements import expected_build
-from ..images.runs.image_presets import image_runs
-from ..images.runs.run_folders import is_finished, run_dir
+from ..images.runs.image_presets import image_runs, is_finished, run_dir
 from ..images.runs.shipped import shipped_run
+from ..book.measurements import expected_build
 from ..runtime.settings import Settings
+from .. import pendulum
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "plan", "main"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..book.conventions import check_notebook, fix_notebook
-from ..book.toc import toc_notebooks
+from ..book.project import toc_notebooks
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "INTERRUPTED", "add_arguments", "run", "main"]

@@ -15,7 +15,7 @@ import sys
 from typing import Optional, Sequence
 
 from ..images.data.cifar_files import CifarFileError
-from ..images.data.pack_writer import write_pack
+from ..images.data.cifar_pack import write_pack
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "FAULTS", "INTERRUPTED", "add_arguments", "run", "main"]

@@ -18,15 +18,13 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..core.validation import check_int
 from ..images.data.image_data import load_dataset
 from ..images.training.train_state import load_model
+from ..core.validation import check_int
 from ..runtime.checkpoint import atomic_write_text
-from ..runtime.device import environment
-from ..runtime.memory import out_of_memory_hint
-from ..runtime.rows import format_table
-from ..runtime.preset_names import PRESETS
-from ..runtime.settings import Settings
+from ..runtime.device import environment, out_of_memory_hint
+from ..runtime.rich_text import format_table
+from ..runtime.settings import PRESETS, Settings
 from ..studies import robustness
 from .command_line import UsageError, command_main
 

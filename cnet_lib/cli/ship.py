@@ -4,7 +4,7 @@ Trains both runs of the preset with the project's own training (:func:`cnet_lib.
 never from a shipped model), computes their manifestation sweeps and the robustness study, and copies
 everything a chapter reads (and the other training seeds' numbers, ``seeds.json``, where the run folder
 holds them: :mod:`cnet_lib.studies.runner`) into ``cnet_lib/shipped/<preset>-<run>/`` with a ``manifest.json``: the
-exact command, the run's identity hash (:func:`cnet_lib.images.runs.run_folders.identity_hash`; a changed preset
+exact command, the run's identity hash (:func:`cnet_lib.images.runs.image_presets.identity_hash`; a changed preset
 makes the shipped model stale, and a test fails), the machine, the training time, the accuracies, the
 data it was trained on and the SHA-256 of every file.  The chapters then load these models instead of
 training them, and say so.
@@ -17,7 +17,7 @@ runs they make the 2 x 2 of integrator x refinement), each with its sweep:
     CNET_DATA_DIR=../shared/data-large python -m cnet_lib ship cpu --controls --data-description "..."
 
 ``--weights float16`` (or ``bfloat16``) ships each model's weights alone, stored in half precision and loaded as
-float32 (:mod:`cnet_lib.images.runs.shipping_copy`: a quarter of the training checkpoint's bytes); the studies that
+float32 (:mod:`cnet_lib.images.runs.shipping`: a quarter of the training checkpoint's bytes); the studies that
 ship are then computed from those rounded weights, so they describe the model exactly as it ships.  The default,
 ``float32``, ships the training checkpoint as it is.
 
@@ -45,17 +45,16 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
 from ..images.runs.image_presets import CONTROLS, image_runs, sweep_grid
+from ..images.runs.run_loading import StudyRun
 from ..images.runs.run_store import trained_runs
 from ..images.runs.shipped import MANIFEST, SHIPPED, read_manifest
-from ..images.runs.shipping_copy import shipping_copies
-from ..images.runs.study_run import StudyRun
+from ..images.runs.shipping import ShipError, copy_run_file, shipping_copies, study_seconds, write_shipped
 from ..images.runs.theta_record import SNAPSHOTS
-from ..studies.runner import SEEDS_FILE
-from ..images.runs.shipping import ShipError, copy_run_file, study_seconds, write_shipped
 from ..images.training.train_state import CHECKPOINT, RESULTS
 from ..runtime.checkpoint import WEIGHTS, atomic_write_text, file_digest
 from ..runtime.device import environment
 from ..runtime.settings import Settings
+from ..studies.runner import SEEDS_FILE
 from ..studies import adaptive, manifestation, robustness
 from .command_line import UsageError, command_main
 
@@ -76,7 +75,7 @@ def ship(settings: Settings, data_description: str, command: str, dest: Path = S
     swept, shipped with their sweep (the robustness and adaptive studies are the main runs').  A run file that
     cannot be shipped (damaged, not a file, a link) stops with one sentence (:class:`ShipError`) before any
     shipped folder is replaced (:func:`ship_studied`).  ``weights`` other than ``"float32"`` ships each run's weights
-    alone stored that way, and every study from them (:func:`cnet_lib.images.runs.shipping_copy.shipping_copies`)."""
+    alone stored that way, and every study from them (:func:`cnet_lib.images.runs.shipping.shipping_copies`)."""
     if weights not in WEIGHTS:
         raise ValueError(f"weights={weights!r}: choose one of {', '.join(WEIGHTS)} (e.g. weights='float16')")
     t0 = time.perf_counter()
@@ -97,7 +96,7 @@ def ship_studied(runs: Mapping[str, StudyRun], data_description: str, command: s
     Each of ``studies`` computes its study of the runs (or reads its cache) and returns its file (the robustness
     study's :func:`cnet_lib.studies.robustness.study.study_file`).  ``weights`` is how their checkpoints store the
     weights (recorded in the manifests; the runs are already stored so, see
-    :func:`cnet_lib.images.runs.shipping_copy.shipping_copies`); ``started`` the ``time.perf_counter()`` the command
+    :func:`cnet_lib.images.runs.shipping.shipping_copies`); ``started`` the ``time.perf_counter()`` the command
     started at (its wall seconds go into the manifests)."""
     first = next(iter(runs.values()))
     preset, dev = first.config.preset, first.settings.device

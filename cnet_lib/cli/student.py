@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..book.student_copies import (StudentExportError, chapters_with_exercises, export, is_pushed, repository_install,
                                    wheel_install)
-from ..book.toc import find_root
+from ..book.project import find_root
 from ..teacher.keys import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
 from .command_line import command_main
 

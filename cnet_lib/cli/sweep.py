@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..runtime.memory import out_of_memory_hint
+from ..runtime.device import out_of_memory_hint
 from ..runtime.settings import Settings
 from ..studies.manifestation import fig_accuracy_vs_nt, sweep_checkpoint, sweep_table, write_sweep
 from .command_line import command_main

@@ -26,10 +26,9 @@ from ..images.runs.image_presets import image_runs
 from ..images.training.train_config import LR_SCHEDULES, TrainConfig
 from ..images.training.train_loop import train
 from ..images.training.train_state import RESULTS, interrupted_message
+from ..runtime.device import out_of_memory_hint
+from ..runtime.settings import PRESETS, Settings
 from ..runtime import distributed
-from ..runtime.memory import out_of_memory_hint
-from ..runtime.preset_names import PRESETS
-from ..runtime.settings import Settings
 from .command_line import UsageError, command_main
 
 __all__ = ["SUMMARY", "add_arguments", "run", "interrupted", "main"]

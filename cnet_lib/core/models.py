@@ -3,7 +3,7 @@
 The residual R(x, θ) of every OdeBlock is the paper's pre-activation unit
 BN–ReLU–conv3×3–BN–ReLU–conv3×3.  A stitch changes resolution and width between
 blocks: x_out = downsample(x) + ε_stitch R_stitch(x), with a strided 1×1 convolution as
-``downsample`` (guarded on the CPU against a oneDNN fault: :mod:`.conv_guard`) and a strided
+``downsample`` (guarded on the CPU against a oneDNN fault: :class:`GuardedConv1x1`) and a strided
 pre-activation unit as R_stitch.  With the piecewise-constant basis, Euler and N_t = M, each
 OdeBlock is M ResNet layers, so the whole model is a pre-activation ResNet; other
 manifestations are other graphs on the same θ.
@@ -11,18 +11,94 @@ manifestations are other graphs on the same θ.
 from __future__ import annotations
 
 import contextlib
+import copy
+import warnings
 from typing import Iterator, Optional, Sequence, Union
 
 import torch
 from torch import nn
 
 from .bases import Basis
-from .conv_guard import GuardedConv1x1
 from .odeblock import OdeBlock
 from .schemes import Tableau
 
-__all__ = ["PreActResidual", "Stitch", "ContinuousNet", "wide_continuous_net", "count_parameters"]
+__all__ = ["PreActResidual", "Stitch", "ContinuousNet", "wide_continuous_net", "count_parameters", "PreActResNet",
+           "resnet_from_continuousnet", "GuardedConv1x1", "OneDNNLayoutWarning", "onednn_hazard",
+           "GUARDED_INPUT_CHANNELS"]
 
+
+# A guard around a known fault of the CPU convolution library under torch 2.13.
+#
+# torch 2.13.0's CPU build bundles oneDNN v3.12.0.  On a CPU without AVX-512 its AVX2 kernel for a
+# **1×1 convolution with stride > 1** computes the weight gradient through a workspace that is too
+# small when the input is laid out **channels-last** (NHWC) and has fewer input channels than the
+# kernel's channel block (8 on AVX2): the backward pass writes past the workspace.  The result is a
+# heap corruption (``double free or corruption``, a segmentation fault), a hang with two or more
+# threads, or silently wrong gradients (uxlfoundation/oneDNN issue 6035, open).  Measured on this
+# project's AMD EPYC machine (``torch.backends.cpu.get_cpu_capability()`` = ``AVX2``): every input
+# width from 2 to 7 fails, 1 and 8 to 32 pass; stride 1, a 3×3 kernel, NCHW input with NCHW weights, and
+# oneDNN switched off all pass.  ``tests/onednn_6035_repro.py`` is the five-line reproduction.
+#
+# A channels-last *weight* triggers it as well: torch hands oneDNN the channels-last layout when the
+# input or the weight is channels-last.  The stitches' downsampling convolution (1×1, stride 2) is the
+# one convolution of this library of that shape, so it is a :class:`GuardedConv1x1`: on the CPU, when
+# the fault's conditions can hold, it runs on NCHW copies of its input and weight (the gradient still
+# reaches the parameter) and says why once.  CUDA and wide inputs are untouched.  The guard covers
+# inputs narrower than 16 channels, not only 8, because AVX-512 kernels use a block of 16 and could
+# not be tested here.
+
+# inputs narrower than this take the NCHW path on the CPU (8 confirmed on AVX2; 16 covers AVX-512's block)
+GUARDED_INPUT_CHANNELS = 16
+
+
+class OneDNNLayoutWarning(UserWarning):
+    """A channels-last tensor was turned into NCHW on the CPU to avoid oneDNN issue 6035."""
+
+
+def onednn_hazard(conv: nn.Conv2d, device: torch.device) -> bool:
+    """Whether ``conv`` has the shape of oneDNN issue 6035 on ``device``: the CPU, a 1×1 kernel, a
+    stride above 1, and fewer than :data:`GUARDED_INPUT_CHANNELS` input channels per group."""
+    return (torch.device(device).type == "cpu" and tuple(conv.kernel_size) == (1, 1) and max(conv.stride) > 1
+            and conv.in_channels // conv.groups < GUARDED_INPUT_CHANNELS)
+
+
+class GuardedConv1x1(nn.Conv2d):
+    """A strided 1×1 convolution (an ``nn.Conv2d``: same parameters, same state-dict keys) that on
+    the CPU never hands oneDNN a channels-last input or weight narrower than
+    :data:`GUARDED_INPUT_CHANNELS` channels (see the module docstring)."""
+
+    def __init__(self, in_channels: int, out_channels: int, stride: int = 2, bias: bool = False):
+        super().__init__(in_channels, out_channels, 1, stride=stride, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not onednn_hazard(self, x.device):
+            return super().forward(x)
+        x_nchw, w_nchw = _nchw(x), _nchw(self.weight)
+        if x_nchw is not x or w_nchw is not self.weight:
+            warnings.warn(
+                f"a channels-last tensor reached a 1×1 stride-{self.stride[0]} convolution with "
+                f"{self.in_channels} input channels on the CPU; it runs in NCHW layout instead, because the "
+                f"oneDNN bundled with torch {torch.__version__} can corrupt memory, hang or return wrong "
+                "gradients there on AVX2 CPUs (oneDNN issue 6035; cnet_lib/core/models.py). Results are "
+                "unchanged; channels-last brings no speed on the CPU, so pass NCHW tensors to silence this.",
+                OneDNNLayoutWarning, stacklevel=2)
+        return self._conv_forward(x_nchw, w_nchw, self.bias)
+
+
+def _nchw(t: torch.Tensor) -> torch.Tensor:
+    """``t`` itself when its strides are the row-major (NCHW) ones, else a row-major copy (through
+    which gradients flow).  Not ``t.contiguous()``: a 1×1 weight in channels-last order counts as
+    contiguous, yet torch hands it to oneDNN as channels-last."""
+    expected, step = [], 1
+    for size in reversed(t.shape):
+        expected.append(step)
+        step *= size
+    if tuple(reversed(expected)) == t.stride():
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+# ----------------------------------------------------------------------------------------------------
 
 def count_parameters(module: nn.Module) -> int:
     """Number of trainable scalars."""
@@ -172,7 +248,7 @@ class ContinuousNet(nn.Module):
 
     @property
     def tolerances(self) -> tuple:
-        """Each block's :class:`~cnet_lib.core.step_control.Tolerances` (None for fixed steps)."""
+        """Each block's :class:`~cnet_lib.core.adaptive.Tolerances` (None for fixed steps)."""
         return tuple(b.tolerances for b in self.blocks)
 
     @property
@@ -223,3 +299,71 @@ class ContinuousNet(nn.Module):
 def wide_continuous_net(num_classes: int = 100, **kwargs) -> ContinuousNet:
     """The wide variant (64-128-256) used for CIFAR-100."""
     return ContinuousNet(channels=(64, 128, 256), num_classes=num_classes, **kwargs)
+
+
+# A plain pre-activation ResNet, and the map ContinuousNet -> ResNet.
+#
+# With the piecewise-constant basis, Euler and N_t = M, an OdeBlock is the residual loop
+#
+#     x_{k+1} = x_k + h ε s_k R(x_k, θ̂_k),   h = T / N_t,
+#
+# so a ContinuousNet in that manifestation *is* this ResNet (same weights, same numbers,
+# bit for bit).  :func:`resnet_from_continuousnet` builds it with copied weights.
+
+class PreActResNet(nn.Module):
+    """stem -> [layers, stitch]* -> norm/ReLU -> pool -> linear, with explicit residual layers.
+
+    Layer k of stage s computes x + h_s * (gain_{s,k} * R_{s,k}(x)).
+    """
+
+    def __init__(self, stem, stages, stitches, head_norm, fc, steps, gains):
+        super().__init__()
+        self.stem, self.stitches, self.head_norm, self.fc = stem, stitches, head_norm, fc
+        self.stages = nn.ModuleList(nn.ModuleList(s) for s in stages)
+        self.steps = list(steps)  # h per stage
+        self.register_buffer("gains", gains)  # (n_stages, max layers) ε s_k
+
+    def forward(self, x):
+        x = self.stem(x)
+        for i, layers in enumerate(self.stages):
+            if i:
+                x = self.stitches[i - 1](x)
+            h = self.steps[i]
+            for k, layer in enumerate(layers):
+                x = x + h * (self.gains[i, k] * layer(x))
+        x = torch.relu(self.head_norm(x))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def resnet_from_continuousnet(model: ContinuousNet) -> PreActResNet:
+    """The explicit ResNet that ``model`` is in its Euler, piecewise-constant, N_t = M manifestation,
+    on the model's device and in its dtype."""
+    stages, steps, gain_rows = [], [], []
+    width = max(b.n_basis for b in model.blocks)
+    for block in model.blocks:
+        if block.basis.name != "piecewise_constant" or block.scheme.name != "euler" or block.n_steps != block.n_basis:
+            raise ValueError(
+                f"only the Euler, piecewise-constant, N_t = M manifestation is a plain ResNet; this block is "
+                f"{block.basis.name}, {block.manifestation}. Call model.manifest('euler', M) first."
+            )
+        layers = []
+        like = block.coefficient("conv1.weight")
+        for k in range(block.n_basis):
+            layer = PreActResidual(like.shape[2]).to(device=like.device, dtype=like.dtype)
+            with torch.no_grad():
+                for name, p in layer.named_parameters():
+                    p.copy_(block.coefficient(name)[k])
+                for name in ("bn1", "bn2"):
+                    bn = getattr(layer, name)
+                    bn.running_mean.copy_(block.running_stats(f"{name}.running_mean")[k])
+                    bn.running_var.copy_(block.running_stats(f"{name}.running_var")[k])
+            layers.append(layer)
+        stages.append(layers)
+        steps.append(block.T / block.n_steps)
+        g = (block.skip_gain.detach() * block.epsilon if block.skip_init
+             else torch.full((block.n_basis,), block.epsilon, device=like.device, dtype=like.dtype))
+        gain_rows.append(torch.cat([g, g.new_zeros(width - len(g))]))
+    return PreActResNet(
+        copy.deepcopy(model.stem), stages, copy.deepcopy(model.stitches), copy.deepcopy(model.head_norm),
+        copy.deepcopy(model.fc), steps, torch.stack(gain_rows),
+    ).train(model.training)

@@ -49,10 +49,10 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from .adaptive import AdaptiveStats, check_pair, integrate_adaptive_positions
 from .bases import Basis, CoefficientMap, make_basis, piece_index
-from .coefficient_maps import interval_map, remap_optimizer_state
+from .bases import interval_map, remap_optimizer_state
 from .integrate import StagePosition, check_n_steps, integrate_positions, weighted_sum
 from .schemes import Tableau, get_scheme
-from .step_control import Tolerances
+from .adaptive import Tolerances
 from .validation import check_float
 
 __all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state", "StaleOptimizerWarning"]
@@ -365,7 +365,7 @@ class OdeBlock(nn.Module):
         """Choose the computational graph; parameters are untouched.  Fixed steps: ``scheme`` and N_t
         = ``n_steps`` (either may be left as it is).  Adaptive steps: an embedded pair (``scheme`` or the
         current one: ``bosh3``, ``dopri5``) with ``rtol`` and ``atol`` (both), at most ``max_steps``
-        attempts, ``norm`` over a batch (:mod:`cnet_lib.core.step_control`).  A later fixed-step call
+        attempts, ``norm`` over a batch (:mod:`cnet_lib.core.adaptive`).  A later fixed-step call
         (a scheme or N_t without tolerances) ends the adaptive manifestation."""
         if rtol is None and atol is None:
             if scheme is not None:

@@ -13,15 +13,15 @@ runner (:mod:`cnet_lib.studies.runner`).  The names a chapter calls are re-expor
 :data:`__all__`), so a chapter writes ``images.trained_runs(ctx.settings)``; everything else is imported from its
 module.
 """
-from . import data, runs, training
 from .runs.image_presets import CONTROLS, IMAGE_PRESETS, adaptive_grid, image_runs, live_images, sweep_grid, timing_grid
+from .runs.run_loading import StudyRun
 from .runs.run_store import trained_runs
 from .runs.study_inputs import sample_batch, study_data
-from .runs.study_run import StudyRun
+from .training.evaluation import manifestation_sweep
 from .training.train_config import TrainConfig, build_model
 from .training.train_loop import SGDStep, train
-from .training.evaluation import manifestation_sweep
 from .training.train_state import load_model
+from . import data, runs, training
 
 __all__ = [
     # the wings

@@ -60,11 +60,10 @@ from ..core.integrate import weighted_sum
 from ..core.schemes import Tableau, get_scheme
 from ..core.validation import check_int
 from ..runtime.cuda_graphs import StepRunner, graph_class
-from ..runtime.device import resolve_device
+from ..runtime.device import available_cores, resolve_device, torch_threads
 from ..runtime.progress import progress_bar
-from ..runtime.threads import available_cores, torch_threads
 from .odenet import ODENet, ODENetFit, check_training, initial_odenet
-from .physics import RHO0, G, PendulumData, make_data
+from .physics import G, PendulumData, RHO0, make_data
 
 __all__ = ["StackedParams", "ModelPairs", "StepGroup", "BlockLayout", "block_rows_for", "make_layout", "fast_tanh",
            "stacked_loss_and_grads", "TrainingJob", "StackedAdam", "train_batched", "PROBE_ITERS", "estimate_seconds",

@@ -30,10 +30,10 @@ from torch import nn
 from ..core.integrate import check_n_steps, integrate
 from ..core.schemes import Tableau, get_scheme
 from ..core.validation import check_float, check_int
+from ..runtime.device import torch_threads
 from ..runtime.progress import progress_bar
-from ..runtime.threads import torch_threads
-from ..runtime.vocabulary import scheme_label
-from .physics import RHO0, G, PendulumData, exact_solution
+from ..runtime.rich_text import scheme_label
+from .physics import G, PendulumData, RHO0, exact_solution
 
 __all__ = ["TORCHDIFFEQ_METHODS", "ODENet", "ODENetFit", "odenet_label", "one_step", "rollout", "global_error",
            "train_odenet", "initial_odenet", "check_training", "StackedRate", "multi_scheme_rollout"]

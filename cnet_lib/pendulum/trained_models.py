@@ -18,7 +18,7 @@ is saved as one checkpoint (:func:`cnet_lib.runtime.checkpoint.save_checkpoint`:
 never reuses a stale study.  The key is also stored in the file and compared when it is read.  A file that is cut
 off, damaged, of another key or not a file (a link, a pipe) is set aside (``<name>.damaged-<time>``, kept, never
 deleted), one sentence says so, and the study is trained again, as the image study's caches are
-(:mod:`cnet_lib.runtime.json_cache`).  The ``gpu`` preset's study ships with the book, in the same format
+(:mod:`cnet_lib.runtime.checkpoint`).  The ``gpu`` preset's study ships with the book, in the same format
 (``cnet_lib/shipped/pendulum/``), so that its chapters on a machine without a GPU load it instead of training it
 for minutes on the CPU.
 """
@@ -40,17 +40,15 @@ import torch
 from ..core.schemes import get_scheme
 from ..core.validation import check_float, check_int
 from ..runtime.checkpoint import (CheckpointError, CheckpointSaveError, load_checkpoint, remove_stale_temporaries,
-                                  save_checkpoint)
+    save_checkpoint)
 from ..runtime.device import environment
-from ..runtime.files import set_aside, shown_path, write_problem
-from ..runtime.locks import folder_lock
-from ..runtime.preset_names import select_preset
+from ..runtime.files import folder_lock, set_aside, shown_path, write_problem
 from ..runtime.progress import duration
 from ..runtime.records import kind_of
-from ..runtime.settings import Settings
+from ..runtime.settings import Settings, select_preset
 from .batched_training import TrainingJob, choose_device, choose_threads, train_batched
 from .odenet import ODENet, ODENetFit
-from .physics import RHO0, G as G_DEFAULT, make_data
+from .physics import G as G_DEFAULT, RHO0, make_data
 
 __all__ = ["PendulumConfig", "PENDULUM_PRESETS", "config_for", "STORE_FORMAT", "SHIPPED_PENDULUM", "study_key",
            "study_hash", "store_path", "shipped_study_path", "save_study", "load_study", "read_study", "training_key",

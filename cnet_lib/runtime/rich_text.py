@@ -20,12 +20,17 @@ No display library is imported here: IPython finds ``_repr_html_`` by itself.
 from __future__ import annotations
 
 import html
+import math
 import re
 import textwrap
-from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich_table", "paragraphs", "heading", "join_rich",
-           "as_rich", "gathered_facts"]
+__all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich_table", "paragraphs", "heading",
+           "join_rich", "as_rich", "gathered_facts", "matches", "select_rows", "find_row", "Column", "format_table",
+           "uniform", "by_column_table", "spread_cell", "seeds_phrase", "times", "SCHEME_LABELS", "SCHEME_COLORS",
+           "RUN_LABELS", "RUN_COLORS", "BASIS_LABELS", "SERIES_COLORS", "scheme_label", "scheme_color", "run_label",
+           "run_color", "run_dash", "run_pattern", "basis_label"]
+
 
 STACK_CHARS = 44
 """A table whose widest row (cells plus two characters between columns) is longer than this many
@@ -139,7 +144,7 @@ def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], text: str, 
                numeric: Optional[Sequence[bool]] = None, note: Optional[str] = None,
                caption: Optional[str] = None, key: Sequence[str] = (), cards: bool = False) -> Rich:
     """A table whose plain-text face is ``text`` (already laid out, see
-    :func:`cnet_lib.runtime.rows.format_table`) and whose HTML face is a ``<table>`` of ``header`` and
+    :func:`cnet_lib.runtime.rich_text.format_table`) and whose HTML face is a ``<table>`` of ``header`` and
     ``rows`` (cells as strings): numeric columns (``numeric``, by default :func:`numeric_columns`)
     right-aligned and never broken, text columns left-aligned and wrapping at spaces, ``note`` a small paragraph
     under it, ``caption`` a caption above it.  A table whose widest row is longer than
@@ -219,3 +224,200 @@ def gathered_facts(groups: Sequence[tuple[tuple[str, ...], Callable[..., dict]]]
         if given:
             out.update(make(*(results[k] for k in keys)))
     return out
+
+
+# Rows of results as plain dicts: find them, and print them as text tables.
+#
+# Every study returns its results as lists of dicts (one row per measurement), so that a reader can
+# filter them with a comprehension or hand them to pandas.  :func:`find_row` and :func:`select_rows`
+# are the one way the library queries such rows (floats match within rounding); :func:`format_table`
+# is the one way it prints them: a :class:`~cnet_lib.runtime.rich_text.Rich`, plain text when printed and
+# an HTML table that wraps to the page when displayed in a notebook or the book.  Over training seeds a cell shows
+# ``mean [min, max]`` (:func:`spread_cell`) and a note says how many seeds stand behind it (:func:`seeds_phrase`).
+
+def matches(row: Mapping, **match) -> bool:
+    """Whether ``row[key] == value`` for every ``key=value`` (floats within 1e-9 relative)."""
+    for key, value in match.items():
+        got = row.get(key)
+        if isinstance(value, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+            if not math.isclose(got, value, rel_tol=1e-9, abs_tol=1e-12):
+                return False
+        elif got != value:
+            return False
+    return True
+
+
+def select_rows(rows: Iterable[Mapping], **match) -> list:
+    """Every row that :func:`matches` ``match``, in order."""
+    return [r for r in rows if matches(r, **match)]
+
+
+def find_row(rows: Iterable[Mapping], default: Any = KeyError, **match):
+    """The first row that :func:`matches` ``match``; without one, ``default`` if given, else a
+    KeyError naming what was looked for."""
+    for r in rows:
+        if matches(r, **match):
+            return r
+    if default is KeyError:
+        raise KeyError(f"no row with {match}")
+    return default
+
+
+Column = tuple  # (header, key or function of the row, format spec like "{:.4f}")
+
+
+def format_table(rows: Sequence[Mapping], columns: Sequence[Column], *, left: int = 1,
+                 note: Optional[str] = None, caption: Optional[str] = None, key: Sequence[str] = (),
+                 cards: bool = False) -> Rich:
+    """A table: one row per row, one column per ``(header, key, format)``, where ``key`` is a dict key
+    or a function of the row; a missing value is ``-``.  As text (``print``, ``str``): the first ``left``
+    columns left-aligned, the others right-aligned, ``note`` on a last line, ``caption`` on a first one.
+    As HTML (a notebook's display, :class:`~cnet_lib.runtime.rich_text.Rich`): the same cells in a
+    ``<table>`` whose right-aligned columns never break, ``note`` under it; ``key`` (headers) and ``cards`` as
+    :func:`~cnet_lib.runtime.rich_text.rich_table` takes them (the columns a phone must show without a swipe;
+    a block per row on a phone)."""
+    def cell(row, key: Union[str, Callable], fmt: str) -> str:
+        value = key(row) if callable(key) else row.get(key)
+        if value is None:
+            return "-"
+        try:
+            return fmt.format(value)
+        except (ValueError, TypeError):
+            return str(value)
+
+    cells = [[h for h, _, _ in columns]] + [[cell(r, k, f) for _, k, f in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+             for line in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if note:
+        lines.append(note)
+    if caption:
+        lines.insert(0, caption)
+    return rich_table(cells[0], cells[1:], "\n".join(lines), note=note, caption=caption, key=key, cards=cards)
+
+
+def uniform(values: Iterable) -> Any:
+    """One value when all are equal (one per block, say), else the list."""
+    values = list(values)
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def by_column_table(fields: Mapping[str, Mapping[str, Any]]) -> Rich:
+    """A table with one column per item (a trained run, say): ``fields[label][what]`` becomes the cell of row
+    ``what`` under column ``label``; the rows in the order they first appear."""
+    labels = list(fields)
+    whats = list(dict.fromkeys(w for f in fields.values() for w in f))
+    rows = [{"what": w, **{lab: fields[lab].get(w) for lab in labels}} for w in whats]
+    columns = [("", "what", "{}")] + [(lab, (lambda r, lab=lab: r[lab]), "{}") for lab in labels]
+    return format_table(rows, columns, left=len(columns))
+
+
+def _number(fmt: str, v: float) -> str:
+    """``fmt.format(v)``, without the minus sign of a value that rounds to zero (``-0.0``)."""
+    text = fmt.format(v)
+    return text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text
+
+
+def spread_cell(s: Mapping, fmt: str = "{:.1f}") -> Optional[str]:
+    """A cell of a value over training seeds (``s``: ``{"n", "mean", "min", "max"}``,
+    :func:`cnet_lib.studies.stats.spread`): ``mean [min, max]``; the value alone for one seed; ``None``
+    (a dash) for none."""
+    if not s or not s["n"]:
+        return None
+    if s["n"] == 1:
+        return _number(fmt, s["mean"])
+    return f"{_number(fmt, s['mean'])} [{_number(fmt, s['min'])}, {_number(fmt, s['max'])}]"
+
+
+def seeds_phrase(seeds: Sequence[int]) -> str:
+    """How many training seeds stand behind a table: ``3 training seeds per method (seeds 0, 1, 2)``."""
+    k = len(seeds)
+    return f"{k} training seed{'s' if k != 1 else ''} per method (seed{'s' if k != 1 else ''} " \
+           f"{', '.join(map(str, seeds))})"
+
+
+def times(x: float) -> str:
+    """A ratio as a sentence says it: two decimals below 10 (``0.81``), one below 100 (``20.3``), three significant
+    digits with thousands separators above (``1,540``, ``80,500``): no false precision, no ``80466``."""
+    if not math.isfinite(x):
+        return "infinitely many"
+    if abs(x) < 10:
+        return f"{x:.2f}"
+    if abs(x) < 100:
+        return f"{x:.1f}"
+    digits = int(math.floor(math.log10(abs(x)))) - 2
+    return f"{round(x, -digits):,.0f}"
+
+
+# The book's words and colours for schemes, runs and bases: one place, used by every chapter.
+#
+# Every figure and every sentence that names a scheme, a trained run or a basis takes its label
+# from here, and every figure draws a scheme in its one colour (:data:`SCHEME_COLORS`), so Euler
+# is the same blue on the pendulum pages and on the image pages.
+
+SCHEME_LABELS = {
+    "euler": "Euler",
+    "midpoint": "Midpoint",
+    "heun": "Heun",
+    "ralston": "Ralston",
+    "rk3": "RK3",
+    "rk4_classic": "RK4 (classic)",
+    "rk4_38": "RK4 (3/8 rule)",
+}
+SCHEME_COLORS = {
+    "euler": "#1f77b4",  # blue
+    "midpoint": "#2ca02c",  # green
+    "heun": "#8c564b",
+    "ralston": "#e377c2",
+    "rk3": "#bcbd22",
+    "rk4_classic": "#d62728",  # red
+    "rk4_38": "#9467bd",  # purple
+    "exact": "#222222",  # the exact solution
+}
+RUN_LABELS = {"rk4_refined": "RK4-trained (refined)", "euler_fixed": "Euler-trained (fixed depth)",
+              "rk4_fixed": "RK4-trained (fixed depth)", "euler_refined": "Euler-trained (refined)"}
+RUN_COLORS = {"rk4_refined": SCHEME_COLORS["rk4_classic"], "euler_fixed": SCHEME_COLORS["euler"],
+              "rk4_fixed": "#ff9896", "euler_refined": "#aec7e8"}  # the control runs: their scheme's colour, lighter
+BASIS_LABELS = {"piecewise_constant": "piecewise constant", "piecewise_linear": "piecewise linear (hats)",
+                "legendre": "Legendre polynomials"}
+SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+"""Colours for series that are not schemes (the entries of θ, several weights)."""
+
+
+def scheme_label(scheme: str) -> str:
+    """``"rk4_classic"`` -> ``"RK4 (classic)"`` (unknown names as they are)."""
+    return SCHEME_LABELS.get(scheme, scheme)
+
+
+def scheme_color(scheme: str) -> str:
+    return SCHEME_COLORS.get(scheme, "#7f7f7f")
+
+
+def run_label(run: str) -> str:
+    """``"rk4_refined"`` -> ``"RK4-trained (refined)"``; ``"euler_fixed on rk4_classic"`` -> the run's label,
+    run with that scheme."""
+    if " on " in run:
+        name, scheme = run.split(" on ", 1)
+        return f"{run_label(name)}, run with {scheme_label(scheme)}"
+    return RUN_LABELS.get(run, run)
+
+
+def run_color(run: str) -> str:
+    """A run's colour; ``"<run> on <scheme>"`` (the run's model on another graph) keeps its run's
+    colour and is told apart by :func:`run_dash` (a scheme's colour would say it is another model)."""
+    return RUN_COLORS.get(run.split(" on ", 1)[0], "#7f7f7f")
+
+
+def run_dash(run: str) -> Optional[str]:
+    """``"dash"`` for a run's model on another graph (``"<run> on <scheme>"``), else None (solid)."""
+    return "dash" if " on " in run else None
+
+
+def run_pattern(run: str) -> str:
+    """The bar pattern that goes with :func:`run_dash`: hatched for another graph, else none."""
+    return "/" if " on " in run else ""
+
+
+def basis_label(basis: str) -> str:
+    return BASIS_LABELS.get(basis, basis)

@@ -30,15 +30,49 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Union
+from typing import Mapping, Optional, TypeVar, Union
 
 import torch
 
 from .device import default_device, resolve_device
-from .preset_names import preset_name
 
-__all__ = ["Settings", "ENVIRONMENT", "LAUNCH_VARIABLES", "DATASET_MIRRORS", "default_preset", "default_data_dir", "default_runs_dir",
-           "check_mirror", "EXTRAS", "require_extra"]
+__all__ = ["Settings", "ENVIRONMENT", "LAUNCH_VARIABLES", "DATASET_MIRRORS", "default_preset", "default_data_dir",
+           "default_runs_dir", "check_mirror", "EXTRAS", "require_extra", "PRESETS", "preset_name", "select_preset"]
+
+
+# Run-size presets: the four names, one check of a name, and a study's table looked up by it.
+#
+# ``smoke`` (CI: seconds), ``cpu`` (the default without a GPU: a chapter in minutes on 2 cores),
+# ``gpu`` (the default with CUDA: a chapter in <= 30 min on a T4-class GPU), ``paper`` (the paper's
+# scale on the schedule of the authors' published command lines).  Which one a session runs is a setting (:class:`cnet_lib.runtime.settings.Settings`,
+# ``ctx.preset`` in a chapter); each study keeps its own table of what a preset means for it.
+
+PRESETS = ("smoke", "cpu", "gpu", "paper")
+T = TypeVar("T")
+
+
+def preset_name(name: str) -> str:
+    """``name`` stripped and lower-cased, after checking that it is one of :data:`PRESETS` (a
+    ValueError names the valid ones otherwise)."""
+    if not isinstance(name, str):
+        raise TypeError(f"preset must be a name, one of {', '.join(PRESETS)}; got {name!r} (e.g. preset='smoke')")
+    key = name.strip().lower()
+    if key not in PRESETS:
+        raise ValueError(f"unknown preset {key!r}; choose one of {', '.join(PRESETS)} (e.g. CNET_PRESET=smoke)")
+    return key
+
+
+def select_preset(table: Mapping[str, T], preset: str) -> T:
+    """The entry of a study's preset ``table`` for ``preset`` (``ctx.preset`` in a chapter); the
+    table must define all four presets."""
+    key = preset_name(preset)
+    missing = [p for p in PRESETS if p not in table]
+    if missing:
+        raise KeyError(f"preset table lacks {missing}; every study defines all of {PRESETS}")
+    return table[key]
+
+
+# ----------------------------------------------------------------------------------------------------
 
 EXTRAS = {
     "book": ("plotly", "ipywidgets", "nbformat", "scipy", "torchdiffeq"),

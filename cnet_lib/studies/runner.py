@@ -20,15 +20,13 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 import torch
 
-from ..core.validation import check_int
+from ..images.runs.run_loading import StudyRun, training_time
 from ..images.runs.shipped import SEEDS_FILE, SHIPPED
-from ..images.runs.study_run import StudyRun, training_time
 from ..images.training.evaluation import checked_rows
-from ..runtime.checkpoint import atomic_write_text, remove_stale_temporaries
-from ..runtime.device import environment
-from ..runtime.json_cache import keyed, plain, read_cache, write_cache
-from ..runtime.locks import folder_lock
-from ..runtime.memory import out_of_memory_hint
+from ..core.validation import check_int
+from ..runtime.checkpoint import atomic_write_text, keyed, plain, read_cache, remove_stale_temporaries, write_cache
+from ..runtime.device import environment, out_of_memory_hint
+from ..runtime.files import folder_lock
 from ..runtime.records import DamagedRecord, load_json
 
 __all__ = ["check_study_inputs", "StudyFile", "Described", "Cached", "cached_study", "provenance", "ran_on",
@@ -197,7 +195,7 @@ def seed_record(runs: Mapping[str, StudyRun], sweeps: Mapping[str, Sequence[dict
 def write_seeds_file(path: Path, records: Sequence[Mapping], preset: str, environment: Mapping[str, Any],
                      identity: Optional[Mapping[str, str]] = None) -> Path:
     """Write ``records`` (:func:`seed_record`, one per seed, seeds distinct) atomically to ``path``; ``identity``
-    (run -> :func:`cnet_lib.images.runs.run_folders.identity_hash`) says which runs the records are of."""
+    (run -> :func:`cnet_lib.images.runs.image_presets.identity_hash`) says which runs the records are of."""
     seeds = [r["seed"] for r in records]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"give one record per training seed, each seed once; got seeds {seeds}")

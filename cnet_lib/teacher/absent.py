@@ -1,7 +1,7 @@
 """What is absent from the sandbox while one exercise is graded: the code that would do the exercise's work.
 
 * **The library.**  The sandbox mounts the students' build of cnet_lib (what their wheel holds: no answer key, no
-  teacher command, :func:`cnet_lib.book.student_wheel.strip_for_students`) with every function the exercise does
+  teacher command, :func:`cnet_lib.book.student_copies.strip_for_students`) with every function the exercise does
   not need replaced by a stub that refuses (:func:`stub_source`), so no function of the build can compute the
   exercise's answer there, whatever its name or its module (a batched multi-scheme rollout does an RK step as well
   as the integrator does).  What the exercise needs is derived by running, never listed (:func:`trace`): in a
@@ -48,8 +48,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Optional
 
-from ..book.exercises.registry import exercise
-from ..book.student_wheel import strip_for_students
+from ..book.exercises.catalogue import exercise
+from ..book.student_copies import strip_for_students
 from .isolation import sandbox_environment
 
 __all__ = ["Stubbed", "stub_source", "absent_message", "unneeded_message", "ABSENT_MARK", "functions", "is_property",
@@ -62,7 +62,7 @@ KEPT_FILE = Path(__file__).with_name("kept_functions.json")
 TRACER = Path(__file__).with_name("kept_trace.py")
 STUDENTS_LEAVE_OUT = ("cnet_lib.teacher", "cnet_lib.cli.student", "cnet_lib.cli.grade", "cnet_lib.cli.answers",
                       "cnet_lib.__main__")
-"""Modules the students' build lacks (:data:`cnet_lib.book.student_wheel.TEACHER_PATHS`) or that run on import."""
+"""Modules the students' build lacks (:data:`cnet_lib.book.student_copies.TEACHER_PATHS`) or that run on import."""
 STUDENTS_DRAWN = 5
 PYC = py_compile.PycInvalidationMode.UNCHECKED_HASH  # bound read-only: never checked against a source's time stamp
 ABSENT_MARK = "is not available while"

@@ -64,7 +64,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from ..book.exercises.catalogue import info
 from ..book.exercises.recipes import decode
-from ..book.exercises.registry import chapter_exercises, exercise
+from ..book.exercises.catalogue import chapter_exercises, exercise
 from .absent import ABSENT_MARK, installed_package
 from .audit import audit_exercise_cell, audit_imports_above, audit_other_cell, compare
 from .isolation import Limits, SandboxError, runtime_paths

@@ -60,7 +60,7 @@ def _run_exercise(name: str, solution: str, drawn: int) -> None:
     """Build ``name``'s cases and run the grader's runner on the solution, a failing cell and a stub."""
     # by name, as every module here: nothing of cnet_lib may be imported before the hook is on
     recipes_module = importlib.import_module("cnet_lib.book.exercises.recipes")
-    exercise = importlib.import_module("cnet_lib.book.exercises.registry").exercise(name)
+    exercise = importlib.import_module("cnet_lib.book.exercises.catalogue").exercise(name)
     runner = importlib.import_module("cnet_lib.teacher.runner")
     hidden_cases = importlib.import_module("cnet_lib.teacher.keys").hidden_cases
     build = recipes_module.build

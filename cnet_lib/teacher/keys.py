@@ -43,17 +43,17 @@ import torch
 
 from ..book.exercise_cells import exercise_pairs, function_signatures
 from ..book.exercises.catalogue import DIFFICULTY, info
-from ..book.exercises.how_to_use import observed_order_cases
+from ..book.exercises.pendulum_exercises import observed_order_cases
 from ..book.exercises.image_exercises import euler_block_cases, hat_cases, model_cases, schedule_cases, sweep_cases
 from ..book.exercises.pendulum_exercises import EMBEDDED_PAIRS, NODE_MISSES, SCHEMES, embedded_misses, global_error_cases
 from ..book.exercises.public_checks import PUBLIC_ANSWERS
 from ..book.exercises.recipes import build_call, decode, encode, observed, recipe, recipes_digest
-from ..book.exercises.registry import EXERCISES, chapter_exercises, exercise
+from ..book.exercises.catalogue import EXERCISES, chapter_exercises, exercise
 from ..book.notebook_cells import SOLUTION_TITLE, cell_source, read_notebook
-from ..book.toc import toc_notebooks
+from ..book.project import toc_notebooks
 from ..core import bases
 from ..core.integrate import integrate
-from ..core.step_control import error_norm
+from ..core.adaptive import error_norm
 from ..studies.robustness import study as perturbations
 from ..pendulum import odenet, physics
 from .submissions import name_bytes

@@ -59,7 +59,7 @@ from typing import Iterable, Iterator, Optional
 import torch
 
 from ..book.exercises.recipes import DTYPES, MAX_ELEMENTS, Rate, build, decode, encode
-from ..book.exercises.registry import exercise as public_exercise
+from ..book.exercises.catalogue import exercise as public_exercise
 from .absent import GradingLibrary, absent_message, installed_package, package_folder, plan
 from .isolation import (Cgroup, Cgroups, Isolation, Limits, SandboxError, bwrap_command, descendants, find_isolation,
                         namespace_filter, sandbox_bytes, sandbox_environment)

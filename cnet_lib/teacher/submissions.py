@@ -31,7 +31,7 @@ A notebook's code cells read once, in bounded time: each cell turned into Python
 (:func:`read_cells`), so that everything the grader asks of a notebook afterwards (which cell defines an exercise,
 the imports above it, what a cell uses) costs no more reading.
 
-Reading is linear in the cells' sizes (:func:`cnet_lib.book.cell_magics.cell_python`) and capped: a cell over
+Reading is linear in the cells' sizes (:func:`cnet_lib.book.exercise_cells.cell_python`) and capped: a cell over
 :data:`CELL_CAP` characters is not turned into Python nor parsed here (it is found by its ``def`` lines and still
 runs in the sandbox, whose time limit bounds it) and is flagged; once one submission has spent
 :data:`READ_SECONDS` on reading (its files, its cells, their audit, the similarity check) or had
@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from ..book.cell_magics import python_and_tree
-from ..book.exercises.registry import chapter_exercises
+from ..book.exercise_cells import python_and_tree
+from ..book.exercises.catalogue import chapter_exercises
 from .submission_files import READ_SECONDS, bounded_problems, file_kind, read_files
 
 __all__ = ["Submission", "find_submissions", "add_notebook", "student_name", "MAX_FILES", "MAX_DEPTH", "CodeCell",

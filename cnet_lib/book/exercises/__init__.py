@@ -1,4 +1,4 @@
-"""The book's exercises, their public side (one module per study, the framework in :mod:`.framework`).
+"""The book's exercises, their public side (the pendulum and numerics chapters' in :mod:`.pendulum_exercises`, the image chapters' in :mod:`.image_exercises`, the framework in :mod:`.framework`).
 
 Each chapter's check is ``check_<function name>(student_fn, hint=None) -> bool``; it prints ``✅ pass`` or
 ``❌ fail`` with a graded hint, and rejects calls into the library code the exercise asks the student to
@@ -9,18 +9,15 @@ copy's ``grader`` is a :class:`Notebook`.  Solution cells decorate their functio
 running every cell never replaces the reader's own function; later cells use a reader's function inside
 ``with student_code(name):``.  Importing this package has no side effects.
 """
-from .adaptive_exercises import check_error_ratio
-from .catalogue import CATALOGUE, ExerciseInfo, info
-from .framework import Case, Forbidden, check, describe, is_stub, reset_hints, solution, values_close
-from .how_to_use import check_observed_order
+from .catalogue import CATALOGUE, EXERCISES, ExerciseInfo, chapter_exercises, exercise, info
+from .framework import Case, Forbidden, check, describe, is_stub, reset_hints, solution, student_code, values_close
 from .image_exercises import (check_euler_block_as_resnet, check_ideal_speedup, check_identity_gap,
-                              check_parameters_after_refinement, check_refine_piecewise_linear)
+                              check_parameters_after_refinement, check_quantize_per_channel,
+                              check_refine_piecewise_linear)
 from .notebook_grader import Notebook
-from .pendulum_exercises import check_embedded_step, check_global_error, check_rk_step
+from .pendulum_exercises import (check_embedded_step, check_error_ratio, check_global_error, check_observed_order,
+                                 check_rk_step)
 from .public_checks import Exercise, Rules, check_exercise
-from .registry import EXERCISES, chapter_exercises, exercise
-from .robustness_exercises import check_quantize_per_channel
-from .student_code import student_code
 
 __all__ = ["Case", "Forbidden", "check", "describe", "is_stub", "reset_hints", "solution", "values_close",
            "check_observed_order", "check_rk_step", "check_embedded_step", "check_global_error",

@@ -42,7 +42,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 from .differences import describe, first_difference, values_close
 
 __all__ = ["Case", "Forbidden", "check", "values_close", "describe", "solution", "is_stub", "reset_hints",
-           "student_frame", "call_guard", "asker"]
+           "student_frame", "call_guard", "asker", "student_code"]
+
 
 _FAILURES: dict[str, int] = {}  # failed checks per exercise in this session (they grade the hints)
 _EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -379,3 +380,34 @@ def solution(fn: Callable) -> Callable:
         return fn
     print(f"(solution cell: your own {fn.__name__} is kept; the solution stands in only while the stub is unfinished)")
     return current
+
+
+# Cells that use a reader's function after its exercise: ``with student_code("ideal_speedup"): ...``.
+#
+# A chapter (and every student copy made from it) calls a reader's function again after its check, e.g. on
+# the trained model's numbers.  Any exception from it must not stop "Run all": :class:`student_code` catches
+# it, says which function failed, with what and where (the line of the reader's own code), and lets the
+# notebook go on; an unfinished stub (``NotImplementedError``) only gets a reminder.
+
+class student_code:
+    """A context manager for a cell's use of the reader's function ``name``: an exception inside is printed
+    in one line (``NotImplementedError``: the exercise is not done yet) and not raised, so the rest of the
+    notebook runs; ``KeyboardInterrupt`` and ``SystemExit`` pass through.  ``.failed`` says whether it caught one."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.failed = False
+
+    def __enter__(self) -> "student_code":
+        return self
+
+    def __exit__(self, exc_type, err, tb) -> bool:
+        if err is None or not isinstance(err, Exception):
+            return False
+        self.failed = True
+        if isinstance(err, NotImplementedError):
+            print(f"(finish the exercise `{self.name}` above to see this part)")
+        else:
+            print(f"❌ your {self.name} raised {type(err).__name__}: {err} ({student_frame(err)}). The rest of this "
+                  f"cell was skipped; fix {self.name} above, run its cell and its check, then this cell again.")
+        return True

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...core import bases, coefficient_maps, integrate, models, odeblock, resnet
-from ...runtime import rows as row_tables
-from ...studies import manifestation, refinement, robustness
+from ...studies.robustness import study as robustness_study
+from ...core import bases, integrate, models, odeblock
+from ...runtime import rich_text as row_tables
+from ...studies import manifestation, refinement, robustness, stats as image_stats
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import build, recipe
@@ -27,7 +28,9 @@ __all__ = ["EULER_BLOCK_AS_RESNET", "EULER_BLOCK_HINTS", "check_euler_block_as_r
            "IDEAL_SPEEDUP", "IDEAL_SPEEDUP_HINTS", "check_ideal_speedup", "schedule_cases", "IDENTITY_GAP",
            "IDENTITY_GAP_HINTS", "check_identity_gap", "sweep_cases", "refine_functions", "UNSHUFFLED",
            "EULER_BLOCK_NEAR_MISSES", "PARAMETERS_NEAR_MISSES", "REFINE_NEAR_MISSES", "IDEAL_SPEEDUP_NEAR_MISSES",
-           "IDENTITY_GAP_NEAR_MISSES"]
+           "IDENTITY_GAP_NEAR_MISSES", "QUANTIZE_PER_CHANNEL", "QUANTIZE_HINTS", "QUANTIZE_NEAR_MISSES",
+           "check_quantize_per_channel", "weight_cases"]
+
 
 EULER_BLOCK_HINTS = (
     "an Euler step adds h times the rate to x. With N_t = M steps, step k starts at t_k = k·h and reads "
@@ -111,7 +114,7 @@ EULER_BLOCK_AS_RESNET = Exercise(
         Forbidden(functions=(odeblock.OdeBlock.forward, odeblock.OdeBlock.rate),
                   why="block(x) integrates the whole block; write the M residual updates yourself with "
                   "block.theta, block.gain and functional_call."),
-        Forbidden(functions=_integrator_functions(), modules=(resnet,),
+        Forbidden(functions=(*_integrator_functions(), models.resnet_from_continuousnet, models.PreActResNet.forward),
                   why="write the M residual updates yourself with block.theta, block.gain and functional_call."),
     ],
     rules=Rules(banned_names=("forward", "manifested", "manifest", "rate", "integrate", "integrate_positions",
@@ -181,7 +184,7 @@ REFINE_PIECEWISE_LINEAR = Exercise(
     name="refine_piecewise_linear", hints=REFINE_HINTS, near_misses=REFINE_NEAR_MISSES,
     public=lambda: hat_cases([(1, [3], "float64", 0), (2, [], "float64", 1), (3, [2, 2], "float32", 2),
                               (5, [4], "float64", 3), (8, [2, 3, 3], "float32", 4)]),
-    forbidden=lambda: [Forbidden(functions=refine_functions(), modules=(bases, coefficient_maps),
+    forbidden=lambda: [Forbidden(functions=refine_functions(), modules=(bases,),
                                  why="the library's bases refine for you; interleave the coefficients yourself.")],
     rules=Rules(banned_names=("refine", "_apply_map", "project", "project_matrix", "interpolate", "interp",
                               "make_basis", "PiecewiseLinear", "CoefficientMap", "bases")),
@@ -266,3 +269,65 @@ IDENTITY_GAP = Exercise(
 def check_identity_gap(student_fn: Callable, hint: Optional[int] = None) -> bool:
     """Check ``identity_gap(rows)`` on synthetic sweep rows, in shuffled orders."""
     return check_exercise(IDENTITY_GAP, student_fn, hint)
+
+
+# Exercise of the chapter "Beyond the paper: robustness and quantization": per-channel symmetric
+# quantization of a weight tensor (:data:`QUANTIZE_PER_CHANNEL`; its reference and hidden cases are the teacher's).
+
+QUANTIZE_HINTS = (
+    "every output channel w[c] (a slice along the first dimension, of any shape) gets its own scale, "
+    "set by its largest weight in magnitude, so that this weight lands exactly on the last level.",
+    "with b bits there are 2^(b−1) − 1 levels on each side of zero: divide by the channel's scale, round, keep "
+    "the result within the levels and scale back. A channel of zeros has a scale of 0: do not divide by it. "
+    "Return a tensor of w's shape and dtype.",
+)
+
+
+def weight_cases(rows) -> list:
+    """Recipes from ``(label, shape, seed, row scales, zero rows, dtype, bits)``: a weight tensor and a bit width."""
+    cases = []
+    for label, shape, seed, scale, zeros, dtype, bits in rows:
+        w = {"$": "randn", "shape": list(shape), "seed": seed, "dtype": dtype, "row_scale": scale, "zero_rows": list(zeros)}
+        catches = ("one_scale",) if shape[0] - len(zeros) >= 2 else ()  # channels of their own sizes
+        catches += ("nan_on_zeros",) if zeros else ()
+        cases.append(recipe(label, w, bits, catches=catches + ("levels_off_by_one",)))
+    return cases
+
+
+_SPREAD = [1e-3, 1.0, 30.0, 0.25]
+
+QUANTIZE_NEAR_MISSES = (
+    NearMiss("one_scale", "one scale for the whole tensor, not one per output channel",
+             "channels that differ in size by orders of magnitude each need a scale of their own, set by their own "
+             "largest weight: one scale for all rounds the small channels to zero."),
+    NearMiss("nan_on_zeros", "a division by the scale of a channel of zeros (NaN where zeros should stay)",
+             "a channel of zeros has a scale of zero: dividing by it gives NaN. Such a channel stays zero."),
+    NearMiss("levels_off_by_one", "2^(b−1) levels on each side of zero, one too many (the largest weight then lands "
+                                  "on a level that b bits do not give both signs)",
+             "count the levels again: b signed bits give as many levels above zero as below it, and the code "
+             "that would break the symmetry is left unused. The largest weight lands on the last level."),
+)
+
+QUANTIZE_PER_CHANNEL = Exercise(
+    name="quantize_per_channel", hints=QUANTIZE_HINTS, near_misses=QUANTIZE_NEAR_MISSES,
+    public=lambda: weight_cases([
+        ("a (4, 6) float64 weight whose rows differ in scale by 10⁴, 8 bits", (4, 6), 11, _SPREAD, (), "float64", 8),
+        ("the same weight, 4 bits", (4, 6), 11, _SPREAD, (), "float64", 4),
+        ("the same weight, 2 bits (levels -1, 0, 1)", (4, 6), 11, _SPREAD, (), "float64", 2),
+        ("a (3, 2, 3, 3) convolution weight, 4 bits: one scale per output channel", (3, 2, 3, 3), 12, _SPREAD[:3], (),
+         "float64", 4),
+        ("a (3, 5) weight whose second row is all zeros, 8 bits", (3, 5), 13, None, (1,), "float64", 8),
+        ("a float32 weight, 8 bits: the result keeps float32", (4, 6), 11, _SPREAD, (), "float32", 8),
+    ]),
+    forbidden=lambda: [Forbidden(modules=(robustness_study, image_stats),
+                                 why="the robustness study quantizes for you; write the three lines yourself.")],
+    rules=Rules(banned_names=("quantize_per_channel", "quantize_per_tensor", "fake_quantize_per_channel_affine",
+                              "fake_quantize_per_tensor_affine", "quantize_weights", "quantize_theta", "quantization",
+                              "perturbations", "ao")),
+    compare="same_tensor", rtol=1e-6, atol=1e-12,
+)
+
+
+def check_quantize_per_channel(student_fn: Callable, hint: Optional[int] = None) -> bool:
+    """Check ``quantize_per_channel(w, bits)`` on weights of several shapes, scales and bit widths."""
+    return check_exercise(QUANTIZE_PER_CHANNEL, student_fn, hint)

@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from .catalogue import info
 from .public_checks import check_exercise
-from .registry import chapter_exercises, exercise
+from .catalogue import chapter_exercises, exercise
 
 __all__ = ["Notebook", "CheckResult", "ZIP_NAME_FILE"]
 

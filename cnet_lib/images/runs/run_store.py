@@ -4,12 +4,12 @@ The three image chapters share two trained models per preset (:data:`cnet_lib.im
 an RK4-classic ContinuousNet grown by refinement (``rk4_refined``) and an Euler ContinuousNet trained
 at its final depth from the start (``euler_fixed``).  :func:`trained_runs` trains each run of the
 session's preset **once**, in its folder under the session's runs folder
-(:mod:`cnet_lib.images.runs.run_folders`), and afterwards reloads it; while training, θ(t) of a few weights is
+(:mod:`cnet_lib.images.runs.image_presets`), and afterwards reloads it; while training, θ(t) of a few weights is
 recorded after every epoch (:mod:`cnet_lib.images.runs.theta_record`).  A run the book ships a trained model
 for is used instead (:mod:`cnet_lib.images.runs.shipped`), unless the reader has trained that run themselves.
 
 Each run folder is locked while it is checked, loaded or trained
-(:func:`cnet_lib.runtime.locks.folder_lock`): a second notebook or process on the same runs root
+(:func:`cnet_lib.runtime.files.folder_lock`): a second notebook or process on the same runs root
 waits, with a message, and then loads what the first one trained.
 """
 from __future__ import annotations
@@ -21,19 +21,17 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ...runtime.checkpoint import CheckpointSaveError, file_digest
-from ...runtime.files import FolderNotWritable, check_creatable, check_writable, private_temp_dir, shown_path
-from ...runtime.locks import folder_lock
+from ...runtime.files import (FolderNotWritable, check_creatable, check_writable, folder_lock, private_temp_dir,
+    shown_path)
+from ...runtime.rich_text import run_label
 from ...runtime.settings import Settings
-from ...runtime.vocabulary import run_label
 from ..training.train_config import TrainConfig
 from ..training.train_loop import train
 from ..training.train_state import CHECKPOINT, interrupted_message
-from .image_presets import image_runs
-from .run_folders import is_finished, run_dir, shipped_copy_dir
-from .run_loading import load_finished, own_finished, set_aside_damaged_checkpoint, set_aside_other_config
+from .image_presets import image_runs, is_finished, run_dir, shipped_copy_dir
+from .run_loading import StudyRun, load_finished, own_finished, set_aside_damaged_checkpoint, set_aside_other_config
 from .shipped import REINSTALL, ShippedFileError, expected_training, install_shipped, shipped_run, shipping_presets
 from .study_inputs import study_data, study_data_dir
-from .study_run import StudyRun
 from .theta_record import SnapshotRecorder
 
 __all__ = ["run_configs", "training_notice", "trained_runs"]
@@ -76,7 +74,7 @@ def _writable_copy_dir(copy: Path, label: str) -> Path:
 
 def _shipped_run(run: str, cfg: TrainConfig, settings: Settings, t0: float, verbose: bool) -> StudyRun:
     """The model shipped with the book for ``cfg``: verified, copied (once) into
-    :func:`cnet_lib.images.runs.run_folders.shipped_copy_dir` under its lock (into this user's private
+    :func:`cnet_lib.images.runs.image_presets.shipped_copy_dir` under its lock (into this user's private
     temporary folder when the runs root cannot be written), and loaded from there."""
     label = run_label(run)
     folder = _writable_copy_dir(shipped_copy_dir(cfg, settings.runs_dir), label)

@@ -18,11 +18,9 @@ from ...runtime.checkpoint import CheckpointError, atomic_copy, file_digest
 from ...runtime.device import gpu_words
 from ...runtime.progress import duration
 from ...runtime.records import DamagedRecord, load_json
-from ..training.results_file import read_results
 from ..training.train_config import TrainConfig
-from ..training.train_state import CHECKPOINT
-from .image_presets import image_runs, training_time_template
-from .run_folders import identity_hash
+from ..training.train_state import CHECKPOINT, read_results
+from .image_presets import identity_hash, image_runs, training_time_template
 
 __all__ = ["SEEDS_FILE", "SHIPPED", "MANIFEST", "REINSTALL", "ShippedFileError", "read_manifest", "shipped_run", "verify_shipped",
            "install_shipped", "shipping_presets", "plain_description", "shipped_training_record", "expected_training"]
@@ -103,7 +101,7 @@ def install_shipped(folder: Path, cfg: TrainConfig, label: str, verbose: bool) -
     results) into ``folder``, after :func:`verify_shipped`: a file already there with the recorded
     SHA-256 is kept, any other one (missing, damaged) is copied atomically and checked again.
     Says that the model ships and how to train it instead (not where it was trained: the chapters say that in a
-    margin note, :func:`cnet_lib.images.runs.study_run.provenance`); False without a shipped model."""
+    margin note, :func:`cnet_lib.images.runs.run_loading.provenance`); False without a shipped model."""
     src = shipped_run(cfg)
     if src is None:
         return False
@@ -150,7 +148,7 @@ def _sweep_seconds(folder: Path, manifest: dict) -> Optional[float]:
 def shipped_training_record(preset: str) -> Optional[dict]:
     """How long the models that ship for ``preset`` trained, and where, from the results files they were trained
     with (shipped beside them): ``{"seconds": {run: s}`` (each run's epochs, evaluation excluded, as
-    :func:`cnet_lib.images.runs.study_run.training_time` counts them), ``"eval_seconds": {run: s}``,
+    :func:`cnet_lib.images.runs.run_loading.training_time` counts them), ``"eval_seconds": {run: s}``,
     ``"sweep_seconds": {run: s or None}`` (its shipped manifestation sweep), ``"study_seconds": {file: s}`` (every
     study's, as ``cnet ship --restudy`` recorded them in the manifests), ``"machine"`` (the first run's
     environment), ``"seed"}``; ``None`` unless every run of the preset ships a model of the preset as it is now,

@@ -5,7 +5,7 @@ announced fake one, loaded onto a device.
 set, downloading it (from the session's mirror when it names one) except under ``smoke``, which
 downloads only from a mirror named explicitly: a quick check never fetches the full data set.  If the
 data cannot be had (offline, a fresh machine, smoke), a small *fake* CIFAR in the standard layout is
-written to a folder only this user can write (:func:`cnet_lib.images.data.fake_data.fake_data_folder`) and a
+written to a folder only this user can write (:func:`cnet_lib.images.data.download.fake_data_folder`) and a
 message says so, and how to get the real images: the chapters then run, but their numbers describe the
 fake data.
 """
@@ -17,13 +17,11 @@ import torch
 
 from ...core.validation import check_int
 from ...runtime.files import shown_path
-from ...runtime.preset_names import select_preset
-from ...runtime.settings import Settings
+from ...runtime.settings import Settings, select_preset
 from ..data.batches import normalize
-from ..data.datasets import DATASETS, DatasetNotFoundError, resolve_data_dir
-from ..data.download import ensure_dataset
-from ..data.fake_data import fake_data_folder
-from ..data.image_data import TEST_SUBSET_SEED, ImageData, load_dataset
+from ..data.datasets import DatasetNotFoundError, DATASETS, resolve_data_dir
+from ..data.download import ensure_dataset, fake_data_folder
+from ..data.image_data import ImageData, TEST_SUBSET_SEED, load_dataset
 from ..training.train_config import TrainConfig
 from .image_presets import IMAGE_PRESETS
 

@@ -6,7 +6,7 @@ that read θ(t) (the chapters *ContinuousNet* and *Refinement training*, the int
 these.
 
 A snapshots file that cannot be read is set aside (one sentence,
-:func:`cnet_lib.runtime.json_cache.read_cache`); a finished run then gets its first and last epoch back
+:func:`cnet_lib.runtime.checkpoint.read_cache`); a finished run then gets its first and last epoch back
 from its checkpoint (:func:`rebuilt_snapshots`), and a run in training starts its record again.
 """
 from __future__ import annotations
@@ -21,11 +21,10 @@ import torch
 
 from ...core.bases import make_basis
 from ...core.odeblock import coefficient_key
-from ...runtime.checkpoint import load_checkpoint
-from ...runtime.json_cache import read_cache, write_cache
+from ...runtime.checkpoint import load_checkpoint, read_cache, write_cache
 from ..training.train_config import TrainConfig, build_model
 from ..training.train_state import CHECKPOINT
-from .run_folders import run_hash
+from .image_presets import run_hash
 
 __all__ = ["THETA_PARAM", "THETA_ENTRIES", "theta_entries", "theta_snapshot", "SNAPSHOTS", "read_snapshots",
            "initial_snapshot", "write_snapshots", "rebuilt_snapshots", "SnapshotRecorder", "theta_curve",
@@ -83,7 +82,7 @@ def _snapshots_problem(obj: Any) -> Optional[str]:
 
 def read_snapshots(folder: Path, label: str) -> Optional[list]:
     """The θ snapshots recorded in ``folder`` (``None`` without a usable file: a damaged or
-    older-format one is set aside with one sentence, :func:`cnet_lib.runtime.json_cache.read_cache`)."""
+    older-format one is set aside with one sentence, :func:`cnet_lib.runtime.checkpoint.read_cache`)."""
     obj = read_cache(folder / SNAPSHOTS, f"{label}: the θ(t) snapshots", _snapshots_problem)
     return None if obj is None else obj["snapshots"]
 

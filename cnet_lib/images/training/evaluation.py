@@ -10,9 +10,9 @@ as the model's graph and parameters stay the same.
 """
 from __future__ import annotations
 
-import time
 import contextlib
 import copy
+import time
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import torch
@@ -22,11 +22,10 @@ from ...core.models import ContinuousNet
 from ...core.odeblock import OdeBlock
 from ...core.schemes import get_scheme
 from ...core.validation import check_int, check_ints
-from ...runtime import cuda_graphs
 from ...runtime.cuda_graphs import StepRunner, module_key
-from ...runtime.device import Precision, precision_for
+from ...runtime.device import Precision, image_step_flops, precision_for, threads_for, torch_threads
 from ...runtime.progress import progress_bar
-from ...runtime.threads import image_step_flops, threads_for, torch_threads
+from ...runtime import cuda_graphs
 from ..data.batches import iterate_batches
 
 __all__ = ["MIN_GRAPH_BATCHES", "Evaluator", "evaluate", "model_dtype", "DEFAULT_GRID", "ROW_FIELDS",

@@ -23,18 +23,16 @@ import torch
 import torch.nn.functional as F
 
 from ...core.models import ContinuousNet
-from ...runtime import cuda_graphs, distributed
 from ...runtime.checkpoint import remove_stale_temporaries
 from ...runtime.cuda_graphs import StepRunner, train_step_key
-from ...runtime.device import Precision, environment, precision_for, resolve_device, same_device
+from ...runtime.device import (Precision, available_cores, environment, image_step_flops, out_of_memory_hint,
+    precision_for, resolve_device, same_device, threads_for, torch_threads)
 from ...runtime.distributed import World
-from ...runtime.files import check_creatable, check_writable
-from ...runtime.locks import FolderBusy, folder_lock
-from ...runtime.memory import out_of_memory_hint
+from ...runtime.files import FolderBusy, check_creatable, check_writable, folder_lock
 from ...runtime.progress import progress_bar, progress_write
-from ...runtime.threads import available_cores, image_step_flops, threads_for, torch_threads
+from ...runtime import cuda_graphs, distributed
 from ..data.batches import iterate_batches, n_batches
-from ..data.image_data import TEST_SUBSET_SEED, ImageData, load_dataset
+from ..data.image_data import ImageData, TEST_SUBSET_SEED, load_dataset
 from .evaluation import Evaluator
 from .train_config import TrainConfig, build_model
 from .train_state import CHECKPOINT, RESULTS, TrainResult, results_record, save_epoch, start_or_resume
@@ -173,7 +171,7 @@ def _train_epoch(cfg: TrainConfig, step: SGDStep, data: ImageData, gen: torch.Ge
 
 
 def _cpu_threads(cfg: TrainConfig, model: ContinuousNet, device: torch.device, world: World = World()) -> Optional[int]:
-    """On the CPU, the torch threads for this epoch's step size (:func:`cnet_lib.runtime.threads.threads_for`,
+    """On the CPU, the torch threads for this epoch's step size (:func:`cnet_lib.runtime.device.threads_for`,
     ``cfg.threads`` when set; with several ranks, each rank's slice of the batch on its share of the node's
     cores); ``None`` on a GPU (the host thread count does not matter there)."""
     if device.type != "cpu":
@@ -198,14 +196,14 @@ def train(config: TrainConfig, data: Optional[ImageData] = None,
     ``on_epoch`` is called with each new history row.
 
     With an ``out_dir``, the run folder is locked for the whole call
-    (:func:`cnet_lib.runtime.locks.folder_lock`): with ``resume`` a second process on the same
+    (:func:`cnet_lib.runtime.files.folder_lock`): with ``resume`` a second process on the same
     folder waits, saying for whom, and then continues or loads what the first one saved; without
-    ``resume`` it stops at once with :class:`cnet_lib.runtime.locks.FolderBusy`.  A folder that
+    ``resume`` it stops at once with :class:`cnet_lib.runtime.files.FolderBusy`.  A folder that
     cannot be written stops before any data is loaded
     (:class:`cnet_lib.runtime.files.FolderNotWritable`); the data is read and checked before the run folder,
     the folder around it or its lock file is made, so a run the data refuses (a subset larger than the data
     set, damaged or missing data) writes nothing; running out of memory raises
-    :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
+    :class:`cnet_lib.runtime.device.OutOfMemory` with a smaller batch size to try.
 
     Called on every rank of a process group of several (``torchrun``; :mod:`cnet_lib.runtime.distributed`),
     it trains data-parallel: ``batch_size`` is the global batch (the number of ranks must divide it), each

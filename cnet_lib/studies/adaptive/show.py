@@ -2,7 +2,7 @@
 steps*, and the numbers its prose quotes (:func:`facts`).
 
 The numbers are :mod:`.study`'s; nothing here measures.  Every figure is built from precomputed numbers, so its
-sliders work in the static book; colours and labels come from :mod:`cnet_lib.runtime.vocabulary` (a model keeps its
+sliders work in the static book; colours and labels come from :mod:`cnet_lib.runtime.rich_text` (a model keeps its
 run's colour, a pair its dash: ``bosh3`` dashed; an ODE-Net its training scheme's colour, a coarser Δt_data its dash).
 """
 from __future__ import annotations
@@ -13,21 +13,20 @@ from typing import Any, Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from ...images.runs.image_presets import adaptive_grid, live_images
+from ...images.runs.run_loading import StudyRun, as_trained_note, study_device
 from ...core.schemes import get_scheme
 from ...draw.html_figures import below_modebar
-from ...draw.image_apps import app_data
+from ...draw.widgets import app_data
 from ...draw.plotting import (ACCURACY_TITLE, book_layout, dropdown_slider_figure, log_ticks, loglog_style, percent,
-                              reference_slope, slider_figure)
+    reference_slope, slider_figure)
 from ...draw.widgets import Choice, Steps, live_app as _live_app
-from ...images.runs.image_presets import adaptive_grid, live_images
-from ...images.runs.study_run import StudyRun, as_trained_note, study_device
-from ..runner import check_study_inputs, precision, ran_on
+from ...runtime.rich_text import (Rich, SCHEME_COLORS, format_table, join_rich, paragraphs, run_color, run_label,
+    scheme_color, scheme_label, times)
 from ...pendulum import PendulumConfig
-from ...runtime.rich_text import Rich, join_rich, paragraphs
-from ...runtime.rows import format_table, times
-from ...runtime.vocabulary import SCHEME_COLORS, run_color, run_label, scheme_color, scheme_label
-from .study import (BINS, PENDULUM_RULE, PendulumRule, Verdict, adaptive_rows,
-                    decode_predictions, equal_cost_rows, evaluate, mean_nfe)
+from ..runner import check_study_inputs, precision, ran_on
+from .study import (BINS, PENDULUM_RULE, PendulumRule, Verdict, adaptive_rows, decode_predictions, equal_cost_rows,
+    evaluate, mean_nfe)
 
 __all__ = ["accuracy_table", "equal_cost_table", "verdict_table", "word_verdict", "verdict", "flow_table", "torchdiffeq_table",
            "flows_verdict_table", "word_flows", "PAIR_DASH", "CONTROL_DASHES", "fig_flow_errors",

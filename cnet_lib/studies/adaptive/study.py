@@ -10,7 +10,7 @@ Recorded per evaluation (:func:`measure`): the predicted class of every image (t
 image), the accuracy, and for an adaptive one per batch and block the rate evaluations (NFE), the accepted and
 rejected steps, the accepted grid of the first batch and where the accepted steps of all batches end in depth-time
 (a histogram of :data:`BINS` bins over [0, 1]).  The error norm of a batch is the largest per-image norm
-(:mod:`cnet_lib.core.step_control`): every image meets the tolerance, and the hardest image of a batch of
+(:mod:`cnet_lib.core.adaptive`): every image meets the tolerance, and the hardest image of a batch of
 ``batch_size`` sets its steps (the batch size is part of the study).  Evaluations run in float32, eagerly (an
 adaptive solve decides each step on the host: no CUDA graph, no bf16 autocast, which would swamp the tolerance).
 
@@ -54,25 +54,22 @@ from typing import Callable, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
+from ...images.data.batches import iterate_batches
+from ...images.runs.image_presets import adaptive_grid, short_hash
+from ...images.runs.run_loading import StudyRun, study_device
+from ...images.runs.study_inputs import study_data
 from ...core.adaptive import MaxStepsError, check_pair
 from ...core.integrate import weighted_sum
 from ...core.models import ContinuousNet
 from ...core.schemes import get_scheme
-from ...core.step_control import FACMAX, propose_step
+from ...core.adaptive import FACMAX, propose_step
 from ...core.validation import check_float, check_int
-from ...images.data.batches import iterate_batches
-from ...images.runs.image_presets import adaptive_grid
-from ...images.runs.run_folders import short_hash
-from ...images.runs.study_inputs import study_data
-from ...images.runs.study_run import StudyRun, study_device
-from ..runner import announce_recompute, cached_study, check_study_inputs, Described, shipped_stand_ins, StudyFile
-from ..stats import KEEP_POINTS, paired_difference
+from ...runtime.device import full_float32, image_step_flops, threads_for, torch_threads
+from ...runtime.settings import Settings, select_preset
 from ...pendulum import (ODENet, ODENetFit, PendulumConfig, StackedRate, exact_solution, odenet_label, rollout,
-                         steps_for, train_models, true_rate)
-from ...runtime.device import full_float32
-from ...runtime.preset_names import select_preset
-from ...runtime.settings import Settings
-from ...runtime.threads import image_step_flops, threads_for, torch_threads
+    steps_for, train_models, true_rate)
+from ..runner import Described, StudyFile, announce_recompute, cached_study, check_study_inputs, shipped_stand_ins
+from ..stats import KEEP_POINTS, paired_difference
 
 __all__ = [
     # the image models
@@ -507,14 +504,14 @@ class MemberRates(nn.Module):
 
 
 def _rms_rows(z: torch.Tensor) -> list:
-    """The RMS of each row (inf where a row is not finite), as :func:`cnet_lib.core.step_control.error_norm`
+    """The RMS of each row (inf where a row is not finite), as :func:`cnet_lib.core.adaptive.error_norm`
     measures a single state."""
     finite = torch.isfinite(z).all(1)
     return torch.where(finite, torch.nan_to_num(z).square().mean(1).sqrt(), torch.inf).tolist()
 
 
 def _initial_steps(rate, x0, f0, rtol, atol, q: int, h_max: float) -> list:
-    """HNW's first step of every solve (:func:`cnet_lib.core.step_control.initial_step`, row by row)."""
+    """HNW's first step of every solve (:func:`cnet_lib.core.adaptive.initial_step`, row by row)."""
     scale = atol + rtol * x0.abs()
     d0, d1 = _rms_rows(x0 / scale), _rms_rows(f0 / scale)
     h0 = [min(1e-6 if a < 1e-5 or b < 1e-5 or not math.isfinite(b) else 0.01 * a / b, h_max) for a, b in zip(d0, d1)]
@@ -576,7 +573,7 @@ def adaptive_solves(rate: Callable, x0: torch.Tensor, pair: str, t_end: float, r
     """Solve ``x' = rate(x)`` row by row from ``x0`` (M, 2) over [0, t_end] with the FSAL ``pair``, row m with
     tolerances ``rtol[m]``, ``atol[m]``, all rows advancing together: per attempt the pair's stages run for every
     solve at once, and each solve accepts, rejects and chooses its next step on its own with the rules of
-    :func:`cnet_lib.core.integrate_adaptive` (:mod:`cnet_lib.core.step_control`; one interval, no break points); a
+    :func:`cnet_lib.core.integrate_adaptive` (:mod:`cnet_lib.core.adaptive`; one interval, no break points); a
     finished solve's row is carried along unchanged.  Each solve equals its own ``integrate_adaptive`` up to the
     round-off of the batched products.  Returns ``(x at t_end (M, 2), stats)``, ``stats`` a list of dicts ``nfe,
     n_accepted, n_rejected`` per row."""

@@ -12,14 +12,12 @@ from typing import Any, Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from ...images.runs.theta_record import theta_curve
 from ...core.bases import basis_names, make_basis
 from ...draw.plotting import book_layout, line, line_styles, slider_figure
-from ...images.runs.theta_record import theta_curve
-from ..runner import ran_on
 from ...runtime.progress import duration
-from ...runtime.rich_text import Rich, gathered_facts, join_rich, paragraphs
-from ...runtime.rows import format_table
-from ...runtime.vocabulary import SERIES_COLORS, basis_label
+from ...runtime.rich_text import Rich, SERIES_COLORS, basis_label, format_table, gathered_facts, join_rich, paragraphs
+from ..runner import ran_on
 from .study import stage_rows
 
 __all__ = ["change_from_initial_table", "word_resnet_manifestation", "manifestation_reads_table", "stage_table",

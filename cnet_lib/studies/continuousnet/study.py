@@ -21,13 +21,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 import torch
 
+from ...images.runs.run_loading import provenance
+from ...images.runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_curve, theta_entries
 from ...core.bases import make_basis
 from ...core.integrate import stage_positions
 from ...core.models import ContinuousNet
-from ...core.resnet import resnet_from_continuousnet
+from ...core.models import resnet_from_continuousnet
 from ...core.schemes import get_scheme
-from ...images.runs.study_run import provenance
-from ...images.runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_curve, theta_entries
 
 __all__ = ["theta_by_basis", "change_from_initial", "stage_rows", "manifestation_reads", "resnet_manifestation",
            "feature_shapes", "bn_statistics", "skip_gains", "blocks_are_identity", "model_numbers"]
@@ -111,7 +111,7 @@ def manifestation_reads(manifestations: Sequence[tuple[str, int]], n_basis: int,
 @torch.no_grad()
 def resnet_manifestation(model: ContinuousNet, x: torch.Tensor) -> dict:
     """A model's Euler, N_t = M graph (piecewise-constant basis) against the ResNet built from it
-    (:func:`cnet_lib.core.resnet.resnet_from_continuousnet`) and against the model's own graph, on
+    (:func:`cnet_lib.core.models.resnet_from_continuousnet`) and against the model's own graph, on
     the images ``x`` (normalised, on the model's device).
 
     Returns ``{"manifestation"`` (the model's own graph, per block), ``"basis", "units_per_stage"``
@@ -199,7 +199,7 @@ def blocks_are_identity(model: ContinuousNet, x: torch.Tensor) -> list[bool]:
 def model_numbers(runs: Mapping[str, Any]) -> dict:
     """What the chapter says of its trained models (``runs``: ``{run name: StudyRun}``, ``rk4_refined`` and
     ``euler_fixed``): ``{"parameters": {run: count}, "epochs": {run: epochs}, "accuracy": {run: final held-out
-    accuracy}, "provenance": {run: :func:`cnet_lib.images.runs.study_run.provenance`}}``."""
+    accuracy}, "provenance": {run: :func:`cnet_lib.images.runs.run_loading.provenance`}}``."""
     return {"parameters": {n: r.model.n_parameters() for n, r in runs.items()},
             "epochs": {n: len(r.history) for n, r in runs.items()},
             "accuracy": {n: r.final_accuracy for n, r in runs.items()},

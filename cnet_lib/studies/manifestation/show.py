@@ -21,20 +21,19 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ...draw.image_apps import app_data, evaluate_in_chunks, predicted_titles, thumbnails
+from ...images.runs.image_presets import live_images, sweep_grid
+from ...images.runs.run_loading import StudyRun, study_device
+from ...images.training.evaluation import Evaluator
+from ...draw.widgets import app_data, evaluate_in_chunks, predicted_titles, thumbnails
 from ...draw.plotting import ACCURACY_TITLE, LEGEND_BELOW, dropdown_slider_figure, percent
 from ...draw.progressive import Progressive
-from ...draw.quick_answers import Estimate, estimate_from, follow_text, quick_size, sweep_answer
+from ...draw.progressive import Estimate, estimate_from, follow_text, quick_size, sweep_answer
 from ...draw.widgets import Choice, IntRange, live_app as _live_app
-from ...images.runs.image_presets import live_images, sweep_grid
-from ...images.runs.study_run import StudyRun, study_device
+from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, paragraphs, run_label,
+    scheme_color, scheme_label, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
 from ..stats import spread
-from ...images.training.evaluation import Evaluator
-from ...runtime.rich_text import Rich, heading, join_rich, paragraphs
-from ...runtime.rows import find_row, format_table, seeds_phrase, spread_cell
-from ...runtime.vocabulary import run_label, scheme_color, scheme_label
-from .study import CELLS, KEEP_POINTS, Factorial, SeedContrast, Verdict, judge, sweep_images, worst_loss
+from .study import CELLS, Factorial, KEEP_POINTS, SeedContrast, Verdict, judge, sweep_images, worst_loss
 
 __all__ = ["KIND_WORDS", "word_verdict", "sweep_table", "sweeps_table", "summary_table", "table1_table",
            "contrast_table", "word_contrast", "factorial_table", "word_factorial", "fig_accuracy_vs_nt",
@@ -400,7 +399,7 @@ def live_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_i
     An interaction is answered from ``sweeps`` (the runs' cached sweeps, :func:`.study.run`;
     measured on all of their held-out images) when it evaluated that graph, else from the first images of the
     ``n_images`` the app holds (default :func:`cnet_lib.images.live_images` of the preset) that
-    :func:`cnet_lib.draw.quick_answers.quick_size` allows, and refined to all of them in the background (the first
+    :func:`cnet_lib.draw.progressive.quick_size` allows, and refined to all of them in the background (the first
     answer says within how many seconds).  A data folder with fewer test images than the preset's gives the app fewer
     images, and its title says so."""
     check_study_inputs(runs, n_images, n_show)

@@ -37,27 +37,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from ...core.bases import make_basis
-from ...core.schemes import get_scheme
-from ...core.validation import check_int
 from ...images.data.image_data import TEST_SUBSET_SEED, load_dataset
-from ...images.runs.image_presets import IMAGE_PRESETS, sweep_grid
-from ...images.runs.run_folders import short_hash
+from ...images.runs.image_presets import IMAGE_PRESETS, short_hash, sweep_grid
+from ...images.runs.run_loading import StudyRun, study_device
 from ...images.runs.shipped import SHIPPED
 from ...images.runs.study_inputs import study_data
-from ...images.runs.study_run import StudyRun, study_device
-from ..runner import (announce_recompute, cached_study, check_study_inputs, Described, seed_sweeps, shipped_seeds,
-                      shipped_stand_ins, shipped_sweep_file, StudyFile)
-from ..stats import holm, KEEP_POINTS, spread, welch
 from ...images.runs.theta_record import theta_roughness
 from ...images.training.evaluation import DEFAULT_GRID, check_grid_keys, checked_rows, fit_grid, manifestation_sweep
 from ...images.training.train_state import CHECKPOINT, load_model
+from ...core.bases import make_basis
+from ...core.schemes import get_scheme
+from ...core.validation import check_int
 from ...runtime.checkpoint import atomic_write_text
-from ...runtime.device import amp_dtype, environment
-from ...runtime.memory import out_of_memory_hint
-from ...runtime.rows import find_row
+from ...runtime.device import amp_dtype, environment, out_of_memory_hint
+from ...runtime.rich_text import find_row, run_label
 from ...runtime.settings import Settings
-from ...runtime.vocabulary import run_label
+from ..runner import (Described, StudyFile, announce_recompute, cached_study, check_study_inputs, seed_sweeps,
+    shipped_seeds, shipped_stand_ins, shipped_sweep_file)
+from ..stats import KEEP_POINTS, holm, spread, welch
 
 __all__ = ["KEEP_POINTS", "SWEEP_PREFIX", "BF16_NOTE", "sweep_cache", "run", "seed_sweeps", "sweep_checkpoint",
            "write_sweep", "table1_rows", "sweep_images", "GRAPH_KINDS", "graph_kind", "graphs_of_kind", "trained_row",
@@ -167,7 +164,7 @@ def sweep_checkpoint(
     (schemes, n_steps, compress, compress_schemes) defaults to the run's preset grid, else
     :data:`DEFAULT_GRID` (each fitted to the model, :func:`fit_grid`); a partial ``grid`` fills its
     missing keys from the fitted :data:`DEFAULT_GRID`.  Running out of memory raises
-    :class:`cnet_lib.runtime.memory.OutOfMemory` with a smaller batch size to try.
+    :class:`cnet_lib.runtime.device.OutOfMemory` with a smaller batch size to try.
     """
     settings = settings if settings is not None else Settings()
     if n_test is not None:

@@ -9,8 +9,7 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 
 from ...draw.plotting import book_layout
-from ...runtime.rich_text import Rich, heading, join_rich, paragraphs
-from ...runtime.rows import format_table
+from ...runtime.rich_text import Rich, format_table, heading, join_rich, paragraphs
 
 __all__ = ["NOT_FINISHED", "report", "facts", "fig_losses"]
 

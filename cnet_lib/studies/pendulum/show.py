@@ -2,9 +2,9 @@
 the numbers the chapters' prose quotes.
 
 *Tables.*  Each ``*_table`` function takes the rows (or the flat dict) that a function of :mod:`.study` returns and
-gives back a :class:`~cnet_lib.runtime.rich_text.Rich` built with :func:`cnet_lib.runtime.rows.format_table`: plain
+gives back a :class:`~cnet_lib.runtime.rich_text.Rich` built with :func:`cnet_lib.runtime.rich_text.format_table`: plain
 text when printed, an HTML table that wraps to the page when displayed in a notebook or the book; scheme names are
-printed with their labels from :mod:`cnet_lib.runtime.vocabulary`, trained models as ``ODE-Net(<scheme>)``
+printed with their labels from :mod:`cnet_lib.runtime.rich_text`, trained models as ``ODE-Net(<scheme>)``
 (:func:`cnet_lib.pendulum.odenet_label`).
 
 *Words.*  Whether a run shows what the chapters argue (the dip, the modified rate, the floor, the interchange, the
@@ -14,7 +14,7 @@ quotes the numbers and the threshold it was judged by (the constants below).
 
 *Figures.*  Plotly, from precomputed values, so that sliders and menus work in the static book; the live rollout
 app rolls a trained model out on the spot (:func:`cnet_lib.draw.live_app` makes the widgets).  Colours and labels
-come from :mod:`cnet_lib.runtime.vocabulary`.
+come from :mod:`cnet_lib.runtime.rich_text`.
 
 *Facts.*  :func:`facts` gives the numbers a chapter's prose states, written as the prose says them, for the
 chapter to glue (:func:`cnet_lib.book.glue_all`, ``{glue:md}`name``` in its markdown).  Nothing here measures.
@@ -29,13 +29,13 @@ import numpy as np
 import torch
 
 from ...core.schemes import get_scheme
-from ...draw import Choice, LEGEND_BELOW, Steps, dropdown_slider_figure, live_app, log_ticks, loglog_style, slider_figure
-from ...pendulum import RHO0, G as G_DEFAULT, ODENetFit, PendulumConfig, exact_solution, odenet_label, rollout
+from ...runtime.device import torch_threads
 from ...runtime.progress import duration
-from ...runtime.rich_text import Rich, gathered_facts, join_rich, paragraphs
-from ...runtime.rows import find_row, format_table, select_rows, times
-from ...runtime.threads import torch_threads
-from ...runtime.vocabulary import SCHEME_COLORS, SERIES_COLORS, scheme_color, scheme_label
+from ...runtime.rich_text import (Rich, SCHEME_COLORS, SERIES_COLORS, find_row, format_table, gathered_facts,
+    join_rich, paragraphs, scheme_color, scheme_label, select_rows, times)
+from ...draw import (Choice, LEGEND_BELOW, Steps, dropdown_slider_figure, live_app, log_ticks, loglog_style,
+    slider_figure)
+from ...pendulum import G as G_DEFAULT, ODENetFit, PendulumConfig, RHO0, exact_solution, odenet_label, rollout
 
 __all__ = [
     # tables

@@ -26,12 +26,11 @@ import torch
 
 from ...core.integrate import integrate
 from ...core.schemes import get_scheme
-from ...pendulum import (G as G_DEFAULT, RHO0, ODENet, ODENetFit, PendulumConfig, StackedRate, energy, exact_solution,
-                         modified_rate, multi_scheme_rollout, one_step, period, rollout, steps_for, train_models,
-                         true_rate)
-from ...runtime.rows import find_row
+from ...runtime.device import torch_threads
+from ...runtime.rich_text import find_row
 from ...runtime.settings import Settings
-from ...runtime.threads import torch_threads
+from ...pendulum import (G as G_DEFAULT, ODENet, ODENetFit, PendulumConfig, RHO0, StackedRate, energy, exact_solution,
+    modified_rate, multi_scheme_rollout, one_step, period, rollout, steps_for, train_models, true_rate)
 
 __all__ = ["final_error", "thin_indices", "rms", "swing_facts", "true_rate_rollout", "true_rate_rollouts",
            "local_errors", "local_slopes", "integrator_convergence", "fit_slope", "fit_slopes", "halving_ratios",

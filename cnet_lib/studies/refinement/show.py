@@ -13,16 +13,15 @@ from typing import Any, Mapping, Optional, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ...images.runs.run_loading import provenance
+from ...images.runs.theta_record import theta_curve
 from ...core.schemes import get_scheme
 from ...draw.plotting import book_layout, line, line_styles, percent, slider_figure
-from ...images.runs.study_run import provenance
-from ...images.runs.theta_record import theta_curve
-from ..runner import ran_on
 from ...runtime.device import gpu_words
 from ...runtime.progress import duration
-from ...runtime.rich_text import Rich, gathered_facts, heading, join_rich, paragraphs
-from ...runtime.rows import by_column_table, format_table, uniform
-from ...runtime.vocabulary import SERIES_COLORS, run_color, run_label, scheme_label
+from ...runtime.rich_text import (Rich, SERIES_COLORS, by_column_table, format_table, gathered_facts, heading,
+    join_rich, paragraphs, run_color, run_label, scheme_label, uniform)
+from ..runner import ran_on
 from .study import epoch_seconds, log_spread, schedule_ideal
 
 __all__ = ["configs_table", "histories_table", "word_refinement_check", "change_per_epoch_table", "word_speedup",

@@ -50,16 +50,15 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import torch
 
-from ...core.models import ContinuousNet
 from ...images.data.batches import iterate_batches
 from ...images.runs.theta_record import theta_curve
-from ..stats import two_proportions
-from ...images.training.results_file import read_results
 from ...images.training.train_config import TrainConfig, build_model
 from ...images.training.train_loop import SGDStep
+from ...images.training.train_state import read_results
+from ...core.models import ContinuousNet
+from ...runtime.device import image_step_flops, precision_for, resolve_device, threads_for, torch_threads
 from ...runtime import cuda_graphs
-from ...runtime.device import precision_for, resolve_device
-from ...runtime.threads import image_step_flops, threads_for, torch_threads
+from ..stats import two_proportions
 
 __all__ = ["refinement_check", "largest_change", "change_per_epoch", "n_steps_of", "epoch_seconds", "MIN_ROUNDS",
            "schedule_n_steps", "time_refinement", "fit_budget", "log_spread", "recorded_timing", "refinement_cost",
@@ -271,7 +270,7 @@ def log_spread(history: Sequence[Mapping]) -> dict:
 
 def recorded_timing(run) -> dict:
     """What a trained run's own record says of refinement's cost (``run``: a
-    :class:`~cnet_lib.images.runs.study_run.StudyRun`, or anything with its ``history`` and ``out_dir``):
+    :class:`~cnet_lib.images.runs.run_loading.StudyRun`, or anything with its ``history`` and ``out_dir``):
     ``seconds_per_epoch`` (``{N_t: the median epoch at that N_t}`` of its training log), the speed-up ``S`` of the
     module doc with those medians in place of ``t(N)`` (every epoch has the same number of steps), its ``ideal``
     ``S*``, and the ``machine`` that trained it (its results file's environment; empty when there is none)."""

@@ -11,13 +11,13 @@ the reader perturbs.
   of every condition (:func:`fig_explorer`);
 * **the live app** (:func:`live_app`): a trained ContinuousNet perturbed (weight noise, a weight format, input noise)
   on any graph, against the clean model on the same images.  Every interaction answers at once
-  (:mod:`cnet_lib.draw.quick_answers`): from the cached study when the graph is one the study measured and at most
+  (:mod:`cnet_lib.draw.progressive`): from the cached study when the graph is one the study measured and at most
   one perturbation is on (the study's mean over its noise draws, with their range), else from the first images a
   fixed budget of floating-point operations allows, with the ± of that sample, refined to all of the app's images in
   the background (:class:`cnet_lib.draw.progressive.Progressive`).
 
 Tables and sentences are :class:`~cnet_lib.runtime.rich_text.Rich` (plain text printed, HTML displayed); colours and
-labels of the runs come from :mod:`cnet_lib.runtime.vocabulary`.
+labels of the runs come from :mod:`cnet_lib.runtime.rich_text`.
 """
 from __future__ import annotations
 
@@ -29,24 +29,21 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import plotly.graph_objects as go
 import torch
 
+from ...images.runs.image_presets import live_images, sweep_grid
+from ...images.runs.run_loading import StudyRun, as_trained_note, study_device
+from ...images.training.evaluation import Evaluator
 from ...draw.html_figures import below_modebar
-from ...draw.image_apps import app_data, evaluate_in_chunks
+from ...draw.widgets import app_data, evaluate_in_chunks
 from ...draw.plotting import ACCURACY_TITLE, book_layout, menu_figure, percent
 from ...draw.progressive import Progressive
-from ...draw.quick_answers import Estimate, estimate_from, follow_text, quick_size, study_answer
-from ...draw.widgets import Choice, IntRange, Steps
-from ...draw.widgets import live_app as widget_app
-from ...images.runs.image_presets import live_images, sweep_grid
-from ...images.runs.study_run import StudyRun, study_device
+from ...draw.progressive import Estimate, estimate_from, follow_text, quick_size, study_answer
+from ...draw.widgets import Choice, IntRange, Steps, live_app as widget_app
+from ...runtime.rich_text import (Rich, format_table, paragraphs, run_color, run_dash, run_label, run_pattern,
+    seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
-from ...images.runs.study_run import as_trained_note
-from ...images.training.evaluation import Evaluator
-from ...runtime.rich_text import Rich, paragraphs
-from ...runtime.rows import format_table, seeds_phrase, spread_cell
-from ...runtime.vocabulary import run_color, run_dash, run_label, run_pattern
-from .study import (FAMILIES, MC_HALF_WIDTH, NOISE_DRAWS, RANDOM_KINDS, WIDE_SD, Condition, Judgement, PrimaryTest,
-                    SeedRobustness, condition_name, float_format_copy, input_noise, perturb_coefficients,
-                    quantize_theta, quantize_weights, summarise)
+from .study import (Condition, FAMILIES, Judgement, MC_HALF_WIDTH, NOISE_DRAWS, PrimaryTest, RANDOM_KINDS,
+    SeedRobustness, WIDE_SD, condition_name, float_format_copy, input_noise, perturb_coefficients, quantize_theta,
+    quantize_weights, summarise)
 
 __all__ = [
     # words

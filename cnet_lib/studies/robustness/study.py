@@ -37,17 +37,17 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
+from ...images.runs.image_presets import short_hash
+from ...images.runs.run_loading import StudyRun, study_device
+from ...images.runs.study_inputs import study_data
+from ...images.training.evaluation import Evaluator
 from ...core.odeblock import OdeBlock
 from ...core.validation import check_float, check_int, check_ints
-from ...images.runs.run_folders import short_hash
-from ...images.runs.study_inputs import study_data
-from ...images.runs.study_run import StudyRun, study_device
-from ..runner import (announce_recompute, cached_study, check_study_inputs, Described, seed_studies,
-                      shipped_stand_ins, StudyFile)
-from ..stats import holm, mcnemar, paired_difference, spread, welch, with_seed_variance
-from ...images.training.evaluation import Evaluator
 from ...runtime.device import full_float32
-from ...runtime.preset_names import select_preset
+from ...runtime.settings import select_preset
+from ..runner import (Described, StudyFile, announce_recompute, cached_study, check_study_inputs, seed_studies,
+    shipped_stand_ins)
+from ..stats import holm, mcnemar, paired_difference, spread, welch, with_seed_variance
 
 __all__ = [
     # the grid
