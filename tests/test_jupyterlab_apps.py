@@ -272,7 +272,7 @@ def test_the_manifestation_app_answers_real_events_in_jupyterlab(lab, browser):
     # an answer from a sample (all 128 test images of the smoke preset, a tiny budget of arithmetic: a sample of 32)
     # is replaced by its refinement within the time it states: the page notes every title the app shows, and when
     d.execute_script(WATCH)
-    _run_cell(d, "from cnet_lib.draw import quick_answers\nquick_answers.QUICK_FLOPS['cpu'] = 1e5\n"
+    _run_cell(d, "from cnet_lib.draw import progressive\nprogressive.QUICK_FLOPS['cpu'] = 1e5\n"
                  "manifestation.live_app(runs, static_fallback_fig=explorer, device=ctx.device, n_images=128)")
     sampled = _new_app(d, app)
     _until(lambda: "of the app" in _state(d, sampled)["title"], ANSWER_S, lambda: f"no refinement: {_state(d, sampled)}")

@@ -26,7 +26,7 @@ from ..runtime.device import gpu_words
 from ..runtime.progress import duration
 from ..runtime.rich_text import Rich, format_table
 from ..studies.runner import SEEDS_FILE, read_seeds_file
-from ..runtime import device as gpu_estimate
+from ..runtime import device as runtime_device
 from ..studies import adaptive, manifestation, robustness
 
 __all__ = ["RESULTS", "results_dir", "result", "value", "machine_words", "book_builds", "gpu_chapters",
@@ -128,7 +128,7 @@ def t4_estimate(preset: str) -> Optional[float]:
         return None
     runs = {run: {"train": s, "eval": record["eval_seconds"][run], "sweep": record["sweep_seconds"][run]}
             for run, s in record["seconds"].items()}
-    estimate = gpu_estimate.t4_estimate(runs, (record["machine"] or {}).get("device_name"))
+    estimate = runtime_device.t4_estimate(runs, (record["machine"] or {}).get("device_name"))
     return estimate.get("image_chapters_minutes")
 
 
@@ -261,7 +261,7 @@ def t4_estimate_table(preset: str) -> Rich:
     gpu = (record["machine"] or {}).get("device_name")
     runs = {run: {"train": s, "eval": record["eval_seconds"][run], "sweep": record["sweep_seconds"][run]}
             for run, s in record["seconds"].items()}
-    estimate = gpu_estimate.t4_estimate(runs, gpu)
+    estimate = runtime_device.t4_estimate(runs, gpu)
     if not estimate:
         raise ValueError(f"no float32 peak is known for {gpu!r}: no T4 estimate")
     rows = [{"run": run, **runs[run], "t4": e["t4_minutes"]} for run, e in estimate["runs"].items()]
