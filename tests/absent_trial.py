@@ -13,16 +13,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
-import io
 import inspect
+import io
 import json
 import signal
 import sys
 import warnings
 from pathlib import Path
 
-from cnet_lib.book.exercises.recipes import build_call, observed
 from cnet_lib.book.exercises.catalogue import EXERCISES, exercise
+from cnet_lib.book.exercises.recipes import build_call, observed
 from cnet_lib.teacher.absent import functions, installed_package, kept_in, plan, students_modules
 from cnet_lib.teacher.keys import expected_outputs, hidden_cases
 

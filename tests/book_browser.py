@@ -36,8 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-from book_controls import (FIGURE_LABELS_JS, MENUS_JS, MIN_STEP_PX, OVERFLOW_JS, PHONE, TABLE_KEYS_JS,  # noqa: F401
-                           choice_problems, control_problems, label_problems, nav_problems, phone_emulation)
+from book_controls import (FIGURE_LABELS_JS, MENUS_JS, MIN_STEP_PX, OVERFLOW_JS, PHONE, TABLE_KEYS_JS, choice_problems,
+    control_problems, label_problems, nav_problems, phone_emulation)
 
 LAPTOP = (1280, 1000)
 

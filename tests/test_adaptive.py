@@ -15,8 +15,8 @@ import torch
 
 from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.book.exercises import check_error_ratio
-from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.measurements import shipped_study
+from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.cli.ship import STUDY_PREFIXES
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.runtime.settings import Settings

@@ -47,12 +47,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from book_browser import break_problems, check_page, layout_problems, text_problems
 from book_text import chapter_pages, page_problems
-from cnet_lib.book.project import colab_url
-from cnet_lib.book.project import toc_files, toc_notebooks
 from smoke_data import smoke_env
+
+from cnet_lib.book.project import colab_url, toc_files, toc_notebooks
 
 pytestmark = pytest.mark.slow  # builds the whole book with -W and draws every page in a browser
 

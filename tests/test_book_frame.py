@@ -8,17 +8,17 @@ import json
 import pkgutil
 from pathlib import Path
 
+import cnet_lib
 import pytest
 import yaml
 
-import cnet_lib
-from cnet_lib.book import project as _project
+from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.book.chapter_cards import Card
 from cnet_lib.book.conventions import check_notebook, fix_notebook
 from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures
-from cnet_lib.book.exercises.catalogue import chapter_exercises
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
 from cnet_lib.book.project import toc_files, toc_notebooks
+from cnet_lib.book import project as _project
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)

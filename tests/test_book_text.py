@@ -6,9 +6,8 @@ reader's own command line (``%env CNET_PRESET=cpu``) passes; the reference pages
 from __future__ import annotations
 
 import pytest
-
 from book_text import (ALLOWED, DEFERRALS, MACHINERY, blocks, chapter_pages, deferrals, machinery, module_names,
-                       page_problems)
+    page_problems)
 
 SEEN = [  # (kind, text): issue 44's examples, from the published book
     ("deferral", "Whether an error-controlled solver tells a continuous model from a discrete one is answered above."),

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book import chapter_cards as CC
-from cnet_lib.book import measurements as M
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
-from cnet_lib.book.project import PUBLISHED_PRESET, colab_badge
-from cnet_lib.book.project import toc_files, toc_notebooks
+from cnet_lib.book.project import PUBLISHED_PRESET, colab_badge, toc_files, toc_notebooks
 from cnet_lib.runtime.progress import duration
+from cnet_lib.book import chapter_cards as CC, measurements as M
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

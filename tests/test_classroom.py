@@ -22,13 +22,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from classroom import (BROKEN, BROKEN_FLAGS, BROKEN_IMPORT, NEAR_MISSES, PATCH_THE_CHECKS, PATCHED_CHAPTERS, TAMPERING,
-                       TAMPERING_OUTCOME, TYPICAL, TYPICAL_AIMED, fill, right_answers)
-from cnet_lib.book.exercises import CATALOGUE, EXERCISES, Exercise, Notebook
+    TAMPERING_OUTCOME, TYPICAL, TYPICAL_AIMED, fill, right_answers)
+
 from cnet_lib.book.exercises.catalogue import chapter_exercises
+from cnet_lib.book.exercises import CATALOGUE, Exercise, EXERCISES, Notebook
 from cnet_lib.cli.grade import main as grade
-from cnet_lib.teacher.keys import NEAR_MISS_SHARE, AnswerKey, hidden_cases
+from cnet_lib.teacher.keys import AnswerKey, NEAR_MISS_SHARE, hidden_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # rehearses a class: export, submissions, grading in a sandbox

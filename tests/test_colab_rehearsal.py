@@ -44,14 +44,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cifar_server import ARCHIVE, fake_cifar_tarball, serve
 from classroom import fill, right_answers
-from cnet_lib.book import project as _project
+
 from cnet_lib.book.notebook_cells import cell_tags, new_code_cell, read_notebook, write_notebook
 from cnet_lib.book.project import toc_notebooks
 from cnet_lib.book.student_copies import build_wheel, project_version
 from cnet_lib.cli.student import main as export_students
+from cnet_lib.book import project as _project
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from cnet_lib.core.models import GUARDED_INPUT_CHANNELS, GuardedConv1x1, OneDNNLayoutWarning, onednn_hazard
-from cnet_lib.core.models import ContinuousNet
+from cnet_lib.core.models import (ContinuousNet, GUARDED_INPUT_CHANNELS, GuardedConv1x1, OneDNNLayoutWarning,
+    onednn_hazard)
 from cnet_lib.runtime.device import Precision, precision_for
 
 ROOT = Path(__file__).resolve().parents[1]

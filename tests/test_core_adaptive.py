@@ -8,13 +8,12 @@ import pytest
 import torch
 import torchdiffeq
 
-from cnet_lib import get_scheme, integrate, scheme_names
-from cnet_lib.core.adaptive import (AdaptivePosition, MaxStepsError, embedded_step, integrate_adaptive,
-                                    integrate_adaptive_positions)
+from cnet_lib.core.adaptive import (AdaptivePosition, FACMAX, FACMIN, MaxStepsError, SAFETY, Tolerances, embedded_step,
+    error_norm, initial_step, integrate_adaptive, integrate_adaptive_positions, propose_step)
 from cnet_lib.core.bases import piece_index
 from cnet_lib.core.schemes import EmbeddedPair, is_embedded_pair
-from cnet_lib.core.adaptive import FACMAX, FACMIN, SAFETY, Tolerances, error_norm, initial_step, propose_step
 from cnet_lib.pendulum.physics import exact_solution, true_rate
+from cnet_lib import get_scheme, integrate, scheme_names
 
 F = Fraction
 PAIRS = {"bosh3": (3, 2, 4), "dopri5": (5, 4, 7)}  # orders of b and b_hat, stages

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from cnet_lib import ContinuousNet, count_parameters, wide_continuous_net
 from cnet_lib.core.models import resnet_from_continuousnet
+from cnet_lib import ContinuousNet, count_parameters, wide_continuous_net
 
 
 def small(**kw):

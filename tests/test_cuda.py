@@ -17,8 +17,7 @@ from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.training.evaluation import Evaluator, evaluate
-from cnet_lib.core.models import ContinuousNet
-from cnet_lib.core.models import resnet_from_continuousnet
+from cnet_lib.core.models import ContinuousNet, resnet_from_continuousnet
 from cnet_lib.images.runs import run_store as RS, study_inputs as SI
 from cnet_lib.runtime.cuda_graphs import graph_class
 from cnet_lib.runtime.device import default_device, precision_for, resolve_device

@@ -18,8 +18,7 @@ from cnet_lib.images.data.download import write_fake_cifar
 from cnet_lib.images.data.image_data import load_dataset
 from cnet_lib.images.runs.image_presets import image_runs
 from cnet_lib.images.training.evaluation import Evaluator, evaluate
-from cnet_lib.core.models import ContinuousNet
-from cnet_lib.core.models import resnet_from_continuousnet
+from cnet_lib.core.models import ContinuousNet, resnet_from_continuousnet
 from cnet_lib.images.runs import run_store as RS
 from cnet_lib.runtime.checkpoint import load_checkpoint, save_checkpoint
 from cnet_lib.runtime.device import resolve_device, same_device

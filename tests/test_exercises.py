@@ -11,7 +11,8 @@ import pytest
 import torch
 from torch.func import functional_call
 
-from cnet_lib.book.exercises import framework as core, image_exercises as I, pendulum_exercises as P, reset_hints, solution
+from cnet_lib.book.exercises import (framework as core, image_exercises as I, pendulum_exercises as P, reset_hints,
+    solution)
 from cnet_lib.teacher import keys
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,27 +18,25 @@ from pathlib import Path
 
 import pytest
 import torch
+from classroom import CODES as NEAR_MISS_CODES, NEAR_MISSES, OTHER_MISTAKES, TAMPERING, fill
 
-from classroom import NEAR_MISSES, TAMPERING, fill
-from classroom import CODES as NEAR_MISS_CODES
-from classroom import OTHER_MISTAKES
-from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures, parse_cell
-from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
 from cnet_lib.book.exercises.catalogue import DIFFICULTY
 from cnet_lib.book.exercises.recipes import encode
+from cnet_lib.book.exercise_cells import exercise_pairs, function_signatures, parse_cell
+from cnet_lib.book.exercises import CATALOGUE, EXERCISES, student_code
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
-from cnet_lib.book.student_copies import bib_labels, roles_to_text
 from cnet_lib.book.project import toc_notebooks
+from cnet_lib.book.student_copies import bib_labels, roles_to_text
 from cnet_lib.cli.grade import main as grade_command
-from cnet_lib.core import adaptive, bases, integrate
 from cnet_lib.studies.robustness import study as perturbations
-from cnet_lib.teacher import keys
-from cnet_lib.teacher.absent import absent_message, kept_in, plan, stale_kept, stub_source
-from cnet_lib.teacher.absent import GradingLibrary, installed_package
+from cnet_lib.teacher.absent import (GradingLibrary, absent_message, installed_package, kept_in, plan, stale_kept,
+    stub_source)
 from cnet_lib.teacher.audit import FLAG_AT, NOTE_AT, audit_exercise_cell, audit_other_cell, compare
 from cnet_lib.teacher.grading import unfinished_stub
 from cnet_lib.teacher.keys import AnswerKey, solution_sources, stale_answers
-from cnet_lib.teacher.sandbox import STARTED, CountedRates, ResultError, parse_channel, parse_result
+from cnet_lib.teacher.sandbox import CountedRates, ResultError, STARTED, parse_channel, parse_result
+from cnet_lib.core import adaptive, bases, integrate
+from cnet_lib.teacher import keys
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = toc_notebooks(ROOT)

@@ -28,7 +28,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from smoke_data import smoke_env
 
 pytestmark = pytest.mark.slow  # a JupyterLab server, a kernel and a browser

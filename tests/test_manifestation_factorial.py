@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import pytest
 
@@ -142,6 +143,7 @@ def test_post_hoc_analyses_are_apart_from_the_plans_and_labelled():
     facts = MF.facts(analysis, later, record)
     assert facts["planned_n_primary"] == "48" and facts["planned_n_images"] == "5,000"
     assert facts["planned_worth_euler_fixed"] == "1.0" and facts["planned_midpoint_fixed"] == "—"
+    assert not [v for v in facts.values() if re.search(r"(?<![\w-])-\d", v)], "prose takes a real minus sign"
     with pytest.raises(ValueError, match="part"):
         MF.report(record, analysis, part="everything")
 

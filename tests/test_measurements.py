@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book import measurements as M
 from cnet_lib.book.measured_tables import TABLES, WORDED, quoted
 from cnet_lib.book.measurements import SHIPPED_TABLES
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.project import toc_files
+from cnet_lib.book import measurements as M
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLE = re.compile(r"\{measured\}`([^`]+)`")

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from smoke_data import smoke_env
 
 from cnet_lib.book.project import toc_notebooks
-from smoke_data import smoke_env
 
 pytestmark = pytest.mark.slow  # runs every chapter through nbmake
 

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from book_browser import MACHINE_PATH, MACHINERY
+
 from cnet_lib.book.notebook_cells import cell_source, read_notebook
 from cnet_lib.book.project import toc_files, toc_notebooks
 

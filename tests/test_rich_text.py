@@ -11,6 +11,7 @@ import pytest
 from cnet_lib.draw.html_figures import phone_script, phone_updates
 from cnet_lib.draw.plotting import LEGEND_BELOW, line, slider_figure
 from cnet_lib.runtime.files import shown_path
+from cnet_lib.runtime.rich_text import minus_sign
 from cnet_lib.runtime.rich_text import format_table
 from cnet_lib.draw import html_figures as HF
 from cnet_lib.runtime import rich_text as RT
@@ -196,3 +197,8 @@ def test_progress_bars_of_one_cell_leave_one_line():
     six = [("ODE-Net(midpoint)", 3000), ("ODE-Net(rk4_38)", 3000)] * 3
     assert bars_summary(six) == ("6 live progress bars in Jupyter and Colab: ODE-Net(midpoint): 3000 steps (×3); "
                                  "ODE-Net(rk4_38): 3000 steps (×3)")
+
+
+def test_prose_numbers_take_a_real_minus_sign_and_words_keep_their_hyphens():
+    assert minus_sign("-0.38 points, [-0.68, -0.08]; +0.42") == "\u22120.38 points, [\u22120.68, \u22120.08]; +0.42"
+    assert minus_sign("channels 8-16-32, held-out images, x-1") == "channels 8-16-32, held-out images, x-1"

@@ -33,18 +33,18 @@ import time
 from pathlib import Path
 
 import pytest
-
 from attacks import ATTACKERS, CHAINS_REACH, MEMORY, PROCESSES, ZERO_AND_LIBRARY_FLAG, cell, flood_zip
 from classroom import fill, require_sandbox, right_answers
 from hostile_class import EXTRA_CELLS, MEMFD, NAMES, NAMESPACES, RUN_ATTACKERS, hand_in_files
-from cnet_lib.book.exercises import EXERCISES
+
 from cnet_lib.book.exercises.catalogue import chapter_exercises
+from cnet_lib.book.exercises import EXERCISES
 from cnet_lib.cli.grade import main as grade
-from cnet_lib.teacher import isolation, sandbox
 from cnet_lib.teacher.absent import installed_package
 from cnet_lib.teacher.grading import feedback_name
 from cnet_lib.teacher.keys import AnswerKey, expected_outputs, hidden_cases, solution_sources
 from cnet_lib.teacher.sandbox import Job, Limits, Sandbox
+from cnet_lib.teacher import isolation, sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "424242"

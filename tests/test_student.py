@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cnet_lib.book import project as _project
 from cnet_lib.book.notebook_cells import cell_source, cell_tags, read_notebook
 from cnet_lib.book.project import toc_notebooks
 from cnet_lib.book.student_copies import SOURCE_PATHS
 from cnet_lib.cli.student import main
+from cnet_lib.book import project as _project
 
 pytestmark = pytest.mark.slow  # builds the students' wheel and the copies of every chapter
 

@@ -34,10 +34,9 @@ from ..studies.runner import shipped_seeds
 from ..studies.stats import KEEP_POINTS, spread, two_proportions, welch
 from ..pendulum import config_for, train_models
 from ..studies import adaptive, manifestation_factorial as planned
-from .measurements import result
+from .measurements import result, shipped_study
 from .paper_claims import (PAPER_SENTENCES, PAPER_TABLE1, cheaper_graphs, invariance_claims, paper_schedule,
     schedule_ideal)
-from .measurements import shipped_study
 
 __all__ = ["Rule", "RULES", "VERDICTS", "EFFICIENCY", "PAGES", "claim_rows", "paper_claims_table", "TABLE"]
 

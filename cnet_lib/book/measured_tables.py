@@ -15,9 +15,8 @@ from typing import Any, Callable, Optional
 from ..runtime.progress import duration
 from ..runtime.rich_text import Rich, format_table
 from .claims_page import TABLE as CLAIMS_TABLES
-from .measurements import book_builds, gpu_chapters, machine_words, result, value
+from .measurements import SHIPPED_TABLES, book_builds, gpu_chapters, machine_words, result, value
 from .paper_claims import paper_comparison_table
-from .measurements import SHIPPED_TABLES
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "gpu_recipe_table", "student_copies_table", "TABLES",
            "WORDED"]

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..book.student_copies import (StudentExportError, chapters_with_exercises, export, is_pushed, repository_install,
-                                   wheel_install)
 from ..book.project import find_root
-from ..teacher.keys import DEFAULT_TIME_LIMIT, KEY_FILE, AnswerKey, solution_sources, write_key
+from ..book.student_copies import (StudentExportError, chapters_with_exercises, export, is_pushed, repository_install,
+    wheel_install)
+from ..teacher.keys import AnswerKey, DEFAULT_TIME_LIMIT, KEY_FILE, solution_sources, write_key
 from .command_line import command_main
 
 __all__ = ["SUMMARY", "FAULTS", "INTERRUPTED", "add_arguments", "run", "main"]

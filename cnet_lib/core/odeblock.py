@@ -47,12 +47,10 @@ import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from .adaptive import AdaptiveStats, check_pair, integrate_adaptive_positions
-from .bases import Basis, CoefficientMap, make_basis, piece_index
-from .bases import interval_map, remap_optimizer_state
+from .adaptive import AdaptiveStats, Tolerances, check_pair, integrate_adaptive_positions
+from .bases import Basis, CoefficientMap, interval_map, make_basis, piece_index, remap_optimizer_state
 from .integrate import StagePosition, check_n_steps, integrate_positions, weighted_sum
 from .schemes import Tableau, get_scheme
-from .adaptive import Tolerances
 from .validation import check_float
 
 __all__ = ["OdeBlock", "coefficient_key", "remap_optimizer_state", "StaleOptimizerWarning"]

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich_table", "paragraphs", "heading",
            "join_rich", "as_rich", "gathered_facts", "matches", "select_rows", "find_row", "Column", "format_table",
-           "uniform", "by_column_table", "spread_cell", "seeds_phrase", "times", "SCHEME_LABELS", "SCHEME_COLORS",
+           "uniform", "by_column_table", "spread_cell", "seeds_phrase", "times", "minus_sign", "SCHEME_LABELS", "SCHEME_COLORS",
            "RUN_LABELS", "RUN_COLORS", "BASIS_LABELS", "SERIES_COLORS", "scheme_label", "scheme_color", "run_label",
            "run_color", "run_dash", "run_pattern", "basis_label"]
 
@@ -311,6 +311,12 @@ def by_column_table(fields: Mapping[str, Mapping[str, Any]]) -> Rich:
     rows = [{"what": w, **{lab: fields[lab].get(w) for lab in labels}} for w in whats]
     columns = [("", "what", "{}")] + [(lab, (lambda r, lab=lab: r[lab]), "{}") for lab in labels]
     return format_table(rows, columns, left=len(columns))
+
+
+def minus_sign(text: str) -> str:
+    """Numbers as prose prints them: ``text`` with a real minus sign (U+2212) before each digit a hyphen stood before
+    (a hyphen inside a word, as in "8-16-32" or "held-out", stays)."""
+    return re.sub(r"(?<![\w-])-(?=\d)", "\u2212", text)
 
 
 def _number(fmt: str, v: float) -> str:

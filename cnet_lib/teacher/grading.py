@@ -62,13 +62,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
-from ..book.exercises.catalogue import info
+from ..book.exercises.catalogue import chapter_exercises, exercise, info
 from ..book.exercises.recipes import decode
-from ..book.exercises.catalogue import chapter_exercises, exercise
 from .absent import ABSENT_MARK, installed_package
 from .audit import audit_exercise_cell, audit_imports_above, audit_other_cell, compare
 from .isolation import Limits, SandboxError, runtime_paths
-from .keys import NEAR_MISS_SHARE, AnswerKey, expected_outputs, hidden_cases, near_miss_outputs
+from .keys import AnswerKey, NEAR_MISS_SHARE, expected_outputs, hidden_cases, near_miss_outputs
 from .sandbox import Job, Outcome, Sandbox
 from .submissions import CodeCell, Deadline, Submission, exercise_cell, file_key, find_submissions, preamble, printable
 

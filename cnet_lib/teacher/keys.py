@@ -41,20 +41,19 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import torch
 
-from ..book.exercise_cells import exercise_pairs, function_signatures
-from ..book.exercises.catalogue import DIFFICULTY, info
-from ..book.exercises.pendulum_exercises import observed_order_cases
+from ..book.exercises.catalogue import DIFFICULTY, EXERCISES, chapter_exercises, exercise, info
 from ..book.exercises.image_exercises import euler_block_cases, hat_cases, model_cases, schedule_cases, sweep_cases
-from ..book.exercises.pendulum_exercises import EMBEDDED_PAIRS, NODE_MISSES, SCHEMES, embedded_misses, global_error_cases
+from ..book.exercises.pendulum_exercises import (EMBEDDED_PAIRS, NODE_MISSES, SCHEMES, embedded_misses,
+    global_error_cases, observed_order_cases)
 from ..book.exercises.public_checks import PUBLIC_ANSWERS
 from ..book.exercises.recipes import build_call, decode, encode, observed, recipe, recipes_digest
-from ..book.exercises.catalogue import EXERCISES, chapter_exercises, exercise
+from ..book.exercise_cells import exercise_pairs, function_signatures
 from ..book.notebook_cells import SOLUTION_TITLE, cell_source, read_notebook
 from ..book.project import toc_notebooks
-from ..core import bases
-from ..core.integrate import integrate
 from ..core.adaptive import error_norm
+from ..core.integrate import integrate
 from ..studies.robustness import study as perturbations
+from ..core import bases
 from ..pendulum import odenet, physics
 from .submissions import name_bytes
 

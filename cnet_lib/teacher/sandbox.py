@@ -58,11 +58,11 @@ from typing import Iterable, Iterator, Optional
 
 import torch
 
-from ..book.exercises.recipes import DTYPES, MAX_ELEMENTS, Rate, build, decode, encode
 from ..book.exercises.catalogue import exercise as public_exercise
+from ..book.exercises.recipes import DTYPES, MAX_ELEMENTS, Rate, build, decode, encode
 from .absent import GradingLibrary, absent_message, installed_package, package_folder, plan
 from .isolation import (Cgroup, Cgroups, Isolation, Limits, SandboxError, bwrap_command, descendants, find_isolation,
-                        namespace_filter, sandbox_bytes, sandbox_environment)
+    namespace_filter, sandbox_bytes, sandbox_environment)
 
 __all__ = ["Sandbox", "SandboxProcess", "Job", "Outcome", "SandboxError", "Limits", "Cgroups", "default_jobs",
            "CountedRates", "ResultError", "check_value", "parse_result", "parse_channel", "MAX_RESULT_BYTES", "STARTED"]

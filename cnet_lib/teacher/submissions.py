@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from ..book.exercise_cells import python_and_tree
 from ..book.exercises.catalogue import chapter_exercises
+from ..book.exercise_cells import python_and_tree
 from .submission_files import READ_SECONDS, bounded_problems, file_kind, read_files
 
 __all__ = ["Submission", "find_submissions", "add_notebook", "student_name", "MAX_FILES", "MAX_DEPTH", "CodeCell",

@@ -9,14 +9,13 @@ copy's ``grader`` is a :class:`Notebook`.  Solution cells decorate their functio
 running every cell never replaces the reader's own function; later cells use a reader's function inside
 ``with student_code(name):``.  Importing this package has no side effects.
 """
-from .catalogue import CATALOGUE, EXERCISES, ExerciseInfo, chapter_exercises, exercise, info
+from .catalogue import CATALOGUE, ExerciseInfo, EXERCISES, chapter_exercises, exercise, info
 from .framework import Case, Forbidden, check, describe, is_stub, reset_hints, solution, student_code, values_close
 from .image_exercises import (check_euler_block_as_resnet, check_ideal_speedup, check_identity_gap,
-                              check_parameters_after_refinement, check_quantize_per_channel,
-                              check_refine_piecewise_linear)
+    check_parameters_after_refinement, check_quantize_per_channel, check_refine_piecewise_linear)
 from .notebook_grader import Notebook
 from .pendulum_exercises import (check_embedded_step, check_error_ratio, check_global_error, check_observed_order,
-                                 check_rk_step)
+    check_rk_step)
 from .public_checks import Exercise, Rules, check_exercise
 
 __all__ = ["Case", "Forbidden", "check", "describe", "is_stub", "reset_hints", "solution", "values_close",

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .pendulum_exercises import ERROR_RATIO
-from .pendulum_exercises import OBSERVED_ORDER
 from .image_exercises import (EULER_BLOCK_AS_RESNET, IDEAL_SPEEDUP, IDENTITY_GAP, PARAMETERS_AFTER_REFINEMENT,
-    REFINE_PIECEWISE_LINEAR)
-from .pendulum_exercises import EMBEDDED_STEP, GLOBAL_ERROR, RK_STEP
+    QUANTIZE_PER_CHANNEL, REFINE_PIECEWISE_LINEAR)
+from .pendulum_exercises import EMBEDDED_STEP, ERROR_RATIO, GLOBAL_ERROR, OBSERVED_ORDER, RK_STEP
 from .public_checks import Exercise
-from .image_exercises import QUANTIZE_PER_CHANNEL
 
 __all__ = ["ExerciseInfo", "CATALOGUE", "DIFFICULTY", "info", "exercise_line", "EXERCISES", "exercise",
            "chapter_exercises"]

@@ -27,9 +27,8 @@ import zipfile
 from pathlib import Path
 from typing import Any, Optional
 
-from .catalogue import info
+from .catalogue import chapter_exercises, exercise, info
 from .public_checks import check_exercise
-from .catalogue import chapter_exercises, exercise
 
 __all__ = ["Notebook", "CheckResult", "ZIP_NAME_FILE"]
 

@@ -18,10 +18,10 @@ import math
 from fractions import Fraction
 from typing import Callable, Optional
 
-from ...core import adaptive, integrate as integrate_module
 from ...core.schemes import get_scheme
-from ...pendulum import odenet, physics, trained_models
 from ...studies.pendulum import study
+from ...core import adaptive, integrate as integrate_module
+from ...pendulum import odenet, physics, trained_models
 from .framework import Forbidden
 from .public_checks import Exercise, NearMiss, Rules, check_exercise
 from .recipes import recipe

@@ -17,12 +17,11 @@ from ...images.runs.image_presets import adaptive_grid, live_images
 from ...images.runs.run_loading import StudyRun, as_trained_note, study_device
 from ...core.schemes import get_scheme
 from ...draw.html_figures import below_modebar
-from ...draw.widgets import app_data
 from ...draw.plotting import (ACCURACY_TITLE, book_layout, dropdown_slider_figure, log_ticks, loglog_style, percent,
     reference_slope, slider_figure)
-from ...draw.widgets import Choice, Steps, live_app as _live_app
-from ...runtime.rich_text import (Rich, SCHEME_COLORS, format_table, join_rich, paragraphs, run_color, run_label,
-    scheme_color, scheme_label, times)
+from ...draw.widgets import Choice, Steps, app_data, live_app as _live_app
+from ...runtime.rich_text import (Rich, SCHEME_COLORS, format_table, join_rich, minus_sign, paragraphs, run_color,
+    run_label, scheme_color, scheme_label, times)
 from ...pendulum import PendulumConfig
 from ..runner import check_study_inputs, precision, ran_on
 from .study import (BINS, PENDULUM_RULE, PendulumRule, Verdict, adaptive_rows, decode_predictions, equal_cost_rows,
@@ -485,10 +484,6 @@ def live_app(runs: Mapping[str, StudyRun], static_fallback_fig, device=None, n_i
 
 
 # =========================================================================== the numbers the prose quotes
-def _minus(text: str) -> str:
-    return text.replace("-", "−")
-
-
 def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Sequence[Mapping]] = None,
           cfg: Optional[PendulumConfig] = None, rule: PendulumRule = PENDULUM_RULE, study: Optional[Mapping] = None,
           verdict: Optional[Verdict] = None, runs: Optional[Mapping[str, StudyRun]] = None) -> dict:
@@ -529,9 +524,9 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
                     out[f"ad_trained_{r['run']}"] = f"{100 * runs[r['run']].final_accuracy:.1f}%"
     if verdict is not None:
         for name, c in verdict.classes.items():
-            out.update({f"{name}_class": c.klass, f"{name}_drop": _minus(f"{c.drop:+.2f}"),
-                        f"{name}_loss": f"{abs(c.drop):.2f}", f"{name}_lo": _minus(f"{c.ci95[0]:+.2f}"),
-                        f"{name}_hi": _minus(f"{c.ci95[1]:+.2f}"), f"{name}_changed": f"{c.changed:.1f}%",
+            out.update({f"{name}_class": c.klass, f"{name}_drop": minus_sign(f"{c.drop:+.2f}"),
+                        f"{name}_loss": f"{abs(c.drop):.2f}", f"{name}_lo": minus_sign(f"{c.ci95[0]:+.2f}"),
+                        f"{name}_hi": minus_sign(f"{c.ci95[1]:+.2f}"), f"{name}_changed": f"{c.changed:.1f}%",
                         f"{name}_nfe": f"{c.nfe_adaptive:.0f}", f"{name}_own_nfe": f"{c.nfe_own:.0f}"})
         r = verdict.rule
         out.update(ad_tol=f"{verdict.classes[verdict.a].tol:g}", ad_min_effect=f"{r.min_effect:g}",

@@ -58,11 +58,10 @@ from ...images.data.batches import iterate_batches
 from ...images.runs.image_presets import adaptive_grid, short_hash
 from ...images.runs.run_loading import StudyRun, study_device
 from ...images.runs.study_inputs import study_data
-from ...core.adaptive import MaxStepsError, check_pair
+from ...core.adaptive import FACMAX, MaxStepsError, check_pair, propose_step
 from ...core.integrate import weighted_sum
 from ...core.models import ContinuousNet
 from ...core.schemes import get_scheme
-from ...core.adaptive import FACMAX, propose_step
 from ...core.validation import check_float, check_int
 from ...runtime.device import full_float32, image_step_flops, threads_for, torch_threads
 from ...runtime.settings import Settings, select_preset

@@ -25,8 +25,7 @@ from ...images.runs.run_loading import provenance
 from ...images.runs.theta_record import THETA_ENTRIES, THETA_PARAM, theta_curve, theta_entries
 from ...core.bases import make_basis
 from ...core.integrate import stage_positions
-from ...core.models import ContinuousNet
-from ...core.models import resnet_from_continuousnet
+from ...core.models import ContinuousNet, resnet_from_continuousnet
 from ...core.schemes import get_scheme
 
 __all__ = ["theta_by_basis", "change_from_initial", "stage_rows", "manifestation_reads", "resnet_manifestation",

@@ -24,11 +24,10 @@ from plotly.subplots import make_subplots
 from ...images.runs.image_presets import live_images, sweep_grid
 from ...images.runs.run_loading import StudyRun, study_device
 from ...images.training.evaluation import Evaluator
-from ...draw.widgets import app_data, evaluate_in_chunks, predicted_titles, thumbnails
 from ...draw.plotting import ACCURACY_TITLE, LEGEND_BELOW, dropdown_slider_figure, percent
-from ...draw.progressive import Progressive
-from ...draw.progressive import Estimate, estimate_from, follow_text, quick_size, sweep_answer
-from ...draw.widgets import Choice, IntRange, live_app as _live_app
+from ...draw.progressive import Estimate, Progressive, estimate_from, follow_text, quick_size, sweep_answer
+from ...draw.widgets import (Choice, IntRange, app_data, evaluate_in_chunks, live_app as _live_app, predicted_titles,
+    thumbnails)
 from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, paragraphs, run_label,
     scheme_color, scheme_label, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs

@@ -9,7 +9,7 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 
 from ...draw.plotting import book_layout
-from ...runtime.rich_text import Rich, format_table, heading, join_rich, paragraphs
+from ...runtime.rich_text import Rich, format_table, heading, join_rich, minus_sign, paragraphs
 
 __all__ = ["NOT_FINISHED", "report", "facts", "fig_losses"]
 
@@ -131,20 +131,20 @@ def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optiona
     if post_hoc is not None:
         for cell in _CELL_WORDS:  # a cell with fewer than two models has no mean to quote: a dash
             w = post_hoc["blocks_worth"].get(cell)
-            out[f"planned_worth_{cell}"] = "—" if w is None else _num(w["mean"], 1)
+            out[f"planned_worth_{cell}"] = "—" if w is None else minus_sign(_num(w["mean"], 1))
         for level in ("refined", "fixed"):
             t = post_hoc[f"euler_minus_rk4_{level}"]
-            out[f"planned_ph_{level}"] = f"{t['diff']:+.2f} points"
-            out[f"planned_ph_{level}_ci"] = f"[{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}]"
+            out[f"planned_ph_{level}"] = minus_sign(f"{t['diff']:+.2f} points")
+            out[f"planned_ph_{level}_ci"] = minus_sign(f"[{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}]")
     for key, test in analysis["primary"].items():
-        out[f"planned_{key}"] = f"{test['estimate']:+.2f} points"
-        out[f"planned_{key}_ci"] = _ci(test)
+        out[f"planned_{key}"] = minus_sign(f"{test['estimate']:+.2f} points")
+        out[f"planned_{key}_ci"] = minus_sign(_ci(test))
         out[f"planned_{key}_p"] = _p(test["p_holm"])
         out[f"planned_{key}_verdict"] = test["verdict"]
     loss = analysis["exploratory"]["cell_loss"]
     for cell in _CELL_WORDS:
         summary = loss.get(cell)
-        out[f"planned_{cell}"] = "—" if summary is None else _num(summary["mean"])
+        out[f"planned_{cell}"] = "—" if summary is None else minus_sign(_num(summary["mean"]))
         out[f"planned_{cell}_n"] = str(len(analysis["cells"][cell]["seeds"]))
     return out
 

@@ -33,13 +33,11 @@ from ...images.runs.image_presets import live_images, sweep_grid
 from ...images.runs.run_loading import StudyRun, as_trained_note, study_device
 from ...images.training.evaluation import Evaluator
 from ...draw.html_figures import below_modebar
-from ...draw.widgets import app_data, evaluate_in_chunks
 from ...draw.plotting import ACCURACY_TITLE, book_layout, menu_figure, percent
-from ...draw.progressive import Progressive
-from ...draw.progressive import Estimate, estimate_from, follow_text, quick_size, study_answer
-from ...draw.widgets import Choice, IntRange, Steps, live_app as widget_app
-from ...runtime.rich_text import (Rich, format_table, paragraphs, run_color, run_dash, run_label, run_pattern,
-    seeds_phrase, spread_cell)
+from ...draw.progressive import Estimate, Progressive, estimate_from, follow_text, quick_size, study_answer
+from ...draw.widgets import Choice, IntRange, Steps, app_data, evaluate_in_chunks, live_app as widget_app
+from ...runtime.rich_text import (Rich, format_table, minus_sign, paragraphs, run_color, run_dash, run_label,
+    run_pattern, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
 from .study import (Condition, FAMILIES, Judgement, MC_HALF_WIDTH, NOISE_DRAWS, PrimaryTest, RANDOM_KINDS,
     SeedRobustness, WIDE_SD, condition_name, float_format_copy, input_noise, perturb_coefficients, quantize_theta,
@@ -315,13 +313,8 @@ def size_table(study: Mapping[str, Sequence[Condition]], as_trained: Optional[Ma
 
 
 # --------------------------------------------------------------------------- the chapter's numbers
-def _minus(text: str) -> str:
-    """Numbers as prose prints them: with a real minus sign (a hyphen inside a word stays)."""
-    return re.sub(r"(?<!\w)-(?=\d)", "\u2212", text)
-
-
 def _signed(v: float) -> str:
-    return _minus(f"{v:+.2f}")
+    return minus_sign(f"{v:+.2f}")
 
 
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
@@ -347,9 +340,9 @@ def _over_sentence(over: SeedRobustness) -> str:
     if p is None:
         return "Over the training seeds the primary condition was not measured."
     if len(over.seeds) < 2:
-        return _minus(f"With {_count(len(over.seeds))} training seed per method there is no test of the training "
+        return minus_sign(f"With {_count(len(over.seeds))} training seed per method there is no test of the training "
                       f"methods: the drops of that seed are {p['a']['mean']:.2f} and {p['b']['mean']:.2f} points.")
-    return _minus(f"Over the {_count(len(over.seeds))} training seeds the drops are {p['a']['mean']:.2f} and "
+    return minus_sign(f"Over the {_count(len(over.seeds))} training seeds the drops are {p['a']['mean']:.2f} and "
                   f"{p['b']['mean']:.2f} points on average, a difference of {p['diff']:+.2f} with a 95% interval of "
                   f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] ({outcome_phrase(over.outcome, over.test)}).")
 
@@ -375,7 +368,7 @@ def _hurt_sentence(over: SeedRobustness) -> str:
     if wide:
         said += ("; " + " and ".join(condition_name(r["kind"], r["level"]) for r in wide)
                  + f" {'is' if len(wide) == 1 else 'are'} wide: the draws spread more than the rule allows")
-    return _minus("Where a perturbation does hurt, over the seeds: " + "; ".join(parts) + f" ({said}).")
+    return minus_sign("Where a perturbation does hurt, over the seeds: " + "; ".join(parts) + f" ({said}).")
 
 
 def _single_pair(verdict: Judgement, over: SeedRobustness, seed) -> str:
@@ -389,7 +382,7 @@ def _single_pair(verdict: Judgement, over: SeedRobustness, seed) -> str:
         if r["role"] == "secondary" and r["significant"] and o is not None and o["ci95"][0] <= 0 <= o["ci95"][1]:
             more, less = (run_label(verdict.b), run_label(verdict.a)) if r["diff"] > 0 else (run_label(verdict.a),
                                                                                                run_label(verdict.b))
-            return _minus(f"On training seed {seed}, {_doing(r['kind'], r['level'])} costs the {more} model "
+            return minus_sign(f"On training seed {seed}, {_doing(r['kind'], r['level'])} costs the {more} model "
                           f"{abs(r['diff']):.2f} points more than the {less} model (Holm p = {r['p_holm']:.2g}), while "
                           f"over the {_count(len(over.seeds))} seeds that difference is {o['diff']:+.2f} points with an "
                           f"interval of [{o['ci95'][0]:+.2f}, {o['ci95'][1]:+.2f}].")
@@ -419,10 +412,10 @@ def facts(study: Mapping[str, Sequence[Condition]], verdict: Judgement, over: Se
         "rob_draws_weight": f"{NOISE_DRAWS['weight_noise']}", "rob_draws_input": f"{NOISE_DRAWS['input_noise']}",
         "rob_sd_weight": f"{100 * WIDE_SD['weight_noise']:g}", "rob_sd_input": f"{100 * WIDE_SD['input_noise']:g}",
         "rob_mc": f"{MC_HALF_WIDTH:g}",
-        "rob_a": _minus(f"{p['drop_a']:.2f}"), "rob_b": _minus(f"{p['drop_b']:.2f}"), "rob_diff": _signed(p["diff"]),
+        "rob_a": minus_sign(f"{p['drop_a']:.2f}"), "rob_b": minus_sign(f"{p['drop_b']:.2f}"), "rob_diff": _signed(p["diff"]),
         "rob_lo": _signed(p["ci95"][0]), "rob_hi": _signed(p["ci95"][1]), "rob_outcome": outcome_phrase(verdict.outcome, t),
         "rob_seed": f"{first.config.seed}", "rob_seeds": _count(len(over.seeds)), "rob_over": _over_sentence(over),
-        "rob_floor": _minus(floor[0]) if floor else "", "rob_hurt": _hurt_sentence(over),
+        "rob_floor": minus_sign(floor[0]) if floor else "", "rob_hurt": _hurt_sentence(over),
         "rob_single_pair": _single_pair(verdict, over, first.config.seed),
         "rob_bytes_f32": f"{f32:,}" if f32 else "—", "rob_bytes_w4": f"{w4:,}" if w4 else "—",
         "rob_bytes_ratio": f"{f32 / w4:.1f}" if f32 and w4 else "—",
