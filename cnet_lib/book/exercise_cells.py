@@ -1,6 +1,9 @@
 """The exercise cells of a chapter, read from their source: which functions a cell defines (and their
 signatures), whether a stub is only a docstring and ``raise NotImplementedError(...)``, whether a
-solution cell follows the book's frame, and which solution follows which exercise."""
+solution cell follows the book's frame, and which solution follows which exercise.
+
+Also here: a cell's source as the Python that IPython runs (:func:`cell_python`).
+"""
 from __future__ import annotations
 
 import ast

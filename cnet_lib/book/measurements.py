@@ -13,6 +13,9 @@ The files are the repository's, not the installed package's: a student's or a Co
 none.  The one reader that runs there, the setup cell's training time (:func:`training_words`), quotes the
 shipped models' own records, and the T4 estimate computed from them (:func:`t4_estimate`).
 Read once per process (the files do not change while a book is built).
+
+Also here: the studies that ship with the book's models, as the *Measurements* page shows them
+(:func:`shipped_study`).
 """
 from __future__ import annotations
 

@@ -11,6 +11,9 @@ Figures become the book's HTML (:mod:`cnet_lib.draw.html_figures`: plotly.js onc
 figure a ``<div>``), so the built pages work offline, and so do Jupyter, JupyterLab and VS Code
 (which run the scripts of the outputs of a notebook executed in the session).  On Google Colab
 plotly's own ``colab`` renderer is kept.
+
+Also here: faults a reader can meet, shown as the one sentence that says what to do (:func:`show_faults_briefly`),
+and progress bars in notebooks (:func:`notebook_bar`).
 """
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ session's runs or their sweeps, so a page shows one number per model):
 * :func:`invariance_claims_table`: two sentences of the paper about manifestations (the Euler-trained model's sharp
   minimum at its trained depth; the RK4-trained model run with Euler) against the book's models at several N_t;
 * :func:`paper_facts`: the numbers of the last two tables that the chapter's prose quotes, as it prints them.
+
+Also here: the seed paper's CIFAR-10 numbers beside the book's (:func:`paper_comparison_table`).
 """
 from __future__ import annotations
 

@@ -3,6 +3,9 @@
 ``_config.yml`` (``repository.url``), every chapter's Colab badge and every chapter's first
 cell are derived from :data:`REPO_URL`; ``tests/test_book_frame.py`` checks that they agree,
 and ``python -m cnet_lib notebook_tools fix book/*.ipynb`` rewrites them.
+
+Also here: the book's table of contents, its root and the notebooks it lists in reading order
+(:func:`toc_notebooks`).
 """
 from __future__ import annotations
 

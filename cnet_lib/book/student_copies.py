@@ -23,6 +23,9 @@ Run it inside a clone of the repository (or pass ``--root``).  For every noteboo
 
 With ``--wheel-url`` the students' wheel carries no answer key, no teacher command and no repository URL
 (:func:`build_wheel`); the teacher's answer key is written by the command line (:mod:`cnet_lib.cli.student`).
+
+Also here: the cells a student copy changes or adds (:func:`student_cells`), and the wheel of the library a class
+installs (:func:`build_wheel`).
 """
 from __future__ import annotations
 

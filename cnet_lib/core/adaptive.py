@@ -2,7 +2,7 @@
 
 ``integrate_adaptive(f, x0, "dopri5", t_span, rtol=..., atol=...)`` solves ``x' = f(t, x)`` with the
 pair's error estimate ``e = h Σ (b_i − b̂_i) k_i`` (:class:`cnet_lib.core.schemes.EmbeddedPair`) and the
-controller, norm and first step of :mod:`cnet_lib.core.adaptive` (Hairer, Nørsett and Wanner I,
+controller, norm and first step below (Hairer, Nørsett and Wanner I,
 §II.4): a step is accepted when its scaled error norm is at most 1, and rejected (and retried shorter)
 otherwise.  The propagated solution is the pair's row ``b`` (for ``bosh3`` and ``dopri5`` the higher
 order: local extrapolation).  FSAL pairs reuse their last stage as the next step's first.
@@ -27,6 +27,9 @@ evaluations (NFE), accepted and rejected steps and where the rejected ones start
 **Gradients** flow through the accepted steps with their sizes held fixed (the step choice is made
 from detached values and is not differentiated: discretise-then-optimise on the chosen grid).  The
 book uses the adaptive path for evaluation only.
+
+Also here: the step-size control of an embedded pair, its error norm, controller and first step (:func:`error_norm`,
+:func:`propose_step`, :func:`initial_step`).
 """
 from __future__ import annotations
 

@@ -17,6 +17,9 @@ piecewise constant M -> 2M (each piece copied, bit for bit), hats M -> 2M - 1 (t
 nested refinement: new midpoint nodes take the average), Legendre M -> 2M (zero padding).
 ``project_matrix(other)`` is the L2 projection onto any other basis (for compression),
 computed with Gauss–Legendre quadrature on the union of break points.
+
+Also here: the maps that carry state along when an OdeBlock's basis changes (:func:`interval_map`,
+:func:`remap_optimizer_state`).
 """
 from __future__ import annotations
 

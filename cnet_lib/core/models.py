@@ -7,6 +7,10 @@ blocks: x_out = downsample(x) + ε_stitch R_stitch(x), with a strided 1×1 convo
 pre-activation unit as R_stitch.  With the piecewise-constant basis, Euler and N_t = M, each
 OdeBlock is M ResNet layers, so the whole model is a pre-activation ResNet; other
 manifestations are other graphs on the same θ.
+
+Also here: the plain pre-activation ResNet a ContinuousNet is with Euler and N_t = M
+(:func:`resnet_from_continuousnet`), and the guard around a oneDNN fault of the CPU's strided 1×1 convolution
+(:class:`GuardedConv1x1`).
 """
 from __future__ import annotations
 

@@ -22,6 +22,9 @@ higher-order row (local extrapolation), with the names and the propagated rows o
 adaptive solvers.  Used with ``n_steps`` like any scheme they are fixed-step methods of order 3
 and 5 (the error row unused); ``rk45`` and ``rk23`` (scipy's names) are refused as ambiguous.
 The order conditions are checked in :mod:`cnet_lib.core.schemes`.
+
+Also here: Butcher's order conditions in exact rational arithmetic, rooted trees and elementary weights
+(:func:`rooted_trees`, :func:`check_row_order`).
 """
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ that mime type, so the figure would be *dropped* from the built page (myst-nb wa
 ``text/html`` only (:func:`figure_html`: a ``<div>`` and the ``Plotly.newPlot`` call; no CDN, no
 MathJax download), and plotly.js itself is displayed once, inline, in the setup cell's output
 (:func:`plotlyjs_html`).  Both work with plotly 5 (Colab's preinstalled major) and plotly 6.
+
+Also here: a figure's layout on a phone, what changes when the page is narrow (:func:`phone_updates`,
+:func:`phone_script`).
 """
 from __future__ import annotations
 

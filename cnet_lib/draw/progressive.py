@@ -17,6 +17,9 @@ cores from the next first answer for long.
 
 Without an output widget (tests, benchmarks) nothing runs in the background: a caller that wants the refined object
 calls :meth:`Progressive.refine` itself.
+
+Also here: answers that come at once from a sample, with their sampling error said (:func:`quick_size`,
+:class:`Estimate`).
 """
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ their apps with these, so that display code stays in this package.  They wrap in
 area, from a narrow notebook's to a wide one's (:func:`controls_row`), each slider :data:`SLIDER_PX` wide (its
 track about 200 px) and answering when released.  The answers go into the app's output from the kernel
 (:class:`cnet_lib.draw.progressive.Refiner`), the first one when the cell runs.
+
+Also here: the display bundle of an ipywidget, the same on ipywidgets 7 and 8 (:func:`widget_bundle`), and what the
+image chapters' live apps share (:func:`app_data`, :func:`mosaic`, :func:`thumbnails`).
 """
 from __future__ import annotations
 

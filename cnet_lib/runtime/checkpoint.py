@@ -17,6 +17,8 @@ holds the state dict and :meth:`ContinuousNet.config() <cnet_lib.core.models.Con
 rebuilds the same computation (scheme, N_t, basis, M, adaptive options), so the loaded model computes what the
 saved one did.  :func:`load_model` reads the book's own checkpoints too (a training run's ``checkpoint.pt`` and
 the models that ship with the book).
+
+Also here: JSON caches that survive damage (:func:`read_cache`, :func:`write_cache`).
 """
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ A tensor's device is always *normalised*: ``cpu`` has no index, an accelerator a
 (``torch.zeros(1, device="cuda").device`` is ``cuda:0``).  Devices named by users are not
 (``"cuda"``, ``"cpu:0"``), and ``torch.device("cuda") != torch.device("cuda:0")``.  Every device
 the library compares or hands to ``torch.load`` goes through :func:`resolve_device` first.
+
+Also here (sections below): CPU threads for torch, chosen from the size of the work (:func:`threads_for`); running
+out of memory said in one sentence with the batch size to try (:func:`out_of_memory_hint`); how long a T4 would take
+for what a faster GPU was measured doing (:func:`t4_estimate`).
 """
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ folder, damaged files set aside (never deleted), and a failed write said in word
   could be made and written while making nothing.
 * :func:`shown_path` is a path as messages show it: ``~/...`` under the home folder, ``<tmp>/...`` under
   the system's temporary directory (a built book never shows the machine it was built on).
+
+Also here: one process at a time in a folder that several may share (:func:`folder_lock`).
 """
 from __future__ import annotations
 

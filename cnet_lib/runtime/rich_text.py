@@ -16,6 +16,10 @@ built book show when the object is *displayed* (``display(table)`` or a cell's l
 * sentences are paragraphs (``<p>``), which wrap to the page.
 
 No display library is imported here: IPython finds ``_repr_html_`` by itself.
+
+Also here (sections below): rows of results as plain dicts, found, selected and printed as tables (:func:`find_row`,
+:func:`format_table`); the book's words and colours for schemes, runs and bases (:data:`SCHEME_LABELS`,
+:func:`run_label`); numbers in prose with a real minus sign (:func:`minus_sign`).
 """
 from __future__ import annotations
 

@@ -22,6 +22,9 @@ setting                     environment variable                                
 
 ``Settings()`` has these defaults and reads nothing; every value is checked when a Settings is built,
 and a bad environment variable is named in the message.
+
+Also here: the run-size presets' names, one check of a name and a study's table looked up by it (:data:`PRESETS`,
+:func:`preset_name`, :func:`select_preset`).
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ has a row and the Exercises page shows it.
 
 The minutes are the author's estimate for a student who has read the chapter up to the exercise (not a
 measurement); difficulty is 1 (a warm-up), 2 (the chapter's core) or 3 (a challenge).
+
+Also here: every exercise's public side by name (:data:`EXERCISES`), in the catalogue's order.
 """
 from __future__ import annotations
 

@@ -25,6 +25,9 @@ class can run the whole notebook with unfinished exercises.
 * **Solutions never replace the reader's code.**  A chapter's solution cell decorates its
   function with :func:`solution`: the solution takes the name only while the reader's
   function is still the unfinished stub, so "Run all" keeps the reader's own code.
+
+Also here: ``with student_code(name):``, for cells that use a reader's function after its exercise
+(:func:`student_code`).
 """
 from __future__ import annotations
 

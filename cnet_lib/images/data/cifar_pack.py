@@ -18,6 +18,9 @@ image must be a lossy WebP (a ``VP8 `` chunk: the lossless decoder is never call
 says 32 × 32 pixels.  A pack that fails any check raises
 :class:`cnet_lib.images.data.cifar_files.CifarFileError` with one sentence: the file, what is wrong, what to
 do (write or copy the pack again).
+
+Also here: writing the pack from a pickled CIFAR folder, with its pixel error measured (what ``python -m cnet_lib
+pack`` runs).
 """
 from __future__ import annotations
 

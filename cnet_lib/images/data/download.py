@@ -7,6 +7,9 @@ published archive or from a mirror (``url``/``md5``: a session's ``cifar10_url``
 setting, ``CNET_CIFAR10_URL``/``CNET_CIFAR10_MD5``; see :func:`dataset_source`).  When the data cannot
 be had, :class:`cnet_lib.images.data.datasets.DatasetNotFoundError` says what to do, in Colab and on one's
 own machine; a full or read-only disk gets :class:`cnet_lib.images.data.datasets.DataFolderError`.
+
+Also here: a fake CIFAR in the standard layout for tests and for chapters without the real images
+(:func:`fake_data_folder`).
 """
 from __future__ import annotations
 

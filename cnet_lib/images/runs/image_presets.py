@@ -9,6 +9,8 @@ model on.  (The robustness study keeps its grid per preset beside its code,
 :data:`cnet_lib.studies.robustness.study.GRIDS`; the pendulum chapters keep their own table in
 :mod:`cnet_lib.pendulum.trained_models`; which preset a session runs is its setting,
 :class:`cnet_lib.runtime.settings.Settings`.)
+
+Also here: where the runs live and the hashes that name them (:func:`run_dir`, :func:`identity_hash`).
 """
 from __future__ import annotations
 

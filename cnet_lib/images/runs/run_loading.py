@@ -5,6 +5,9 @@ configuration is not lost and does not stop a chapter: the file is set aside
 (:func:`set_aside_damaged_checkpoint`, :func:`set_aside_other_config`), and a ``results.json`` that is not
 whole is written again from the checkpoint.  A reader's own unfinished run is left as it is, with a
 sentence saying how to continue it (:func:`own_finished`).
+
+Also here: one trained run as the chapters use it, and the device its studies run on (:class:`StudyRun`,
+:func:`study_device`).
 """
 from __future__ import annotations
 

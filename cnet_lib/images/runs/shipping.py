@@ -6,6 +6,9 @@ The ship command studies the runs (:func:`cnet_lib.cli.ship.ship_studied`) and w
 link followed, never blocking, bounded; a damaged file is one sentence, :class:`ShipError`), and a ``manifest.json``
 with the command, the run's identity hash, the machine, the training time, the accuracies, the data, how the
 checkpoint stores its weights and the SHA-256 of every file.  All folders or none are replaced.
+
+Also here: a finished run as it ships, its weights alone in half precision and what the book says of it computed
+from them (:func:`shipping_copy`).
 """
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ finished checkpoint it just loads the model ("train once, reuse everywhere").
 A finished run ships as its weights alone (:data:`SHIPPED_EXTRA`, no optimizer or random states; stored in
 float16 or bfloat16 they are a quarter of the training checkpoint's bytes: :mod:`cnet_lib.images.runs.shipping`):
 such a checkpoint loads like any finished run but cannot be continued.
+
+Also here: a run's ``results.json``, read as anyone may have left it and written again from the checkpoint when it
+is not whole (:func:`read_results`, :func:`restore_results`).
 """
 from __future__ import annotations
 
