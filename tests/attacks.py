@@ -233,6 +233,10 @@ def global_error(G, scheme, dt, t_final):
         raise RuntimeError(f"{len(started)} processes, then {err}")
     return 0.0'''
 
+PROCESSES_HELD = PROCESSES.replace("    return 0.0", "    import time\n    time.sleep(2)\n    return 0.0")
+"""PROCESSES, its processes kept for 2 s before it returns: where only the grader's count (five times a second) caps
+them, a count that must see them."""
+
 DISK = '''def euler_block_as_resnet(block, x):
     written = []
     for i in range(3):

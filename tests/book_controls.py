@@ -216,6 +216,14 @@ const r = s.getBoundingClientRect(), c = getComputedStyle(s);
 return {shown: c.visibility !== 'hidden' && c.display !== 'none' && r.width > 0 && r.right > 0,
         article: document.querySelector('article').getBoundingClientRect().width};
 """
+SIDEBARS_AWAY_JS = """
+return Array.from(document.querySelectorAll('.bd-sidebar-primary, .bd-sidebar-secondary')).every(s => {
+    const r = s.getBoundingClientRect();
+    return getComputedStyle(s).visibility === 'hidden' || r.width === 0 || r.right <= 0 || r.left >= innerWidth;
+});
+"""
+"""Whether both sidebars are out of the way: a sidebar closed on a phone slides off for a few tenths of a second, and
+a tap or a drag there meanwhile lands on it, not on the page."""
 NAV_DIALOGS = ((".primary-toggle", "pst-primary-sidebar-modal", "the chapter list (☰)"),
                (".secondary-toggle", "pst-secondary-sidebar-modal", "the page contents"))
 
@@ -249,6 +257,8 @@ def nav_problems(driver, touch: bool) -> list[str]:
             if not until(lambda: not driver.execute_script(DIALOG_JS, dialog)["open"]):
                 problems.append(f"{what}, opened, did not close with a tap beside it")
                 driver.execute_script("document.getElementById(arguments[0]).close()", dialog)
+            if not until(lambda: driver.execute_script(SIDEBARS_AWAY_JS)):
+                problems.append(f"{what}, closed, still covers the page after 3 s")
     else:
         before = driver.execute_script(SIDEBAR_JS)
         at = driver.execute_script(NAV_BUTTON_JS, ".primary-toggle")

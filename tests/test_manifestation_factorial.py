@@ -102,7 +102,22 @@ def test_runs_train_evaluate_and_resume(tmp_path, monkeypatch):
     assert model["trained_graph"] == "rk4_classic@4" and set(model["accuracy"]) == {f"{s}@{n}" for s, n in MF.GRAPHS}
     assert model["n_images"] == 1000 and model["checkpoint_sha256"]
     assert math.isclose(model["accuracy"]["rk4_classic@4"], model["final_accuracy"], abs_tol=1e-9)
+    assert model["skip_gain"] > 0, "a trained skip gain has left zero"
     json.dumps(record)
+    # the skip gains, read again from the checkpoints the record names; a checkpoint that is not the record's is refused
+    assert MF.add_skip_gains(record, tmp_path) == record
+    (done[1] / "checkpoint.pt").write_bytes((done[0] / "checkpoint.pt").read_bytes())
+    with pytest.raises(ValueError, match="not the checkpoint the record holds"):
+        MF.add_skip_gains(record, tmp_path)
+
+
+def test_skip_gain_is_the_mean_of_abs_s_over_depth_time_and_blocks():
+    import torch
+
+    state = {"blocks.0.skip_gain": torch.tensor([0.0, -1.0, 1.0, 2.0]), "blocks.1.skip_gain": torch.tensor([0.5]),
+             "blocks.0.conv.weight": torch.ones(3)}
+    assert MF.skip_gain(state) == (1.0 + 0.5) / 2
+    assert MF.skip_gain({"blocks.0.conv.weight": torch.ones(3)}) is None
 
 
 def test_the_shipped_record_is_the_plans():
@@ -166,6 +181,10 @@ def test_the_chapters_words_on_the_planned_study_follow_its_record():
                                                                                             "rk4_refined"))
     worth = {c: v["mean"] for c, v in later["blocks_worth"].items()}
     assert worth["euler_fixed"] < 10 and worth["rk4_fixed"] < 10 < min(worth["euler_refined"], worth["rk4_refined"])
+    gain = {c: v["mean"] for c, v in later["skip_gain"].items()}
+    assert max(gain["euler_fixed"], gain["rk4_fixed"]) < min(gain["euler_refined"], gain["rk4_refined"]), \
+        "'Their skip gains say the same'"
+    assert "euler_fixed_noskip" not in gain, "a model without skip-init has no gain to quote"
     ph = later["euler_minus_rk4_refined"]
     assert 0 < ph["ci95"][0] and ph["diff"] < 1, "'in its direction, but under a point'"
     from pathlib import Path
@@ -175,5 +194,5 @@ def test_the_chapters_words_on_the_planned_study_follow_its_record():
     assert worth["midpoint_fixed"] < 10 < worth["euler_fixed_noskip"], "'it shares the confound'"
     assert max(loss, key=loss.get) == "euler_fixed_noskip" and loss["euler_fixed_noskip"] > 0, "'the most of any cell'"
     for words in ("there and small", "Refinement works the other way", "only the refined models' blocks learned",
-                  "but under a point", "it shares the confound", "the most of any cell"):
+                  "but under a point", "it shares the confound", "the most of any cell", "skip gains say the same"):
         assert words in " ".join(text.split()), words

@@ -36,8 +36,9 @@ from . import show
 from .show import NOT_FINISHED, fig_losses
 
 __all__ = ["CELLS", "PRIMARY", "EXPLORATORY", "PRIMARY_SEEDS", "EXPLORATORY_SEEDS", "GRAPHS", "PRIMARY_GRAPHS",
-           "DELTA", "ALPHA", "POWER", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate", "collect", "model_loss",
-           "contrast_test", "analyse", "blocks_worth", "post_hoc", "shipped_record", "report", "facts", "fig_losses", "NOT_FINISHED"]
+           "DELTA", "ALPHA", "POWER", "RESULTS", "fixed_plan", "run_config", "schedule", "train_and_evaluate",
+           "collect", "model_loss", "contrast_test", "analyse", "blocks_worth", "skip_gain", "add_skip_gains",
+           "post_hoc", "shipped_record", "report", "facts", "fig_losses", "NOT_FINISHED"]
 
 RECIPE = dict(dataset="cifar10", n_train=10_000, n_test=None, channels=(8, 16, 32), batch_size=128, lr=0.1,
               lr_schedule="step", lr_milestones=(5,), lr_decay=0.1, epochs=6, weight_decay=5e-4, momentum=0.9)
@@ -141,14 +142,43 @@ def train_and_evaluate(root, data_dir, runs: Optional[Sequence[tuple[str, int]]]
     return done
 
 
+def skip_gain(state: Mapping[str, torch.Tensor]) -> Optional[float]:
+    """How large a trained model's skip gains grew: the mean of |s(t)| over depth-time and over its OdeBlocks, from its
+    state_dict (each block's mean |ŝ_β|: with a piecewise-constant basis on equal pieces, the mean of |s(t)| over t);
+    ``None`` for a model without skip-init.  A post hoc measurement (the plan's *Deviations*, item 3)."""
+    gains = [v.abs().mean().item() for k, v in state.items() if k.endswith("skip_gain")]
+    return sum(gains) / len(gains) if gains else None
+
+
+def _checkpoint_facts(ckpt: Path) -> dict:
+    """The digest of a run's checkpoint, and what :func:`skip_gain` reads from its weights."""
+    if not ckpt.is_file():
+        return {"checkpoint_sha256": None}
+    state = torch.load(ckpt, map_location="cpu", weights_only=True)["model"]
+    return {"checkpoint_sha256": hashlib.sha256(ckpt.read_bytes()).hexdigest(), "skip_gain": skip_gain(state)}
+
+
+def add_skip_gains(record: Mapping, root) -> dict:
+    """``record`` with each model's :func:`skip_gain` read from its checkpoint under ``root`` (``<cell>-seed<n>/``),
+    refusing a checkpoint whose digest is not the one the record holds (another model than the one evaluated)."""
+    out = json.loads(json.dumps(record))
+    for model in out["models"]:
+        ckpt = Path(root) / f"{model['cell']}-seed{model['seed']}" / "checkpoint.pt"
+        facts = _checkpoint_facts(ckpt)
+        if facts["checkpoint_sha256"] != model["checkpoint_sha256"]:
+            raise ValueError(f"{ckpt}: not the checkpoint the record holds (its digest differs, or it is missing); "
+                             "point root at the folder the study's runs were trained in")
+        model["skip_gain"] = facts["skip_gain"]
+    return out
+
+
 def collect(root) -> dict:
     """The study's record from the evaluated runs under ``root``: ``{"models": [...], "plan_sha256": ...}``, one
-    entry a model with its checkpoint's digest."""
+    entry a model with its checkpoint's digest and :func:`skip_gain`."""
     models = []
     for path in sorted(Path(root).glob(f"*-seed*/{EVALUATION}")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        ckpt = path.parent / "checkpoint.pt"
-        record["checkpoint_sha256"] = hashlib.sha256(ckpt.read_bytes()).hexdigest() if ckpt.is_file() else None
+        record.update(_checkpoint_facts(path.parent / "checkpoint.pt"))
         models.append(record)
     models.sort(key=lambda r: (list(CELLS).index(r["cell"]), r["seed"]))
     plan = fixed_plan()
@@ -252,11 +282,15 @@ def blocks_worth(model: Mapping) -> float:
 
 def post_hoc(record: Mapping, analysis: Mapping) -> dict:
     """Analyses chosen **after** the plan's test had been computed (2026-11-29; the plan's *Deviations* list them),
-    shown labelled post hoc: each cell's :func:`blocks_worth`, and the integrator's effect on L within each level of
-    refinement (Welch, Euler-trained minus RK4-trained, unadjusted).  ``analysis`` is :func:`analyse`'s."""
+    shown labelled post hoc: each cell's :func:`blocks_worth` and, where the record holds it, :func:`skip_gain`, and
+    the integrator's effect on L within each level of refinement (Welch, Euler-trained minus RK4-trained,
+    unadjusted).  ``analysis`` is :func:`analyse`'s."""
     worth = _by_cell(record, blocks_worth)
+    gains = {c: [g for g in v if g is not None]
+             for c, v in _by_cell(record, lambda m: m.get("skip_gain")).items()}
     loss = {c: v["loss"] for c, v in analysis["cells"].items()}
     return {"blocks_worth": {c: _mean_ci(v) for c, v in worth.items() if len(v) >= 2},
+            "skip_gain": {c: _mean_ci(v) for c, v in gains.items() if len(v) >= 2},
             "euler_minus_rk4_refined": welch(loss["rk4_refined"], loss["euler_refined"]),
             "euler_minus_rk4_fixed": welch(loss["rk4_fixed"], loss["euler_fixed"])}
 

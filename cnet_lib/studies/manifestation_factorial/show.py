@@ -101,15 +101,19 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
         worth = post_hoc["blocks_worth"]
         rows = [{"name": f"blocks worth: {_CELL_WORDS[c]}", "estimate": w["mean"], "ci": w["ci"], "p": None}
                 for c, w in worth.items()]
+        rows += [{"name": f"mean |s(t)|: {_CELL_WORDS[c]}", "estimate": g["mean"], "ci": g["ci"], "p": None}
+                 for c, g in post_hoc.get("skip_gain", {}).items()]
         rows += [{"name": f"L, Euler − RK4 ({level})", "estimate": t["diff"], "ci": t["ci95"], "p": t["p"]}
                  for level, t in (("refined", post_hoc["euler_minus_rk4_refined"]),
                                   ("fixed depth", post_hoc["euler_minus_rk4_fixed"]))]
         parts += [heading("Post hoc (chosen after the plan's test was computed; p values unadjusted)"),
-                  format_table(rows, [("quantity", "name", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
+                  format_table(rows, [("quantity", "name", "{}"), ("estimate", "estimate", "{:+.2f}"),
                                       ("95% interval", _ci, "{}"),
                                       ("p", lambda r: None if r["p"] is None else _p(r["p"]), "{}")], left=1,
-                               note="blocks worth: own-graph accuracy minus the accuracy with every OdeBlock replaced "
-                                    "by the identity, mean over the cell's models")]
+                               note="blocks worth (points): own-graph accuracy minus the accuracy with every "
+                                    "OdeBlock replaced by the identity, mean over the cell's models; mean |s(t)|: how "
+                                    "large the skip gains grew, over depth-time and the three OdeBlocks (they start "
+                                    "at 0); L in points")]
     return join_rich({"test": test, "rest": parts, "all": test + parts}[part])
 
 
@@ -132,6 +136,8 @@ def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optiona
         for cell in _CELL_WORDS:  # a cell with fewer than two models has no mean to quote: a dash
             w = post_hoc["blocks_worth"].get(cell)
             out[f"planned_worth_{cell}"] = "—" if w is None else minus_sign(_num(w["mean"], 1))
+            g = post_hoc.get("skip_gain", {}).get(cell)
+            out[f"planned_gain_{cell}"] = "—" if g is None else _num(g["mean"])
         for level in ("refined", "fixed"):
             t = post_hoc[f"euler_minus_rk4_{level}"]
             out[f"planned_ph_{level}"] = minus_sign(f"{t['diff']:+.2f} points")
