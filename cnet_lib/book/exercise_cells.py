@@ -114,7 +114,7 @@ def cell_python(source: str) -> str:
     return python_and_tree(source)[0]
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 def parse_cell(source: str) -> ast.Module:
     """The AST of a cell's source, its IPython magics (``%pip``, ``!cmd``) turned into Python first."""

@@ -150,7 +150,7 @@ def show_faults_briefly(shell: Any) -> None:
     shell.set_custom_exc(FAULTS, fault_lines)
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 @dataclass(frozen=True)
 class NotebookContext:

@@ -294,7 +294,7 @@ def build_wheel(root: Path, version: str, outdir: Path, student: bool = False) -
         return Path(shutil.copy2(wheels[0], outdir / wheels[0].name))
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 _LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)[^)]*\)")
 _BARE_URL_RE = re.compile(r"https?://[^\s)>\]]+")

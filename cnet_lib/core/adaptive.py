@@ -168,7 +168,7 @@ def initial_step(rate: Callable[[float, torch.Tensor], torch.Tensor], x0: torch.
         return min(100 * h0, h1, h_max)
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 @dataclass(frozen=True)
 class AdaptivePosition:

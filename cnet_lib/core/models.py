@@ -102,7 +102,7 @@ def _nchw(t: torch.Tensor) -> torch.Tensor:
     return t.clone(memory_format=torch.contiguous_format)
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 def count_parameters(module: nn.Module) -> int:
     """Number of trainable scalars."""

@@ -131,7 +131,7 @@ def check_row_order(name: str, row: str, a: Sequence[Sequence[Fraction]], weight
         )
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 Number = Union[int, Fraction, str]
 

@@ -134,7 +134,7 @@ def phone_script(updates: dict[str, Any]) -> str:
             "p.style.height=gd._fullLayout.height+'px';});}})();")
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 BOOK_RENDERER = "cnet_book"
 """The name under which :func:`book_renderer` is registered with plotly."""

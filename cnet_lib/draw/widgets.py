@@ -117,7 +117,7 @@ def bundle_for_ipython(data: dict, metadata: Optional[dict]):
     return (data, metadata) if metadata else data
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 @dataclass(frozen=True)
 class Choice:

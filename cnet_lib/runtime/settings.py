@@ -75,7 +75,7 @@ def select_preset(table: Mapping[str, T], preset: str) -> T:
     return table[key]
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 EXTRAS = {
     "book": ("plotly", "ipywidgets", "nbformat", "scipy", "torchdiffeq"),

@@ -137,7 +137,7 @@ def provenance(run: StudyRun) -> dict:
             "shipped": bool(run.shipped), "data": data}
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 def set_aside_damaged_checkpoint(folder: Path, label: str, then: str = "this run is trained again") -> None:
     """A checkpoint in ``folder`` that cannot be read is renamed ``checkpoint.pt.damaged-<time>``, with

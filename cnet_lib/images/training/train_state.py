@@ -145,7 +145,7 @@ def restore_results(folder: Path, cfg: TrainConfig, ck: dict, checkpoint: Path,
     return True
 
 
-# ----------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------- the module's own part (its docstring above)
 
 CHECKPOINT = "checkpoint.pt"
 SHIPPED_EXTRA = ("epoch", "history", "model_config", "manifestation", "run_config", "environment", "started_utc")
