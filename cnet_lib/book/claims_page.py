@@ -27,7 +27,7 @@ from ..images.training.train_state import CHECKPOINT, load_model, read_results
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
     large_step_slopes, rollout_rows)
 from ..studies.refinement.study import recorded_timing
-from ..runtime.rich_text import Rich, find_row, format_table, join_rich, run_label
+from ..runtime.rich_text import Rich, find_row, format_table, join_rich, minus_sign, run_label
 from ..studies.manifestation import CELLS, over_seeds
 from ..studies.robustness import PRIMARY, robustness_over_seeds
 from ..studies.runner import shipped_seeds
@@ -238,7 +238,7 @@ def _x(v: float) -> str:
 
 def _signed(v: float, digits: int = 2) -> str:
     """A signed number with a real minus sign."""
-    return f"{v:+.{digits}f}".replace("-", "−")
+    return minus_sign(f"{v:+.{digits}f}")
 
 
 def _p(p: float) -> str:

@@ -27,8 +27,8 @@ from typing import Any, Mapping, Optional, Sequence
 from ..images.runs.image_presets import image_runs
 from ..images.runs.shipped import SHIPPED, plain_description, read_manifest, shipped_run
 from ..studies.refinement.study import schedule_ideal
-from ..runtime.rich_text import (Rich, basis_label, by_column_table, find_row, format_table, join_rich, paragraphs,
-    run_label, seeds_phrase, spread_cell, uniform)
+from ..runtime.rich_text import (Rich, basis_label, by_column_table, find_row, format_table, join_rich, minus_sign,
+                                 paragraphs, run_label, seeds_phrase, spread_cell, uniform)
 from ..studies.runner import SEEDS_FILE, read_seeds_file, shipped_sweep_file
 from ..studies.stats import spread
 from .measurements import result
@@ -276,7 +276,7 @@ def invariance_claims_table(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[d
 
 def _text(v: Optional[float], fmt: str) -> str:
     """A number as the prose prints it (a real minus sign), a dash for one not measured."""
-    return "—" if v is None else fmt.format(v).replace("-", "−")
+    return "—" if v is None else minus_sign(fmt.format(v))
 
 
 def paper_facts(sweeps_by_seed: Mapping[Any, Mapping[str, Sequence[dict]]], epochs: Optional[int] = None) -> dict:

@@ -255,16 +255,15 @@ IDENTITY_GAP_NEAR_MISSES = (
 )
 
 
-def _row_readers() -> tuple:
-    """The library's functions that find, select and tabulate rows (what the exercise asks to do by hand)."""
-    return (rich_text.matches, rich_text.select_rows, rich_text.find_row, rich_text.format_table, rich_text.uniform,
-            rich_text.by_column_table, rich_text.spread_cell, rich_text.seeds_phrase, rich_text.times)
+_ROW_READERS = (rich_text.matches, rich_text.select_rows, rich_text.find_row, rich_text.format_table, rich_text.uniform,
+                 rich_text.by_column_table, rich_text.spread_cell, rich_text.seeds_phrase, rich_text.times)
+"""The library's functions that find, select and tabulate rows (what identity_gap asks to do by hand)."""
 
 
 IDENTITY_GAP = Exercise(
     name="identity_gap", hints=IDENTITY_GAP_HINTS, near_misses=IDENTITY_GAP_NEAR_MISSES,
     public=lambda: sweep_cases([(0.775, 0.183, 0), (0.18, 0.18, 1), (0.5, 0.6, 2), (0.723, 0.208, 3)]),
-    forbidden=lambda: [Forbidden(modules=(manifestation, robustness), functions=_row_readers(),
+    forbidden=lambda: [Forbidden(modules=(manifestation, robustness), functions=_ROW_READERS,
                                  why="the library's row readers (find_row, which other chapters use) find the rows "
                                      "for you; here, find them yourself.")],
     rules=Rules(banned_names=("find_row", "identity_gap_rows", "table1_rows")),

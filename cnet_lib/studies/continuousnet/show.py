@@ -16,7 +16,8 @@ from ...images.runs.theta_record import theta_curve
 from ...core.bases import basis_names, make_basis
 from ...draw.plotting import book_layout, line, line_styles, slider_figure
 from ...runtime.progress import duration
-from ...runtime.rich_text import Rich, SERIES_COLORS, basis_label, format_table, gathered_facts, join_rich, paragraphs
+from ...runtime.rich_text import (Rich, SERIES_COLORS, basis_label, format_table, gathered_facts, join_rich,
+                                  minus_sign, paragraphs)
 from ..runner import ran_on
 from .study import stage_rows
 
@@ -181,7 +182,7 @@ def fig_manifestations(n_basis: int, manifestations: Sequence[tuple[str, int]], 
 # --------------------------------------------------------------------------- the numbers the prose quotes
 def _signed(x: float, fmt: str = "{:.2f}") -> str:
     """A number as the prose prints it: a real minus sign."""
-    return fmt.format(x).replace("-", "−")
+    return minus_sign(fmt.format(x))
 
 
 def _both(values: Mapping[str, Any], fmt: str = "{:,}") -> str:

@@ -28,8 +28,8 @@ from ...draw.plotting import ACCURACY_TITLE, LEGEND_BELOW, dropdown_slider_figur
 from ...draw.progressive import Estimate, Progressive, estimate_from, follow_text, quick_size, sweep_answer
 from ...draw.widgets import (Choice, IntRange, app_data, evaluate_in_chunks, live_app as _live_app, predicted_titles,
     thumbnails)
-from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, paragraphs, run_label,
-    scheme_color, scheme_label, seeds_phrase, spread_cell)
+from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, minus_sign, paragraphs, run_label,
+                                  scheme_color, scheme_label, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
 from ..stats import spread
 from .study import CELLS, Factorial, KEEP_POINTS, SeedContrast, Verdict, judge, sweep_images, worst_loss
@@ -470,7 +470,7 @@ def _num(v: Optional[float], fmt: str = "{:.1f}") -> str:
     if v is None or v != v:
         return "—"
     text = fmt.format(v)
-    return (text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text).replace("-", "−")
+    return minus_sign(text[1:] if re.fullmatch(r"-0(\.0*)?", text) else text)
 
 
 def _mean(values: Sequence[float]) -> Optional[float]:

@@ -16,6 +16,7 @@ this module.  This module is that plan as code, in three steps:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import time
@@ -154,8 +155,9 @@ def _checkpoint_facts(ckpt: Path) -> dict:
     """The digest of a run's checkpoint, and what :func:`skip_gain` reads from its weights."""
     if not ckpt.is_file():
         return {"checkpoint_sha256": None}
-    state = torch.load(ckpt, map_location="cpu", weights_only=True)["model"]
-    return {"checkpoint_sha256": hashlib.sha256(ckpt.read_bytes()).hexdigest(), "skip_gain": skip_gain(state)}
+    data = ckpt.read_bytes()  # read once: hashed and loaded
+    state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)["model"]
+    return {"checkpoint_sha256": hashlib.sha256(data).hexdigest(), "skip_gain": skip_gain(state)}
 
 
 def add_skip_gains(record: Mapping, root) -> dict:

@@ -102,7 +102,7 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
         rows = [{"name": f"blocks worth: {_CELL_WORDS[c]}", "estimate": w["mean"], "ci": w["ci"], "p": None}
                 for c, w in worth.items()]
         rows += [{"name": f"mean |s(t)|: {_CELL_WORDS[c]}", "estimate": g["mean"], "ci": g["ci"], "p": None}
-                 for c, g in post_hoc.get("skip_gain", {}).items()]
+                 for c, g in post_hoc["skip_gain"].items()]
         rows += [{"name": f"L, Euler − RK4 ({level})", "estimate": t["diff"], "ci": t["ci95"], "p": t["p"]}
                  for level, t in (("refined", post_hoc["euler_minus_rk4_refined"]),
                                   ("fixed depth", post_hoc["euler_minus_rk4_fixed"]))]
@@ -136,7 +136,7 @@ def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optiona
         for cell in _CELL_WORDS:  # a cell with fewer than two models has no mean to quote: a dash
             w = post_hoc["blocks_worth"].get(cell)
             out[f"planned_worth_{cell}"] = "—" if w is None else minus_sign(_num(w["mean"], 1))
-            g = post_hoc.get("skip_gain", {}).get(cell)
+            g = post_hoc["skip_gain"].get(cell)
             out[f"planned_gain_{cell}"] = "—" if g is None else _num(g["mean"])
         for level in ("refined", "fixed"):
             t = post_hoc[f"euler_minus_rk4_{level}"]

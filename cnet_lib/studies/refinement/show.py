@@ -20,7 +20,7 @@ from ...draw.plotting import book_layout, line, line_styles, percent, slider_fig
 from ...runtime.device import gpu_words
 from ...runtime.progress import duration
 from ...runtime.rich_text import (Rich, SERIES_COLORS, by_column_table, format_table, gathered_facts, heading,
-    join_rich, paragraphs, run_color, run_label, scheme_label, uniform)
+                                  join_rich, minus_sign, paragraphs, run_color, run_label, scheme_label, uniform)
 from ..runner import ran_on
 from .study import epoch_seconds, log_spread, schedule_ideal
 
@@ -242,7 +242,7 @@ def fig_theta_refinement(snapshots: Sequence[dict], block: int = 0, title: str =
 # --------------------------------------------------------------------------- the numbers the prose quotes
 def _signed(x: float, fmt: str) -> str:
     """A number as the prose prints it: a real minus sign."""
-    return fmt.format(x).replace("-", "−")
+    return minus_sign(fmt.format(x))
 
 
 def _machine(env: Mapping) -> str:

@@ -22,7 +22,6 @@ labels of the runs come from :mod:`cnet_lib.runtime.rich_text`.
 from __future__ import annotations
 
 import copy
-import re
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
