@@ -27,7 +27,8 @@ sidebar button that does not collapse the sidebar (:func:`nav_problems`); a figu
 a slider that changes its menu (:func:`choice_problems`); a category axis missing labels, a tick label off its figure,
 a log axis's label that does not say its number, bar value labels running into each other or under a marker
 (:func:`label_problems`); a formula in a line of text past its column (``OVERFLOW_JS``); a token of code broken in a
-table (``BREAKS_JS``); at 390 px, a table's key column (``cnet-key``) that needs a sideways swipe (``TABLE_KEYS_JS``).
+table (``BREAKS_JS``); at 390 px, a table's key column (``cnet-key``) that needs a sideways swipe (``TABLE_KEYS_JS``),
+a display formula shrunk past reading and a code cell squeezed beside a margin note (``READING_JS``).
 """
 from __future__ import annotations
 
@@ -182,6 +183,34 @@ document.querySelectorAll('.cnet-rich, .cnet-rich .cnet-scroll, .cnet-rich table
 return out;
 """
 
+MIN_MATH = 0.8
+"""The smallest a display formula may be on a phone against the text around it; phone.js shrinks one wider than the
+column to fit, and at 0.68 (the quantization formula of *Robustness* in one line) its subscripts were unreadable."""
+
+READING_JS = """
+const text = parseFloat(getComputedStyle(document.querySelector('article p') || document.body).fontSize);
+const out = [];
+document.querySelectorAll('mjx-container[display="true"]').forEach(m => {
+    const size = parseFloat(getComputedStyle(m).fontSize) / text;
+    if (size < arguments[0])
+        out.push('a display formula shrunk to ' + Math.round(100 * size) + "% of the text's size (break it into lines: "
+                 + 'aligned or gathered): ' + (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 60));
+});
+const boxes = Array.from(document.querySelectorAll('div.cell_input, div.cell_output > div.output'))
+    .filter(c => c.getBoundingClientRect().width > 0);
+const widest = Math.max(0, ...boxes.map(c => c.getBoundingClientRect().width));
+boxes.forEach(c => {
+    const w = c.getBoundingClientRect().width;
+    if (w < 0.8 * widest)
+        out.push('a cell ' + (c.classList.contains('cell_input') ? 'input' : 'output') + ' squeezed to ' + Math.round(w)
+                 + ' px of ' + Math.round(widest) + ' (beside a margin note?): '
+                 + (c.innerText || c.textContent).trim().replace(/\\s+/g, ' ').slice(0, 50));
+});
+return out;
+"""
+"""At 390 px: a display formula shrunk below :data:`MIN_MATH` of the text's size, and a cell's code or output narrower than 80% of
+the page's widest code, or an output (squeezed beside something floated, as the theme floats margin notes)."""
+
 TEXT_TABLE_RULE = re.compile(r"^\s*-{2,}( {2}-+)+\s*$", re.M)
 """The rule under a plain-text table's header (``format_table``): such a table printed, not displayed."""
 AUTHOR_YEAR = re.compile(r"^[^\W\d_][\w'’. -]*( and [^\W\d_][\w'’. -]*| et al\.)?, (\d{4}[a-z]?|n\.d\.)$")
@@ -334,6 +363,7 @@ def check_page(driver, url: str, paths: tuple = ()) -> list[str]:
                 found += [p.replace("at 1280 px", "at 390 px") for p in break_problems(driver.execute_script(BREAKS_JS))]
                 found += width_problems(driver.execute_script(NARROW_JS), label)
                 found += [f"at {label}: {p}" for p in driver.execute_script(TABLE_KEYS_JS)]
+                found += [f"at {label}: {p}" for p in driver.execute_script(READING_JS, MIN_MATH)]
             problems += found
         finally:
             if phone:

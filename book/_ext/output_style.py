@@ -2,8 +2,8 @@
 
 In Jupyter and Colab a long printed line wraps; in the built book a ``<pre>`` output scrolled sideways
 inside its code box instead, which hid the end of every long sentence.  The stylesheet makes printed
-output wrap, lets display math wider than a phone scroll inside its own box, and keeps figures within
-the text column.  Tables and verdicts are HTML (:mod:`cnet_lib.runtime.rich_text`) and carry their own
+output wrap, lets display math wider than a phone scroll inside its own box, keeps figures within
+the text column, and on a phone sets margin notes between the paragraphs instead of beside a code cell.  Tables and verdicts are HTML (:mod:`cnet_lib.runtime.rich_text`) and carry their own
 style, so that Jupyter and Colab show them the same way.
 """
 from __future__ import annotations

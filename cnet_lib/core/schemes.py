@@ -264,8 +264,10 @@ class EmbeddedPair(Tableau):
 
     .. math::
 
-        y_1 = y_0 + h \\sum_i b_i k_i \\;(\\text{order } p), \\qquad
-        \\hat y_1 = y_0 + h \\sum_i \\hat b_i k_i \\;(\\text{order } \\hat p), \\qquad
+        y_1 = y_0 + h \\sum_i b_i k_i \\quad (\\text{order } p),
+
+        \\hat y_1 = y_0 + h \\sum_i \\hat b_i k_i \\quad (\\text{order } \\hat p),
+
         e = y_1 - \\hat y_1 = h \\sum_i (b_i - \\hat b_i) k_i ,
 
     and ``e`` estimates the local error of the lower-order solution (Hairer, Nørsett and Wanner I,
