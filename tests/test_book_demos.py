@@ -10,7 +10,7 @@ import pytest
 import torch
 from table_reading import assert_printed, by_first_column, parse_table
 
-from cnet_lib.runtime.rich_text import SCHEME_COLORS, scheme_color, scheme_label
+from cnet_lib.runtime.rich_text import SCHEME_COLORS, scheme_color, scheme_label, sci
 from cnet_lib.book import demos
 from cnet_lib import integrate
 
@@ -118,7 +118,7 @@ def test_the_chapter_glues_the_numbers_its_prose_states(runs):
     said = demos.facts(runs)
     assert said["n_finest"] == "64" and said["n_second"] == "32"
     assert said["slope_euler"] == f"{demos.two_point_orders(runs)[0]['slope']:.2f}"
-    assert said["error_rk4_classic"] == f"{demos.dts_and_errors(runs, 'rk4_classic')[1][-1]:.1e}"
+    assert said["error_rk4_classic"] == sci(demos.dts_and_errors(runs, 'rk4_classic')[1][-1])
     assert not typed_numbers("how_to_use") and not cells_ending_in_glue("how_to_use")
     assert glued_names("how_to_use") <= set(said) and glued_names("how_to_use")
     for steps in ([4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256, 512]):

@@ -111,7 +111,7 @@ def test_resnet_manifestation():
     assert res["identical"] and res["max_difference"] == 0.0 and res["max_logit_change"] == 0.0
     assert res["units_per_stage"] == [2, 2, 2] and res["steps"] == [0.5, 0.5, 0.5] and res["n_images"] == 4
     text = CN.word_resnet_manifestation(res, "Euler run")
-    assert "identical logits on 4 held-out images: True (largest difference 0.0e+00)" in text
+    assert "identical logits on 4 held-out images: True (largest difference 0)" in text
     assert "own graph against" not in text, "the Euler, N_t = M graph is the model's own: nothing to compare"
     assert CN.facts(resnet_euler=res) == {"n_images": "4", "euler_agreement": "the same logits, bit for bit"}
 

@@ -21,7 +21,7 @@ from text_tables import cells, row_of
 from cnet_lib.book.paper_claims import PAPER_SENTENCES, paper_schedule
 from cnet_lib.core.models import ContinuousNet
 from cnet_lib.images.training import train_state as TS
-from cnet_lib.runtime.rich_text import run_color
+from cnet_lib.runtime.rich_text import run_color, sci
 from cnet_lib.studies.refinement import show as SH, study as RT
 from cnet_lib.studies import refinement as RF
 from cnet_lib import images
@@ -118,8 +118,8 @@ def test_refinement_check():
     assert text[0] == f"M: 1 -> 2, N_t: 1 -> 2; parameters: {model.n_parameters()} -> {refined.n_parameters()}"
     assert text[1] == "θ(t) of every weight identical at 16 times: True"
     assert text[2] == "refined model on the old graph (N_t = 1): same logits bit for bit: True"
-    assert text[3] == f"refined model on the new graph (N_t = 2): largest logit change {change:.2e}"
-    assert RF.facts(check=res) == {"check_times": "16", "check_change": f"{change:.1e}", "check_kept": "agree bit for bit"}
+    assert text[3] == f"refined model on the new graph (N_t = 2): largest logit change {sci(change, 2)}"
+    assert RF.facts(check=res) == {"check_times": "16", "check_change": sci(change), "check_kept": "agree bit for bit"}
     assert RF.facts(check={**res, "old_graph_identical": False})["check_kept"] == "do not agree bit for bit"
 
 

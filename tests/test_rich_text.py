@@ -11,7 +11,7 @@ import pytest
 from cnet_lib.draw.html_figures import phone_script, phone_updates
 from cnet_lib.draw.plotting import LEGEND_BELOW, line, slider_figure
 from cnet_lib.runtime.files import shown_path
-from cnet_lib.runtime.rich_text import minus_sign
+from cnet_lib.runtime.rich_text import minus_sign, p_value, sci
 from cnet_lib.runtime.rich_text import format_table
 from cnet_lib.draw import html_figures as HF
 from cnet_lib.runtime import rich_text as RT
@@ -202,3 +202,12 @@ def test_progress_bars_of_one_cell_leave_one_line():
 def test_prose_numbers_take_a_real_minus_sign_and_words_keep_their_hyphens():
     assert minus_sign("-0.38 points, [-0.68, -0.08]; +0.42") == "\u22120.38 points, [\u22120.68, \u22120.08]; +0.42"
     assert minus_sign("channels 8-16-32, held-out images, x-1") == "channels 8-16-32, held-out images, x-1"
+
+
+def test_prose_prints_small_numbers_with_a_power_of_ten_and_p_values_as_a_paper_does():
+    assert sci(3.42e-05) == "3.4 \u00d7 10\u207b\u2075" and sci(3.42e-05, 2) == "3.42 \u00d7 10\u207b\u2075"
+    assert sci(2.5e-11) == "2.5 \u00d7 10\u207b\u00b9\u00b9" and sci(12345.0) == "1.2 \u00d7 10\u2074"
+    assert sci(-0.127, 2) == "\u22121.27 \u00d7 10\u207b\u00b9" and sci(1.5) == "1.5"
+    assert sci(0.0) == "0" and sci(1e-05, None) == "10\u207b\u2075" and sci(2.5e-3, None) == "2.5 \u00d7 10\u207b\u00b3" and sci(9.96e-06) == "1.0 \u00d7 10\u207b\u2075"
+    assert p_value(0.0321) == "p = 0.032" and p_value(0.001) == "p = 0.001"
+    assert p_value(6.4e-05, "Holm p") == "Holm p < 0.001" and p_value(1.6e-15) == "p < 0.001"

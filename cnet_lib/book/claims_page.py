@@ -27,7 +27,7 @@ from ..images.training.train_state import CHECKPOINT, load_model, read_results
 from ..studies.pendulum.study import (dip_rows, interchange_at_large_steps, interchange_matrix, large_step_rows,
     large_step_slopes, rollout_rows)
 from ..studies.refinement.study import recorded_timing
-from ..runtime.rich_text import Rich, find_row, format_table, join_rich, minus_sign, run_label
+from ..runtime.rich_text import Rich, find_row, format_table, join_rich, minus_sign, p_value, run_label
 from ..studies.manifestation import CELLS, over_seeds
 from ..studies.robustness import PRIMARY, robustness_over_seeds
 from ..studies.runner import shipped_seeds
@@ -241,10 +241,6 @@ def _signed(v: float, digits: int = 2) -> str:
     return minus_sign(f"{v:+.{digits}f}")
 
 
-def _p(p: float) -> str:
-    return "< 0.001" if p < 0.001 else f"= {p:.2g}"
-
-
 def _paper(key: str) -> dict:
     return next(r for r in PAPER_TABLE1 if r["key"] == key)
 
@@ -286,7 +282,7 @@ def _manifestation_claims(add, sweeps: dict) -> None:
         f"{d['euler_fixed']['max']:.1f} points (mean {d['euler_fixed']['mean']:.1f}), RK4-trained "
         f"{d['rk4_refined']['min']:.2f} to {d['rk4_refined']['max']:.2f}"
         + (f"; Euler's minus RK4's {_signed(c.methods['diff'])}, 95% interval [{_signed(ci[0])}, {_signed(ci[1])}], "
-           f"Welch p = {c.methods['p']:.2g}" if c.methods else ""),
+           f"{p_value(c.methods['p'], 'Welch p')}" if c.methods else ""),
         "contrast", low=ci[0], high=ci[1], euler_mean=d["euler_fixed"]["mean"], rk4_mean=d["rk4_refined"]["mean"],
         blocks_matter=c.blocks_matter)
     claims = {(r["run"], r["n_steps"]): r["loss"]["mean"] for r in invariance_claims(sweeps)}
@@ -339,9 +335,9 @@ def _planned_claims(add, study: Optional[tuple]) -> None:
     small = " (below the plan's 2-point smallest effect)" if i["ci"][1] < planned.DELTA else ""
     add(claim, "Sec. 5.1", "manifestation_invariance",
         f"the planned 2 × 2 ({n} seeds a cell, a smaller model): Euler-trained minus RK4-trained loss "
-        f"{_signed(i['estimate'])} points, 95% interval [{_signed(i['ci'][0])}, {_signed(i['ci'][1])}]{small}, Holm p "
-        f"{_p(i['p_holm'])} ({i['verdict']}); fixed depth minus refined {_signed(r['estimate'])} "
-        f"[{_signed(r['ci'][0])}, {_signed(r['ci'][1])}], Holm p {_p(r['p_holm'])} ({r['verdict']}); post hoc, the "
+        f"{_signed(i['estimate'])} points, 95% interval [{_signed(i['ci'][0])}, {_signed(i['ci'][1])}]{small}, "
+        f"{p_value(i['p_holm'], 'Holm p')} ({i['verdict']}); fixed depth minus refined {_signed(r['estimate'])} "
+        f"[{_signed(r['ci'][0])}, {_signed(r['ci'][1])}], {p_value(r['p_holm'], 'Holm p')} ({r['verdict']}); post hoc, the "
         f"fixed-depth models' blocks are worth {worth['euler_fixed']['mean']:.1f} and {worth['rk4_fixed']['mean']:.1f} "
         f"points, the refined ones' {worth['euler_refined']['mean']:.1f} and {worth['rk4_refined']['mean']:.1f}",
         "inductive_bias", estimate=i["estimate"], p_holm=i["p_holm"])
@@ -444,8 +440,8 @@ def _beyond_claims(add, seeds: dict) -> None:
         "Table 1(a), Sec. 5.1", "continuousnet",
         f"RK4-trained {sum(acc['rk4_refined']) / len(acc['rk4_refined']):.1f}%, Euler-trained "
         f"{sum(acc['euler_fixed']) / len(acc['euler_fixed']):.1f}% (mean of {len(acc['rk4_refined'])} seeds); Euler minus "
-        f"RK4 {_signed(w['diff'])} points, 95% interval [{_signed(w['ci95'][0])}, {_signed(w['ci95'][1])}], Welch "
-        f"p = {w['p']:.2g}", "accuracy", low=w["ci95"][0], high=w["ci95"][1])
+        f"RK4 {_signed(w['diff'])} points, 95% interval [{_signed(w['ci95'][0])}, {_signed(w['ci95'][1])}], "
+        f"{p_value(w['p'], 'Welch p')}", "accuracy", low=w["ci95"][0], high=w["ci95"][1])
     a = adaptive.judge(shipped_study("gpu", adaptive.PREFIX), "rk4_refined", "euler_fixed")
     add("\u201cUsing adaptive time steps \u2026 is of interest but is left for future work\u201d", "Sec. 3.2", "adaptive",
         f"the error-controlled solver classes the RK4-trained model {a.classes['rk4_refined'].klass} and the "

@@ -19,7 +19,7 @@ from ..core.integrate import integrate, step_times
 from ..core.schemes import get_scheme
 from ..draw.plotting import dropdown_slider_figure, line, loglog_style, reference_slope, slider_figure
 from ..draw.widgets import Choice, IntRange, LiveApp, live_app
-from ..runtime.rich_text import SCHEME_COLORS, find_row, format_table, scheme_color, scheme_label
+from ..runtime.rich_text import SCHEME_COLORS, find_row, format_table, scheme_color, scheme_label, sci
 
 __all__ = ["solve", "convergence_runs", "dts_and_errors", "two_point_orders", "facts", "error_table", "order_table",
            "fig_solutions", "fig_error_convergence", "fig_schemes_together", "live_solver_app"]
@@ -75,7 +75,7 @@ def facts(runs: Sequence[dict]) -> dict:
     out = {"n_second": str(steps[-2]), "n_finest": str(steps[-1])}
     for row in two_point_orders(runs):
         out[f"slope_{row['scheme']}"] = f"{row['slope']:.2f}"
-        out[f"error_{row['scheme']}"] = f"{dts_and_errors(runs, row['scheme'])[1][-1]:.1e}"
+        out[f"error_{row['scheme']}"] = sci(dts_and_errors(runs, row['scheme'])[1][-1])
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = ["Rich", "STACK_CHARS", "NARROW_PX", "STYLE", "numeric_columns", "rich_table", "paragraphs", "heading",
            "join_rich", "as_rich", "gathered_facts", "matches", "select_rows", "find_row", "Column", "format_table",
-           "uniform", "by_column_table", "spread_cell", "seeds_phrase", "times", "minus_sign", "SCHEME_LABELS", "SCHEME_COLORS",
+           "uniform", "by_column_table", "spread_cell", "seeds_phrase", "times", "minus_sign", "sci", "p_value", "SCHEME_LABELS", "SCHEME_COLORS",
            "RUN_LABELS", "RUN_COLORS", "BASIS_LABELS", "SERIES_COLORS", "scheme_label", "scheme_color", "run_label",
            "run_color", "run_dash", "run_pattern", "basis_label"]
 
@@ -321,6 +321,34 @@ def minus_sign(text: str) -> str:
     """Numbers as prose prints them: ``text`` with a real minus sign (U+2212) before each digit a hyphen stood before
     (a hyphen inside a word, as in "8-16-32" or "held-out", stays)."""
     return re.sub(r"(?<![\w-])-(?=\d)", "\u2212", text)
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def sci(value: float, digits: Optional[int] = 1) -> str:
+    """A number as prose prints one far from 1: ``3.4 × 10⁻⁵`` for 3.4e-05 (``digits`` after the point; ``None``: as
+    few as give ``value`` back, for a setting such as a tolerance), the mantissa alone when the power is 10⁰, the power
+    alone when the mantissa is 1 (``10⁻⁵``), ``0`` for zero; a negative number with a real minus sign.  Tables keep
+    ``3.4e-05``."""
+    if value == 0:
+        return "0"
+    if not math.isfinite(value):
+        return str(value)
+    if digits is None:
+        digits = next((d for d in range(16) if float(f"{value:.{d}e}") == value), 16)
+    mantissa, power = f"{value:.{digits}e}".split("e")
+    power = int(power)
+    if power == 0:
+        return minus_sign(mantissa)
+    ten = "10" + str(power).translate(_SUPERSCRIPTS)
+    return ten if mantissa == "1" else f"{minus_sign(mantissa)} × {ten}"
+
+
+def p_value(p: float, name: str = "p") -> str:
+    """A p-value as prose states it: ``p = 0.032`` (two significant digits), ``p < 0.001`` below 0.001 (never a
+    computer's ``6.4e-05``); ``name`` names the test, e.g. ``"Holm p"``."""
+    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.2g}"
 
 
 def _number(fmt: str, v: float) -> str:

@@ -20,7 +20,7 @@ from ...draw.html_figures import below_modebar
 from ...draw.plotting import (ACCURACY_TITLE, book_layout, dropdown_slider_figure, log_ticks, loglog_style, percent,
     reference_slope, slider_figure)
 from ...draw.widgets import Choice, Steps, app_data, live_app as _live_app
-from ...runtime.rich_text import (Rich, SCHEME_COLORS, format_table, join_rich, minus_sign, paragraphs, run_color,
+from ...runtime.rich_text import (Rich, SCHEME_COLORS, format_table, join_rich, minus_sign, paragraphs, run_color, sci,
     run_label, scheme_color, scheme_label, times)
 from ...pendulum import PendulumConfig
 from ..runner import check_study_inputs, precision, ran_on
@@ -515,7 +515,7 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
         out.update(dt_data=f"{cfg.dt_data:g}", pend_factor=f"{rule.factor:g}", pend_converged=f"{100 * rule.converged:g}%")
     if study is not None:
         out.update(ad_n=f"{study['n']:,}", ad_batch=f"{study['grid']['batch_size']:,}",
-                   ad_tols=", ".join(f"{t:g}" for t in study["grid"]["tolerances"]), ad_ran_on=ran_on(study),
+                   ad_tols=", ".join(sci(t, None) for t in study["grid"]["tolerances"]), ad_ran_on=ran_on(study),
                    ad_date=(study.get("created_utc") or "")[:10] or "an unrecorded date", ad_precision=precision(study))
         if runs is not None:
             for r in (r for r in adaptive_rows(study) if r["pair"] is None):
@@ -529,6 +529,6 @@ def facts(*, checked: Optional[Sequence[Mapping]] = None, judged: Optional[Seque
                         f"{name}_hi": minus_sign(f"{c.ci95[1]:+.2f}"), f"{name}_changed": f"{c.changed:.1f}%",
                         f"{name}_nfe": f"{c.nfe_adaptive:.0f}", f"{name}_own_nfe": f"{c.nfe_own:.0f}"})
         r = verdict.rule
-        out.update(ad_tol=f"{verdict.classes[verdict.a].tol:g}", ad_min_effect=f"{r.min_effect:g}",
+        out.update(ad_tol=sci(verdict.classes[verdict.a].tol, None), ad_min_effect=f"{r.min_effect:g}",
                    ad_unconverged=f"{100 * (1 - r.agreement):.3g}%")
     return out

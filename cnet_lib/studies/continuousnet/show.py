@@ -17,7 +17,7 @@ from ...core.bases import basis_names, make_basis
 from ...draw.plotting import book_layout, line, line_styles, slider_figure
 from ...runtime.progress import duration
 from ...runtime.rich_text import (Rich, SERIES_COLORS, basis_label, format_table, gathered_facts, join_rich,
-                                  minus_sign, paragraphs)
+                                  minus_sign, paragraphs, sci)
 from ..runner import ran_on
 from .study import stage_rows
 
@@ -50,7 +50,7 @@ def word_resnet_manifestation(result: Mapping, label: str = "the model") -> Rich
              f"its Euler, N_t = M graph as a ResNet: {result['units_per_stage']} residual units per stage, "
              f"step h per stage {result['steps']}",
              f"ResNet against the Euler, N_t = M graph: identical logits on {n} held-out images: {result['identical']} "
-             f"(largest difference {result['max_difference']:.1e})"]
+             f"(largest difference {sci(result['max_difference'])})"]
     if not _is_euler_nt_m(result):
         lines.append(f"own graph against the Euler, N_t = M graph: largest logit change {result['max_logit_change']:.3f}; "
                      f"same predicted class on {100 * result['same_class']:.1f}% of the {n} images")
@@ -216,7 +216,7 @@ def _change(rows: Sequence[Mapping]) -> dict:
 
 def _resnet_euler(result: Mapping) -> dict:
     same = ("the same logits, bit for bit" if result["identical"]
-            else f"logits that differ by up to {result['max_difference']:.1e}")
+            else f"logits that differ by up to {sci(result['max_difference'])}")
     return {"n_images": f"{result['n_images']:,}", "euler_agreement": same}
 
 

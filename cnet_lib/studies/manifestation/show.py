@@ -28,7 +28,7 @@ from ...draw.plotting import ACCURACY_TITLE, LEGEND_BELOW, dropdown_slider_figur
 from ...draw.progressive import Estimate, Progressive, estimate_from, follow_text, quick_size, sweep_answer
 from ...draw.widgets import (Choice, IntRange, app_data, evaluate_in_chunks, live_app as _live_app, predicted_titles,
     thumbnails)
-from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, minus_sign, paragraphs, run_label,
+from ...runtime.rich_text import (Rich, find_row, format_table, heading, join_rich, minus_sign, p_value, paragraphs, run_label,
                                   scheme_color, scheme_label, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
 from ..stats import spread
@@ -206,7 +206,7 @@ def word_contrast(c: SeedContrast) -> Rich:
         return paragraphs(s)
     m, th = c.methods, c.thresholds
     stats = (f"{E}'s mean loss minus {R}'s: {m['diff']:+.2f} points, 95% interval [{m['ci95'][0]:+.2f}, "
-             f"{m['ci95'][1]:+.2f}], Welch p = {m['p']:.2g}, the training seed as the unit")
+             f"{m['ci95'][1]:+.2f}], {p_value(m['p'], 'Welch p')}, the training seed as the unit")
     verdict = {
         "contrast": f"the paper's contrast holds across seeds ({stats}; {E} loses ≥ {th['lose_points']:g} on average, "
                     f"{R} < {th['hold_points']:g}).",
@@ -517,7 +517,7 @@ def _contrast_facts(c: SeedContrast) -> dict:
                 "blocks do not matter": "no verdict: in some seed the blocks do not matter"}[c.outcome]
         out["seeds_test"] = (f"Welch's test of the seeds' worst losses gives a difference of the means of "
                              f"{_num(m['diff'], '{:+.1f}')} points, 95% interval [{_num(m['ci95'][0], '{:+.1f}')}, "
-                             f"{_num(m['ci95'][1], '{:+.1f}')}], p = {m['p']:.2g}: {said}.")
+                             f"{_num(m['ci95'][1], '{:+.1f}')}], {p_value(m['p'])}: {said}.")
     return out
 
 

@@ -32,7 +32,7 @@ from ...core.schemes import get_scheme
 from ...runtime.device import torch_threads
 from ...runtime.progress import duration
 from ...runtime.rich_text import (Rich, SCHEME_COLORS, SERIES_COLORS, find_row, format_table, gathered_facts,
-    join_rich, paragraphs, scheme_color, scheme_label, select_rows, times)
+    join_rich, paragraphs, scheme_color, sci, scheme_label, select_rows, times)
 from ...draw import (Choice, LEGEND_BELOW, Steps, dropdown_slider_figure, live_app, log_ticks, loglog_style,
     slider_figure)
 from ...pendulum import G as G_DEFAULT, ODENetFit, PendulumConfig, RHO0, exact_solution, odenet_label, rollout
@@ -350,7 +350,7 @@ def word_fit(summary: Sequence[Mapping]) -> Rich:
     rows): their final losses within :data:`SAME_FIT` of each other."""
     losses = [r["final_loss"] for r in summary]
     f = _factor(losses)
-    head = f"Final training losses from {min(losses):.2e} to {max(losses):.2e}, a factor {f:.1f} apart: "
+    head = f"Final training losses from {sci(min(losses), 2)} to {sci(max(losses), 2)}, a factor {f:.1f} apart: "
     if f <= SAME_FIT:
         return paragraphs([head + "all the models fit the data about equally well (within a factor "
                            f"{SAME_FIT:g}); by the training loss alone there is nothing to choose between them."])
@@ -416,7 +416,7 @@ def word_odenet_curves(rows: Sequence[Mapping]) -> Rich:
         elif mine:
             errors = [r["error"] for r in mine]
             flat = _factor(errors) <= FLAT
-            s.append(f"{odenet_label(a)}: errors from {min(errors):.1e} to {max(errors):.1e} over every step, "
+            s.append(f"{odenet_label(a)}: errors from {sci(min(errors))} to {sci(max(errors))} over every step, "
                      + (f"flat (within a factor {times(_factor(errors))})." if flat else
                         f"a factor {times(_factor(errors))} apart: not flat within {FLAT:g}."))
     return paragraphs(s)
@@ -433,8 +433,8 @@ def word_error_floor(rows: Sequence[Mapping], trained: str = "rk4_38") -> Rich:
     verdict = ("the same to three digits: the floor." if equal else
                f"the same within a factor {SAME_FLOOR:g}: the floor." if same else "not the same in this run.")
     return paragraphs([
-        f"{odenet_label(trained)}: with its own scheme E = {r['error_own']:.2e}, along the exact flow of its G "
-        f"{r['error_flow']:.2e}: {verdict}",
+        f"{odenet_label(trained)}: with its own scheme E = {sci(r['error_own'], 2)}, along the exact flow of its G "
+        f"{sci(r['error_flow'], 2)}: {verdict}",
         f"That is about {times(above)} times {scheme_label(trained)}'s truncation error on f at the same step"
         + (" (orders of magnitude above it)." if above >= ORDERS else ".")])
 
@@ -816,7 +816,7 @@ def _training(summary: Sequence[Mapping]) -> dict:
     """The losses' spread, and where the models were trained: how many at once, how long, on what."""
     losses = [r["final_loss"] for r in summary]
     on = str(summary[0].get("device", "cpu"))
-    return {"loss_lo": f"{min(losses):.1e}", "loss_hi": f"{max(losses):.1e}", "loss_factor": times(_factor(losses)),
+    return {"loss_lo": sci(min(losses)), "loss_hi": sci(max(losses)), "loss_factor": times(_factor(losses)),
             "n_trained": str(summary[0].get("trained_with", 1)), "train_time": duration(max(r["seconds"] for r in summary)),
             "trained_on": "the CPU" if on.startswith("cpu") else "a GPU"}
 
@@ -843,16 +843,16 @@ def _curves(odenet_rows: Sequence[Mapping], numerical_rows: Sequence[Mapping]) -
     on_f = {r["h"]: r["error"] for r in numerical_rows if r["scheme"] == "rk4_38"}
     return {"v_worse": times(min(r["error"] for r in euler if r["h"] != 1.0) / at_1),
             "mid_flat": times(_factor(small)), "mid_rise": times(max(large) / max(small)), "h_min": _h(hs[0]),
-            "h_below": _h(below[-1]["h"]), "h_max": _h(hs[-1]), "rk4_lo": f"{min(r['error'] for r in below):.1e}",
-            "rk4_hi": f"{max(r['error'] for r in below):.1e}",
-            "rk4_f_below": f"{max(on_f[r['h']] for r in below):.1e}", "rk4_f_max": f"{on_f[hs[-1]]:.1e}",
-            "rk4_at_max": f"{rk4[-1]['error']:.1e}"}
+            "h_below": _h(below[-1]["h"]), "h_max": _h(hs[-1]), "rk4_lo": sci(min(r['error'] for r in below)),
+            "rk4_hi": sci(max(r['error'] for r in below)),
+            "rk4_f_below": sci(max(on_f[r['h']] for r in below)), "rk4_f_max": sci(on_f[hs[-1]]),
+            "rk4_at_max": sci(rk4[-1]['error'])}
 
 
 def _floor(rows: Sequence[Mapping]) -> dict:
     r = find_row(rows, trained="rk4_38")
-    return {"floor": f"{r['error_own']:.2e}", "floor_above": times(r["error_own"] / r["error_numerical"]),
-            "floor_numerical": f"{r['error_numerical']:.1e}"}
+    return {"floor": sci(r['error_own'], 2), "floor_above": times(r["error_own"] / r["error_numerical"]),
+            "floor_numerical": sci(r['error_numerical'])}
 
 
 def _swaps(matrix: Sequence[Mapping]) -> dict:

@@ -20,7 +20,7 @@ from ...draw.plotting import book_layout, line, line_styles, percent, slider_fig
 from ...runtime.device import gpu_words
 from ...runtime.progress import duration
 from ...runtime.rich_text import (Rich, SERIES_COLORS, by_column_table, format_table, gathered_facts, heading,
-                                  join_rich, minus_sign, paragraphs, run_color, run_label, scheme_label, uniform)
+                                  join_rich, minus_sign, paragraphs, run_color, run_label, scheme_label, sci, uniform)
 from ..runner import ran_on
 from .study import epoch_seconds, log_spread, schedule_ideal
 
@@ -82,7 +82,7 @@ def word_refinement_check(result: Mapping) -> Rich:
         f"M: {m0} -> {m1}, N_t: {n0} -> {n1}; parameters: {p0} -> {p1}",
         f"θ(t) of every weight identical at {result['n_times']} times: {result['theta_identical']}",
         f"refined model on the old graph (N_t = {n0}): same logits bit for bit: {result['old_graph_identical']}",
-        f"refined model on the new graph (N_t = {n1}): largest logit change {result['new_graph_max_change']:.2e}"])
+        f"refined model on the new graph (N_t = {n1}): largest logit change {sci(result['new_graph_max_change'], 2)}"])
 
 
 def change_per_epoch_table(rows: Sequence[dict]) -> Rich:
@@ -277,7 +277,7 @@ def _check(result: Mapping) -> dict:
     """The refinement check: how many times θ(t) was compared, whether it and the old graph were kept bit for bit, and
     how far the new graph's logits moved."""
     kept = result["theta_identical"] and result["old_graph_identical"]
-    return {"check_times": str(result["n_times"]), "check_change": f"{result['new_graph_max_change']:.1e}",
+    return {"check_times": str(result["n_times"]), "check_change": sci(result['new_graph_max_change']),
             "check_kept": "agree bit for bit" if kept else "do not agree bit for bit"}
 
 

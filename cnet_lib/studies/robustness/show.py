@@ -35,7 +35,7 @@ from ...draw.html_figures import below_modebar
 from ...draw.plotting import ACCURACY_TITLE, book_layout, menu_figure, percent
 from ...draw.progressive import Estimate, Progressive, estimate_from, follow_text, quick_size, study_answer
 from ...draw.widgets import Choice, IntRange, Steps, app_data, evaluate_in_chunks, live_app as widget_app
-from ...runtime.rich_text import (Rich, format_table, minus_sign, paragraphs, run_color, run_dash, run_label,
+from ...runtime.rich_text import (Rich, format_table, minus_sign, p_value, paragraphs, run_color, run_dash, run_label,
     run_pattern, seeds_phrase, spread_cell)
 from ..runner import check_study_inputs
 from .study import (Condition, FAMILIES, Judgement, MC_HALF_WIDTH, NOISE_DRAWS, PrimaryTest, RANDOM_KINDS,
@@ -90,14 +90,14 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
             s.append(f"{lab[label]}: removing its blocks costs {j.gaps[label]:.1f} points.")
     ct = j.clean_test
     s.append(f"Clean accuracies: {ct['only_a']} images right only for {A}, {ct['only_b']} only for {B} (McNemar "
-             f"p = {ct['p']:.2g}): " + ("they differ significantly, so each drop starts from a different accuracy."
+             f"{p_value(ct['p'])}): " + ("they differ significantly, so each drop starts from a different accuracy."
                                         if j.clean_differs else "no significant difference."))
     p = j.primary
     if p is not None:
         s.append(f"Primary test, fixed in advance: {t.name}; the paper's expectation is that {B} loses at least "
                  f"{t.min_effect:g} point{'s' if t.min_effect != 1 else ''} more than {A}. {A} loses "
                  f"{p['drop_a']:.2f} points, {B} {p['drop_b']:.2f}; difference {p['diff']:+.2f}, 95% interval "
-                 f"{_interval(p)}, p = {p['p']:.2g} (a single test: nothing to adjust): {outcome_phrase(j.outcome, t)}.")
+                 f"{_interval(p)}, {p_value(p['p'])} (a single test: nothing to adjust): {outcome_phrase(j.outcome, t)}.")
         s += floor_sentences(p["drop_a"], p["drop_b"], t, A, B,
                              [(r["name"], r["drop_a"], r["drop_b"], r["diff"], r.get("p_holm")) for r in j.rows
                               if r["role"] == "secondary"], j.outcome)
@@ -108,14 +108,14 @@ def word_verdict(j: Judgement, labels: Optional[Mapping[str, str]] = None, width
             sig = [r for r in members if r["significant"]]
             s.append(f"Secondary, {family} ({len(members)} test{'s' if len(members) != 1 else ''}, Holm within the "
                      f"family, α = {t.alpha:g}): " + (
-                         "; ".join(f"{r['name']}: difference {r['diff']:+.2f} (Holm p = {r['p_holm']:.2g}, "
+                         "; ".join(f"{r['name']}: difference {r['diff']:+.2f} ({p_value(r['p_holm'], 'Holm p')}, "
                                    f"{A if r['diff'] > 0 else B} loses less)" for r in sig)
                          if sig else "no significant difference") + ".")
         if unmeasured:
             s.append(f"Unmeasured ({family}): " + ", ".join(r["name"] for r in unmeasured)
                      + " — fewer than two seeds per model, so the spread of the draws is unknown.")
     s.append(_verdict_line(j, A, B))
-    return paragraphs(s, width=width)
+    return paragraphs([minus_sign(x) for x in s], width=width)
 
 
 def floor_sentences(drop_a: float, drop_b: float, t: PrimaryTest, A: str, B: str, rows: Sequence[tuple],
@@ -136,7 +136,7 @@ def floor_sentences(drop_a: float, drop_b: float, t: PrimaryTest, A: str, B: str
         out.append(f"The perturbations that do hurt (a model loses at least {HURTS:g} points; secondary, so they never "
                    "decide): " + "; ".join(
                        f"{name}: {A} loses {a:.2f}, {B} {b:.2f}, difference {d:+.2f}"
-                       + (f" (Holm p = {ph:.2g})" if ph is not None else "") for name, a, b, d, ph in hurt) + ".")
+                       + (f" ({p_value(ph, 'Holm p')})" if ph is not None else "") for name, a, b, d, ph in hurt) + ".")
     return out
 
 
@@ -156,7 +156,7 @@ def _verdict_line(j: Judgement, A: str, B: str) -> str:
     head = (f"VERDICT ({_models_phrase(j)}; primary test {t.name}, minimum effect {t.min_effect:g} point"
             f"{'s' if t.min_effect != 1 else ''}, α = {t.alpha:g}): ")
     clean = (f" Their clean accuracies differ significantly ({j.clean[j.a]:.1f}% against {j.clean[j.b]:.1f}%, "
-             f"McNemar p = {j.clean_test['p']:.2g})." if j.clean_differs else "")
+             f"{p_value(j.clean_test['p'], 'McNemar p')})." if j.clean_differs else "")
     if not j.blocks_matter:
         return head + (f"no verdict: removing the blocks costs less than {j.matter_points:g} points for at least one "
                        "model (or it was not measured), so the drops are not about the continuous blocks." + clean)
@@ -269,9 +269,9 @@ def word_over_seeds(r: SeedRobustness) -> Rich:
     else:
         line = " ".join([head + f"{A} loses {spread_cell(p['a'], '{:.2f}')}, {B} {spread_cell(p['b'], '{:.2f}')} points "
                          f"(mean [min, max]); difference of the means {p['diff']:+.2f}, 95% interval "
-                         f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], Welch p = {p['p']:.2g}: "
+                         f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], {p_value(p['p'], 'Welch p')}: "
                          f"{outcome_phrase(r.outcome, t)}."] + _floor_over_seeds(r, A, B))
-    return paragraphs([line])
+    return paragraphs([minus_sign(line)])
 
 
 def _floor_over_seeds(r: SeedRobustness, A: str, B: str) -> list:
@@ -382,7 +382,7 @@ def _single_pair(verdict: Judgement, over: SeedRobustness, seed) -> str:
             more, less = (run_label(verdict.b), run_label(verdict.a)) if r["diff"] > 0 else (run_label(verdict.a),
                                                                                                run_label(verdict.b))
             return minus_sign(f"On training seed {seed}, {_doing(r['kind'], r['level'])} costs the {more} model "
-                          f"{abs(r['diff']):.2f} points more than the {less} model (Holm p = {r['p_holm']:.2g}), while "
+                          f"{abs(r['diff']):.2f} points more than the {less} model ({p_value(r['p_holm'], 'Holm p')}), while "
                           f"over the {_count(len(over.seeds))} seeds that difference is {o['diff']:+.2f} points with an "
                           f"interval of [{o['ci95'][0]:+.2f}, {o['ci95'][1]:+.2f}].")
     return ""
