@@ -284,7 +284,7 @@ def word_factorial(fx: Factorial) -> Rich:
             s.append(f"Tested together (Holm's correction over the four effects), none holds at the 5% level (the "
                      f"smallest, {best}: p = {factors[best]['p']:.3f}, {factors[best]['p_holm']:.2f} corrected): "
                      "which factor carries the contrast is what these models show, not an established effect.")
-    return paragraphs(s)
+    return paragraphs([minus_sign(x) for x in s])
 
 
 # --------------------------------------------------------------------------- figures
