@@ -205,9 +205,9 @@ def test_prose_numbers_take_a_real_minus_sign_and_words_keep_their_hyphens():
 
 
 def test_prose_prints_small_numbers_with_a_power_of_ten_and_p_values_as_a_paper_does():
-    assert sci(3.42e-05) == "3.4 \u00d7 10\u207b\u2075" and sci(3.42e-05, 2) == "3.42 \u00d7 10\u207b\u2075"
-    assert sci(2.5e-11) == "2.5 \u00d7 10\u207b\u00b9\u00b9" and sci(12345.0) == "1.2 \u00d7 10\u2074"
-    assert sci(-0.127, 2) == "\u22121.27 \u00d7 10\u207b\u00b9" and sci(1.5) == "1.5"
-    assert sci(0.0) == "0" and sci(1e-05, None) == "10\u207b\u2075" and sci(2.5e-3, None) == "2.5 \u00d7 10\u207b\u00b3" and sci(9.96e-06) == "1.0 \u00d7 10\u207b\u2075"
+    assert sci(3.42e-05) == "3.4\u00a0\u00d7\u00a010\u207b\u2075" and sci(3.42e-05, 2) == "3.42\u00a0\u00d7\u00a010\u207b\u2075"
+    assert sci(2.5e-11) == "2.5\u00a0\u00d7\u00a010\u207b\u00b9\u00b9" and sci(12345.0) == "1.2\u00a0\u00d7\u00a010\u2074"
+    assert sci(-0.127, 2) == "\u22121.27\u00a0\u00d7\u00a010\u207b\u00b9" and sci(1.5) == "1.5"
+    assert sci(0.0) == "0" and sci(1e-05, None) == "10\u207b\u2075" and sci(2.5e-3, None) == "2.5\u00a0\u00d7\u00a010\u207b\u00b3" and sci(9.96e-06) == "1.0\u00a0\u00d7\u00a010\u207b\u2075"
     assert p_value(0.0321) == "p = 0.032" and p_value(0.001) == "p = 0.001"
     assert p_value(6.4e-05, "Holm p") == "Holm p < 0.001" and p_value(1.6e-15) == "p < 0.001"

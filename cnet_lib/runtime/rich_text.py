@@ -342,7 +342,7 @@ def sci(value: float, digits: Optional[int] = 1) -> str:
     if power == 0:
         return minus_sign(mantissa)
     ten = "10" + str(power).translate(_SUPERSCRIPTS)
-    return ten if mantissa == "1" else f"{minus_sign(mantissa)} × {ten}"
+    return ten if mantissa == "1" else f"{minus_sign(mantissa)}\u00a0×\u00a0{ten}"  # no line break inside
 
 
 def p_value(p: float, name: str = "p") -> str:
