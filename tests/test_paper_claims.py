@@ -409,3 +409,31 @@ def test_every_quote_of_the_claims_page_is_the_paper_s_own_words():
         if not all(p in tex for p in parts if p):
             missing.append(q)
     assert not missing, f"quoted, and not the paper's words: {missing}"
+
+
+BOOK_TERMS = {"keeps its accuracy"}
+"""Quoted phrases of the chapters that are the book's own terms, not the paper's words."""
+
+
+@pytest.mark.skipif(not PAPER_TEX.is_file(), reason="the paper's LaTeX source is not beside the repository")
+def test_every_phrase_a_chapter_quotes_is_the_paper_s_own_words():
+    """The chapters quote the paper in their prose ("should be well-suited to compression and other quantization
+    strategies"): every quoted phrase of three words or more in a chapter's markdown is in the paper's source word for
+    word (formulas, glued values and :data:`BOOK_TERMS` aside)."""
+    from cnet_lib.book.notebook_cells import read_notebook
+    from cnet_lib.book.project import toc_notebooks
+
+    tex = _tex_words(PAPER_TEX.read_text(encoding="utf-8"))
+    root = Path(__file__).resolve().parents[1]
+    checked, missing = 0, []
+    for path in toc_notebooks(root):
+        text = "\n".join("".join(c["source"]) for c in read_notebook(path)["cells"] if c["cell_type"] == "markdown")
+        for q in re.findall(r"(?<![=(\w])\"([^\"\n]+?)\"", text) + re.findall("\u201c([^\u201d]+)\u201d", text):
+            if len(q.split()) < 3 or "$" in q or "{" in q or q in BOOK_TERMS:
+                continue
+            checked += 1
+            parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", q)]
+            if not all(p in tex for p in parts if p):
+                missing.append(f"{path.name}: {q}")
+    assert checked >= 8
+    assert not missing, f"quoted as the paper's, and not its words (a term of the book's own goes in BOOK_TERMS): {missing}"
