@@ -77,6 +77,7 @@ def test_a_quote_of_what_does_not_exist_is_refused(tmp_path):
     (tmp_path / M.RESULTS).mkdir(parents=True)
     (tmp_path / M.RESULTS / "demo.json").write_text(json.dumps({"a": {"b": [1.5, 2.25]}, "machine": {"cpu_count": 2}}))
     assert quoted("demo.json:a.b.1|.1f", tmp_path) == "2.2" and quoted("demo.json:a.b.0|x", tmp_path) == "1.50×"
+    assert quoted("demo.json:machine|machine", tmp_path) == "a 2-core CPU"
     with pytest.raises(KeyError, match="demo.json has no 'c'"):
         quoted("demo.json:a.c", tmp_path)
     with pytest.raises(FileNotFoundError, match="never typed"):
@@ -84,6 +85,22 @@ def test_a_quote_of_what_does_not_exist_is_refused(tmp_path):
     assert M.machine_words({"cpu_count": 2, "platform": "Linux-x86_64"}) == "a 2-core x86_64 CPU"
     assert M.machine_words({"device": "cuda:0", "device_name": "NVIDIA H100 80GB HBM3"}) == "an H100"
     assert M.machine_words({"cuda": "NVIDIA H200"}) == "an H200" and M.machine_words({"cuda": "12.1"}).endswith("CPU")
+    (tmp_path / "cnet_lib" / "shipped" / "demo-run").mkdir(parents=True)
+    (tmp_path / "cnet_lib" / "shipped" / "demo-run" / "results.json").write_text(json.dumps({"final_test_acc": 0.8228}))
+    assert quoted("shipped/demo-run/results.json:final_test_acc|.0%", tmp_path) == "82%"
+    with pytest.raises(FileNotFoundError, match="cnet ship"):
+        quoted("shipped/demo-run/manifest.json:train_seconds", tmp_path)
+
+
+def test_a_page_quotes_the_shipped_models_training_time_in_words():
+    """``{measured}`training:<preset>``` is how long training the preset's image models takes, measured from the
+    records that ship with them, with the machine; the introduction's table of presets says it so."""
+    from cnet_lib.book.measured_tables import WORDS
+
+    assert quoted("training:gpu") == M.training_words("gpu") and "H100" in quoted("training:gpu")
+    assert quoted("training:cpu") == M.training_words("cpu") and "measured" in quoted("training:cpu")
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    assert "{measured}`training:cpu`" in intro and "{measured}`training:gpu`" in intro and set(WORDS) == {"training"}
 
 
 def test_the_readme_is_a_front_page():

@@ -15,23 +15,34 @@ from typing import Any, Callable, Optional
 from ..runtime.progress import duration
 from ..runtime.rich_text import Rich, format_table
 from .claims_page import TABLE as CLAIMS_TABLES
-from .measurements import SHIPPED_TABLES, book_builds, gpu_chapters, machine_words, result, value
+from .measurements import SHIPPED_TABLES, book_builds, gpu_chapters, machine_words, result, training_words, value
 from .paper_claims import paper_comparison_table
 
 __all__ = ["FORMATS", "quoted", "benchmarks_table", "book_builds_table", "gpu_chapters_table", "gpu_recipe_table", "student_copies_table", "TABLES",
-           "WORDED"]
+           "WORDED", "WORDS"]
 
 FORMATS: dict[str, Callable[[Any], str]] = {
     "duration": duration, "int": lambda v: f"{int(round(v)):,}", "pct": lambda v: f"{100 * v:.2f}%",
     "x": lambda v: f"{v:.2f}×", "s": lambda v: f"{v:.1f} s", "ms": lambda v: f"{v:.1f} ms",
     "ms_of_s": lambda v: f"{1000 * v:.0f} ms", "MiB": lambda v: f"{v / 2 ** 20:.2f} MiB",
+    "machine": machine_words,
 }
 """Named formats of :func:`quoted`; any other format is a ``str.format`` spec such as ``.2f``."""
 
 
+WORDS: dict[str, Callable[[str], str]] = {"training": training_words}
+"""Sentences computed from the records that ship with the book, quoted as ``"<name>:<preset>"``: ``training:cpu``
+is how long training the ``cpu`` preset's image models takes, measured, with the machine
+(:func:`cnet_lib.book.measurements.training_words`)."""
+
+
 def quoted(spec: str, root: Optional[Path] = None) -> str:
-    """A measured value as the prose quotes it: ``"<file>:<path>|<format>"`` (the format a name of
-    :data:`FORMATS` or a format spec; without one, the value as it is)."""
+    """A measured value as the prose quotes it: ``"<file>:<path>|<format>"`` (``<file>`` in ``benchmarks/results`` or
+    ``shipped/<folder>/<file>`` in the package; the format a name of :data:`FORMATS` or a format spec; without one,
+    the value as it is), or a sentence of :data:`WORDS`, ``"<name>:<preset>"``."""
+    name, _, preset = spec.partition(":")
+    if name in WORDS:
+        return WORDS[name](preset.strip())
     where, _, fmt = spec.partition("|")
     v = value(where.strip(), root)
     if not fmt:

@@ -52,8 +52,14 @@ def _read(path: str) -> Any:
 
 
 def result(name: str, root: Optional[Path] = None) -> Any:
-    """The parsed file ``benchmarks/results/<name>``; a missing one raises FileNotFoundError that says how the
-    measurement is made (its benchmark writes it)."""
+    """The parsed file ``benchmarks/results/<name>``, or, for ``shipped/<folder>/<file>``, a record that ships with
+    the package (``cnet_lib/shipped``: a model's ``manifest.json`` or ``results.json``, a study); a missing one raises
+    FileNotFoundError that says how the measurement is made (its benchmark writes it)."""
+    if name.startswith("shipped/"):
+        path = (Path(root) / "cnet_lib" / "shipped" if root is not None else SHIPPED) / name[len("shipped/"):]
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist: the shipped records are written by `cnet ship`")
+        return _read(str(path.resolve()))
     path = results_dir(root) / name
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: the measurement is written by its benchmark "

@@ -29,8 +29,8 @@ identifier one token, every number another, every string a third; keywords and o
 runs (any common run of ``K + W - 1`` tokens or more is found).  The share of the cell's fingerprints found in the
 code the exercise takes out of the library (the functions' sources as installed here; the answer key's reference
 is not compared: it is often the very answer an honest student writes) is shown in the feedback from
-:data:`NOTE_AT` on and flagged from :data:`FLAG_AT` on (the book's solutions measure at most 40%, the library's
-code pasted 92-100%, 85-100% with its names changed: tests/test_grading.py); it takes no points.
+:data:`NOTE_AT` on and flagged from :data:`FLAG_AT` on (the book's solutions measure at most 44%, the library's
+code pasted 81-100%, with its names changed or not: tests/test_grading.py); it takes no points.
 """
 from __future__ import annotations
 
@@ -323,7 +323,7 @@ def audit_other_cell(source: str, grader_names: tuple[str, ...] = ("grader",)) -
 K = 12  # tokens per hashed run
 W = 6   # runs per window
 FLAG_AT = 0.6  # share of the cell's fingerprints found in the library's code, from which the teacher is told
-NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 40%)
+NOTE_AT = 0.5  # from which the student's feedback shows it (above the book's own solutions, at most 44%)
 MIN_FINGERPRINTS = 8  # a cell shorter than this says nothing either way
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
 
