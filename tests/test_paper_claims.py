@@ -436,7 +436,7 @@ def test_every_phrase_a_chapter_quotes_is_the_paper_s_own_words():
             parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", q)]
             if not all(p in tex for p in parts if p):
                 missing.append(f"{path.name}: {q}")
-    assert checked >= 8
+    assert checked >= 5
     assert not missing, f"quoted as the paper's, and not its words (a term of the book's own goes in BOOK_TERMS): {missing}"
 
 
