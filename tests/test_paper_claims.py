@@ -3,7 +3,6 @@ book's comparisons made the paper's way.  Exact or synthetic inputs, so each out
 from __future__ import annotations
 
 import math
-import json
 import re
 from pathlib import Path
 
@@ -388,6 +387,12 @@ def _squash(text: str) -> str:
     return re.sub(r"\s*([<>=≳])\s*", r"\1", text)
 
 
+def _in_paper(quote: str, tex: str) -> bool:
+    """Whether ``quote`` is the paper's own words (``tex``: :func:`_tex_words`), an ellipsis marking words left out."""
+    parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", quote.replace("$", "").replace("\\", ""))]
+    return all(p in tex for p in parts if p)
+
+
 @pytest.mark.skipif(not PAPER_TEX.is_file(), reason="the paper's LaTeX source is not beside the repository")
 def test_every_quote_of_the_claims_page_is_the_paper_s_own_words():
     """Issue 51, item 2: every quotation on the page *The paper's claims, checked* (its claims and the paper's
@@ -404,11 +409,7 @@ def test_every_quote_of_the_claims_page_is_the_paper_s_own_words():
         if name.endswith(".md"):
             quotes += re.findall(r'"([^"\n]{12,})"', text)
     assert len(quotes) >= 15
-    missing = []
-    for q in quotes:
-        parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", q.replace("$", "").replace("\\", ""))]
-        if not all(p in tex for p in parts if p):
-            missing.append(q)
+    missing = [q for q in quotes if not _in_paper(q, tex)]
     assert not missing, f"quoted, and not the paper's words: {missing}"
 
 
@@ -433,8 +434,7 @@ def test_every_phrase_a_chapter_quotes_is_the_paper_s_own_words():
             if len(q.split()) < 3 or "$" in q or "{" in q or q in BOOK_TERMS:
                 continue
             checked += 1
-            parts = [_squash(p).strip(" .,;:") for p in re.split("\u2026|\\.\\.\\.", q)]
-            if not all(p in tex for p in parts if p):
+            if not _in_paper(q, tex):
                 missing.append(f"{path.name}: {q}")
     assert checked >= 5
     assert not missing, f"quoted as the paper's, and not its words (a term of the book's own goes in BOOK_TERMS): {missing}"
@@ -445,15 +445,15 @@ def test_the_seed_spread_behind_the_two_point_threshold_is_under_two_points():
     book's models from another seed moves one method's accuracy by less than 2 points in every preset that ships
     seeds".  Read from the seeds files that ship (every preset, every method with two seeds or more)."""
     from cnet_lib.images.runs.shipped import SHIPPED
+    from cnet_lib.studies.runner import shipped_seeds
 
     spreads = {}
-    for path in sorted(SHIPPED.glob("*/seeds.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
+    for preset in sorted(path.parent.name.split("-")[0] for path in SHIPPED.glob("*-rk4_refined/seeds.json")):
         accuracies: dict = {}
-        for entry in record["seeds"]:
+        for entry in shipped_seeds(preset):
             for run, r in entry["runs"].items():
                 accuracies.setdefault(run, []).append(100 * r["final_test_acc"])
-        spreads.update({(record["preset"], run): max(a) - min(a) for run, a in accuracies.items() if len(a) > 1})
+        spreads.update({(preset, run): max(a) - min(a) for run, a in accuracies.items() if len(a) > 1})
     assert {preset for preset, _ in spreads} >= {"cpu", "gpu"}
     assert all(s < 2 for s in spreads.values()), spreads
     text = (Path(__file__).resolve().parents[1] / "book" / "paper_claims.md").read_text(encoding="utf-8")
