@@ -211,3 +211,4 @@ def test_prose_prints_small_numbers_with_a_power_of_ten_and_p_values_as_a_paper_
     assert sci(0.0) == "0" and sci(1e-05, None) == "10\u207b\u2075" and sci(2.5e-3, None) == "2.5\u00a0\u00d7\u00a010\u207b\u00b3" and sci(9.96e-06) == "1.0\u00a0\u00d7\u00a010\u207b\u2075"
     assert p_value(0.0321) == "p = 0.032" and p_value(0.001) == "p = 0.001"
     assert p_value(6.4e-05, "Holm p") == "Holm p < 0.001" and p_value(1.6e-15) == "p < 0.001"
+    assert p_value(6.4e-05, None) == "< 0.001" and p_value(0.0321, None) == "0.032"

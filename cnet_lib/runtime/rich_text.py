@@ -345,10 +345,13 @@ def sci(value: float, digits: Optional[int] = 1) -> str:
     return ten if mantissa == "1" else f"{minus_sign(mantissa)}\u00a0×\u00a0{ten}"  # no line break inside
 
 
-def p_value(p: float, name: str = "p") -> str:
+def p_value(p: float, name: Optional[str] = "p") -> str:
     """A p-value as prose states it: ``p = 0.032`` (two significant digits), ``p < 0.001`` below 0.001 (never a
-    computer's ``6.4e-05``); ``name`` names the test, e.g. ``"Holm p"``."""
-    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.2g}"
+    computer's ``6.4e-05``); ``name`` names the test, e.g. ``"Holm p"``; ``None``: a table's cell, ``0.032`` or
+    ``< 0.001``."""
+    if p < 0.001:
+        return "< 0.001" if name is None else f"{name} < 0.001"
+    return f"{p:.2g}" if name is None else f"{name} = {p:.2g}"
 
 
 def _number(fmt: str, v: float) -> str:

@@ -9,7 +9,7 @@ from typing import Mapping, Optional
 import plotly.graph_objects as go
 
 from ...draw.plotting import book_layout
-from ...runtime.rich_text import Rich, format_table, heading, join_rich, minus_sign, paragraphs
+from ...runtime.rich_text import Rich, format_table, heading, join_rich, minus_sign, p_value, paragraphs
 
 __all__ = ["NOT_FINISHED", "report", "facts", "fig_losses"]
 
@@ -41,10 +41,6 @@ def _counts(seeds: Mapping[str, int]) -> str:
         f"{_CELL_WORDS[c]} {n}" for c, n in seeds.items())
 
 
-def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.2g}"
-
-
 def _num(value: float, digits: int = 2) -> str:
     """``value`` to ``digits`` places, never as "-0.00"."""
     text = f"{value:.{digits}f}"
@@ -71,7 +67,7 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
     test = [heading("The plan's test"), format_table(
         [{"name": _HYPOTHESES[k], **t} for k, t in analysis["primary"].items()],
         [("hypothesis", "name", "{}"), ("verdict", "verdict", "{}"), ("estimate (points)", "estimate", "{:+.2f}"),
-         ("95% interval", _ci, "{}"), ("p", lambda r: _p(r["p"]), "{}"), ("p, Holm", lambda r: _p(r["p_holm"]), "{}")],
+         ("95% interval", _ci, "{}"), ("p", lambda r: p_value(r["p"], None), "{}"), ("p, Holm", lambda r: p_value(r["p_holm"], None), "{}")],
         left=2, key=("verdict",), cards=True,
         note="the plan's test: the loss L of every model on the plan's three graphs, a Welch-type t test of each "
              "contrast of the four primary cells' means, the training seed as the unit, Holm over the two"
@@ -93,7 +89,7 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
     rows += [{"name": name, "estimate": t["diff"], "ci": t["ci95"], "p": t["p"]} for name, t in ex.items()
              if " - " in name]
     exploratory = format_table(rows, [("contrast", "name", "{}"), ("estimate", "estimate", "{:+.2f}"),
-                                      ("95% interval", _ci, "{}"), ("p (unadjusted)", lambda r: _p(r["p"]), "{}")], left=1,
+                                      ("95% interval", _ci, "{}"), ("p (unadjusted)", lambda r: p_value(r["p"], None), "{}")], left=1,
                                note="loss contrasts in points of L; the accuracy contrasts in points of own-graph "
                                     "accuracy (Euler minus RK4, fixed depth minus refined); a - b: a's mean L minus b's")
     parts = [heading("Exploratory analyses (not part of the plan's test; p values unadjusted)"), cells, exploratory]
@@ -109,7 +105,7 @@ def report(record: Optional[Mapping], analysis: Optional[Mapping] = None, post_h
         parts += [heading("Post hoc (chosen after the plan's test was computed; p values unadjusted)"),
                   format_table(rows, [("quantity", "name", "{}"), ("estimate", "estimate", "{:+.2f}"),
                                       ("95% interval", _ci, "{}"),
-                                      ("p", lambda r: None if r["p"] is None else _p(r["p"]), "{}")], left=1,
+                                      ("p", lambda r: None if r["p"] is None else p_value(r["p"], None), "{}")], left=1,
                                note="blocks worth (points): own-graph accuracy minus the accuracy with every "
                                     "OdeBlock replaced by the identity, mean over the cell's models; mean |s(t)|: how "
                                     "large the skip gains grew, over depth-time and the three OdeBlocks (they start "
@@ -145,7 +141,7 @@ def facts(analysis: Mapping, post_hoc: Optional[Mapping] = None, record: Optiona
     for key, test in analysis["primary"].items():
         out[f"planned_{key}"] = minus_sign(f"{test['estimate']:+.2f} points")
         out[f"planned_{key}_ci"] = minus_sign(_ci(test))
-        out[f"planned_{key}_p"] = _p(test["p_holm"])
+        out[f"planned_{key}_p"] = p_value(test["p_holm"], None)
         out[f"planned_{key}_verdict"] = test["verdict"]
     loss = analysis["exploratory"]["cell_loss"]
     for cell in _CELL_WORDS:
